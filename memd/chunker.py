@@ -1,0 +1,167 @@
+"""Cut a parsed Markdown document into chunks: one heading section each, under a token budget.
+
+A section that fits the budget is one chunk. A longer one is cut between blocks (a list
+between its items, a block still too long between its lines); each later chunk starts
+with the last whole lines of the one before, up to ``overlap`` tokens. Overlap is
+snapped to whole lines so a chunk's text is always exactly lines ``start_line`` to
+``end_line`` of the file and its citation is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+
+from memd.markdown import Block, Document
+from memd.tokens import count_tokens, encoder
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable piece of a file: 1-based inclusive lines and their text."""
+
+    start_line: int
+    end_line: int
+    heading: str  # heading path, e.g. "# 2026-01-20 > ## API"
+    text: str
+    tokens: int
+
+
+def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Chunks covering every non-blank body line of ``doc``, in file order."""
+    chunks: list[Chunk] = []
+    stack: list[tuple[int, str]] = []
+    for blocks in _sections(doc.blocks):
+        head = blocks[0]
+        if head.heading_level:
+            while stack and stack[-1][0] >= head.heading_level:
+                stack.pop()
+            stack.append((head.heading_level, "#" * head.heading_level + " " + head.title))
+        path = " > ".join(title for _, title in stack)
+        chunks.extend(_chunk_section(doc.lines, blocks, path, budget, overlap))
+    return chunks
+
+
+def _sections(blocks: list[Block]) -> list[list[Block]]:
+    sections: list[list[Block]] = []
+    for b in blocks:
+        if b.heading_level or not sections:
+            sections.append([b])
+        else:
+            sections[-1].append(b)
+    return sections
+
+
+def _chunk_section(
+    lines: list[str], blocks: list[Block], heading: str, budget: int, overlap: int
+) -> list[Chunk]:
+    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
+    if start >= end:
+        return []
+    text = "\n".join(lines[start:end])
+    tokens = count_tokens(text)
+    if tokens <= budget:
+        return [Chunk(start + 1, end, heading, text, tokens)]
+    # Too long: pack units greedily. A line's count includes its newline, so the sum over
+    # lines is never below the count of the joined text and the budget holds for the text.
+    prefix = [0, *accumulate(count_tokens(line + "\n") for line in lines[start:end])]
+
+    def weight(a: int, b: int) -> int:
+        return prefix[b - start] - prefix[a - start]
+
+    units = [
+        unit
+        for b in blocks
+        if b.start < end and b.end > start
+        for unit in _units(max(b.start, start), min(b.end, end), b.parts, weight, budget)
+    ]
+    out: list[tuple[int, int, str | None]] = []  # (start, end, tail of the start line)
+    cur_start, cur_end, cur_cost, cur_head = start, start, 0, None
+    for u_start, u_end in units:
+        u_cost = weight(u_start, u_end)
+        if cur_end > cur_start and cur_cost + u_cost > budget:
+            out.append((cur_start, cur_end, cur_head))
+            cur_start, cur_head = _overlap(
+                lines, cur_start, cur_end, weight, overlap, budget - u_cost
+            )
+            cur_cost = weight(cur_start, cur_end)
+            if cur_head is not None:
+                cur_cost += count_tokens(cur_head + "\n") - weight(cur_start, cur_start + 1)
+        if cur_end == cur_start:
+            cur_start = u_start
+        cur_end, cur_cost = u_end, cur_cost + u_cost
+    out.append((cur_start, cur_end, cur_head))
+    chunks = []
+    for a, b, head in out:
+        a, b = _trim(lines, a, b)  # a tail's line is never blank, so ``a`` stays put
+        if a >= b:
+            continue
+        if head is None:
+            chunks.append(Chunk(a + 1, b, heading, "\n".join(lines[a:b]), weight(a, b)))
+        else:
+            text = "\n".join([head, *lines[a + 1 : b]])
+            chunks.append(Chunk(a + 1, b, heading, text, count_tokens(text)))
+    return chunks
+
+
+def _units(start: int, end: int, parts, weight, budget: int) -> list[tuple[int, int]]:
+    """Pieces lines ``[start, end)`` of a block may be cut into: the whole block, else its
+    list items, else single lines."""
+    if weight(start, end) <= budget:
+        return [(start, end)]
+    bounds = [start, *(a for a, _ in parts if start < a < end), end]
+    pieces = list(pairwise(bounds))
+    out: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if len(pieces) > 1 and weight(a, b) <= budget:
+            out.append((a, b))
+        else:
+            out.extend((i, i + 1) for i in range(a, b))
+    return out
+
+
+def _overlap(
+    lines: list[str], start: int, end: int, weight, overlap: int, room: int
+) -> tuple[int, str | None]:
+    """Where the next chunk starts so it repeats the end of ``[start, end)``: the last whole
+    lines within ``overlap`` tokens (and the ``room`` the next unit leaves), else the
+    tail of the last non-blank line. Returns ``(first line, tail text or None)``."""
+    limit = min(overlap, room)
+    first = end
+    while first > start and weight(first - 1, end) <= limit:
+        first -= 1
+    if any(lines[i].strip() for i in range(first, end)):
+        return first, None
+    last = end - 1
+    while last > start and not lines[last].strip():
+        last -= 1
+    tail = _tail(lines[last], limit - 1 - weight(last + 1, end))  # one for its newline
+    return (last, tail) if tail else (end, None)
+
+
+def _tail(line: str, limit: int) -> str | None:
+    """The end of a long line in at most ``limit`` tokens, starting at a word."""
+    if limit <= 0:
+        return None
+    ids = encoder().encode_ordinary(line)
+    k = min(limit, len(ids) - 1)
+    while k > 0:
+        # Token bytes may start inside a multi-byte character: drop that partial one.
+        tail = encoder().decode_bytes(ids[-k:]).decode("utf-8", errors="ignore")
+        cut = tail.find(" ")
+        if 0 <= cut < len(tail.rstrip()) - 1:
+            tail = tail[cut + 1 :]
+        tail = tail.strip()
+        if tail and count_tokens(tail) <= limit:
+            return tail
+        k -= max(1, k // 4)
+    return None
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Drop blank lines at both ends of ``[start, end)``."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end

@@ -1,0 +1,193 @@
+"""The ``memd`` command: parse arguments, call one library method, print.
+
+Exit codes: 0 ok, 1 error, 2 usage. ``--json`` prints the method's result object as the
+socket would return it; without it the output is for people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memd import __version__
+from memd.config import Config, load_config
+from memd.errors import InvalidParams, MemdError
+from memd.log import configure_logging
+from memd.memory import Memory
+from memd.methods import call
+
+
+def _parser() -> argparse.ArgumentParser:
+    # Global options are accepted before or after the command (`memd search x --config c`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help="config file to read")
+    common.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace name")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the result object as JSON")  # fmt: skip
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="log progress and details to stderr")  # fmt: skip
+
+    parser = argparse.ArgumentParser(
+        prog="memd", description="Keep an AI agent's Markdown memory searchable.",
+        parents=[common],
+    )  # fmt: skip
+    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", parents=[common], help="index the workspace (only what changed)")
+    p.add_argument("--full", action="store_true", help="re-read and re-chunk every file")
+
+    p = sub.add_parser("search", parents=[common], help="search the memory")
+    p.add_argument("query", help="what to look for, in plain words")
+    p.add_argument("--max-results", type=int, help="how many results (default 6)")
+    p.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
+    p.add_argument("--mode", choices=["auto", "hybrid", "keyword", "vector"])
+    p.add_argument("--path", action="append", dest="paths", metavar="GLOB",
+                   help="only files matching this glob (repeatable)")  # fmt: skip
+    p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+
+    p = sub.add_parser("get", parents=[common], help="print lines of a memory file")
+    p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
+    p.add_argument("--from", dest="from_", type=int, metavar="N", help="first line (1-based)")
+    p.add_argument("--lines", type=int, metavar="N", help="how many lines (default 120)")
+
+    sub.add_parser("status", parents=[common], help="what is indexed and how fresh it is")
+    return parser
+
+
+class _Local:
+    """Opens each workspace's ``Memory`` once per command run (no daemon involved)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.open: dict[str | None, Memory] = {}
+
+    def __call__(self, name: str | None) -> Memory:
+        key = self.config.workspace(name).name
+        if key not in self.open:
+            self.open[key] = Memory(self.config, key)
+        return self.open[key]
+
+    def close(self) -> None:
+        for memory in self.open.values():
+            memory.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``memd`` command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    verbose = getattr(args, "verbose", False)
+    try:
+        config = load_config(getattr(args, "config", None))
+        configure_logging("debug" if verbose else "warning", config.log.format)
+        local = _Local(config)
+        try:
+            return _run(args, local)
+        finally:
+            local.close()
+    except InvalidParams as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        return 2
+    except MemdError as exc:
+        print(f"memd: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memd: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace, local: _Local) -> int:
+    workspace = getattr(args, "workspace", None)
+    as_json = getattr(args, "json", False)
+    progress = _progress_printer() if sys.stderr.isatty() and not as_json else None
+    params: dict[str, Any] = {"workspace": workspace}
+    if args.command == "index":
+        memory = local(workspace)
+        result = memory.index(full=args.full, progress=progress).as_dict()
+        _finish_progress(progress)
+        return _emit(result, as_json, _print_index)
+    if args.command == "search":
+        # Without a daemon nothing watches the files: bring the index up to date first.
+        local(workspace).index(progress=progress)
+        _finish_progress(progress)
+        params.update(
+            query=args.query, max_results=args.max_results, min_score=args.min_score,
+            mode=args.mode, paths=args.paths, tags=args.tags, since=args.since, until=args.until,
+        )  # fmt: skip
+        return _emit(call(local, "memory_search", params), as_json, _print_search)
+    if args.command == "get":
+        params.update(path=args.path, lines=args.lines)
+        params["from"] = args.from_
+        return _emit(call(local, "memory_get", params), as_json, _print_get)
+    return _emit(call(local, "status", params), as_json, _print_status)
+
+
+def _emit(result: dict, as_json: bool, human: Callable[[dict], None]) -> int:
+    if as_json:
+        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        human(result)
+    return 0
+
+
+def _print_index(r: dict) -> None:
+    print(
+        f"indexed in {r['seconds']:.2f} s: {r['added']} added, {r['changed']} changed, "
+        f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
+        f"({r['chunks']} chunks written)"
+    )
+    for w in r["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+
+
+def _print_search(r: dict) -> None:
+    if r.get("warning"):
+        print(f"warning: {r['warning']}", file=sys.stderr)
+    if not r["results"]:
+        print("no results")
+        return
+    for n, hit in enumerate(r["results"]):
+        if n:
+            print()
+        heading = f"  {hit['heading']}" if hit["heading"] else ""
+        print(f"{hit['score']:.2f}  {hit['citation']}{heading}")
+        for line in hit["snippet"].splitlines():
+            print(f"      {line}")
+
+
+def _print_get(r: dict) -> None:
+    sys.stdout.write(r["text"])
+    if r["next_from"]:
+        print(
+            f"-- lines {r['from']}-{r['from'] + r['lines'] - 1} of {r['total_lines']}; "
+            f"more with --from {r['next_from']}",
+            file=sys.stderr,
+        )
+
+
+def _print_status(r: dict) -> None:
+    width = max(len(k) for k in r)
+    for key, value in r.items():
+        if isinstance(value, list):
+            value = ", ".join(map(str, value))
+        print(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}")
+
+
+def _progress_printer() -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        sys.stderr.write(f"\rindexing {done}/{total} files")
+        sys.stderr.flush()
+
+    return show
+
+
+def _finish_progress(progress: Callable[[int, int], None] | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()

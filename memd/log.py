@@ -1,0 +1,38 @@
+"""structlog set-up for entry points: JSON lines when not on a terminal, readable otherwise.
+
+Only entry points call ``configure_logging``; library modules just ``get_logger()``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+import structlog
+
+
+def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
+    """Send memd's events to ``stream`` (stderr) at ``level`` in ``fmt`` (auto/json/console)."""
+    stream = stream or sys.stderr
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    as_json = fmt == "json" or (fmt == "auto" and not tty)
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if as_json
+        else structlog.dev.ConsoleRenderer(colors=tty)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping()[level.upper()]
+        ),
+        logger_factory=structlog.PrintLoggerFactory(stream),
+        cache_logger_on_first_use=False,
+    )

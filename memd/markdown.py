@@ -1,0 +1,171 @@
+"""Markdown structure with exact line numbers: front matter, heading sections and blocks.
+
+markdown-it-py finds the top-level blocks (so a ``#`` inside a code fence is not a
+heading); every line of the file after the front matter belongs to exactly one block,
+including lines markdown-it emits no token for (blank lines, link definitions).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+import structlog
+import yaml
+from markdown_it import MarkdownIt
+
+log = structlog.get_logger()
+
+_FM_MAX_LINES = 200
+
+
+@dataclass(frozen=True)
+class Block:
+    """Lines ``[start, end)`` (0-based) of one top-level block and the blank lines after it."""
+
+    start: int
+    end: int
+    heading_level: int = 0  # 1-6 for a heading, else 0
+    title: str = ""
+    parts: tuple[tuple[int, int], ...] = ()  # list items: where a long list may be cut
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed Markdown file: its lines (without line endings) and top-level blocks."""
+
+    lines: list[str]
+    blocks: list[Block]
+    body_start: int = 0  # first line after the front matter (0-based)
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    warnings: list[str] = field(default_factory=list)
+
+
+@cache
+def _parser() -> MarkdownIt:
+    # Only block structure is needed: inline parsing is most of markdown-it's time.
+    md = MarkdownIt("commonmark", {"maxNesting": 200}).enable("table")
+    md.disable(["inline", "text_join"], ignoreInvalid=True)
+    return md
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split on ``\\n`` only, ``\\r`` endings dropped."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def parse(text: str) -> Document:
+    """Parse Markdown text into lines, front matter fields and top-level blocks."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = split_lines(text)
+    warnings: list[str] = []
+    body_start, tags, aliases = _front_matter(lines, warnings)
+    # A lone '\r' would be a line break to markdown-it but not to an editor.
+    body = "\n".join(line.replace("\r", " ") for line in lines[body_start:])
+    tokens = _parser().parse(body)
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None or tok.nesting == -1:
+            i += 1
+            continue
+        start, end = tok.map[0] + body_start, tok.map[1] + body_start
+        if tok.type == "heading_open":
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            blocks.append(Block(start, end, int(tok.tag[1]), title))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            items = tuple(
+                (t.map[0] + body_start, t.map[1] + body_start)
+                for t in _children(tokens, i)
+                if t.type == "list_item_open" and t.level == 1 and t.map
+            )
+            blocks.append(Block(start, end, parts=items))
+        else:
+            blocks.append(Block(start, end))
+        i = _skip(tokens, i)
+    return Document(
+        lines=lines,
+        blocks=_cover(blocks, body_start, len(lines)),
+        body_start=body_start,
+        tags=tags,
+        aliases=aliases,
+        warnings=warnings,
+    )
+
+
+def _children(tokens: list, i: int) -> list:
+    return tokens[i + 1 : _skip(tokens, i)]
+
+
+def _skip(tokens: list, i: int) -> int:
+    """Index just past the token at ``i`` and everything nested inside it."""
+    if tokens[i].nesting != 1:
+        return i + 1
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += tokens[j].nesting
+        if depth == 0:
+            return j + 1
+    return len(tokens)
+
+
+def _cover(blocks: list[Block], first: int, total: int) -> list[Block]:
+    """Stretch blocks so that together they cover lines ``[first, total)`` without gaps."""
+    if not blocks:
+        return [Block(first, total)] if total > first else []
+    out = []
+    for n, b in enumerate(blocks):
+        start = first if n == 0 else b.start
+        end = blocks[n + 1].start if n + 1 < len(blocks) else total
+        out.append(Block(start, max(end, b.end), b.heading_level, b.title, b.parts))
+    return out
+
+
+def _front_matter(lines: list[str], warnings: list[str]) -> tuple[int, tuple, tuple]:
+    """``(first body line, tags, aliases)``; malformed front matter stays body text."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0, (), ()
+    for end in range(1, min(len(lines), _FM_MAX_LINES)):
+        if lines[end].rstrip() in ("---", "..."):
+            break
+    else:
+        return 0, (), ()
+    try:
+        data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
+    except yaml.YAMLError as exc:
+        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); indexed as text")
+        return 0, (), ()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        warnings.append("front matter is not a mapping; indexed as text")
+        return 0, (), ()
+    tags = _names(data.get("tags") or data.get("tag"), r"[,\s]+")
+    return end + 1, tags, _names(data.get("aliases"), r",")
+
+
+_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _names(value: object, separators: str) -> tuple[str, ...]:
+    """Obsidian accepts a list or a separated string; tags with or without '#'."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else re.split(separators, str(value))
+    out = []
+    for item in items:
+        name = str(item).strip().lstrip("#").strip()
+        if name and name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,177 @@
+"""The request methods of SPEC section 4: parameter checking and dispatch to ``Memory``.
+
+The socket server, the CLI (without a daemon) and MCP all call ``call`` with a method
+name and a params mapping, so every shell validates and answers the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memd import __version__
+from memd.config import Config
+from memd.errors import InvalidParams, MemdError
+from memd.memory import Memory
+from memd.search import SearchRequest
+
+OpenMemory = Callable[[str | None], Memory]
+
+
+class UnknownMethod(MemdError):
+    """No such method (JSON-RPC -32601)."""
+
+    code = -32601
+
+
+class _Params:
+    """Typed access to a params mapping that remembers which keys were read."""
+
+    def __init__(self, params: Any) -> None:
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise InvalidParams("params", "must be an object of named parameters")
+        self.raw = params
+        self.used: set[str] = set()
+
+    def get(self, name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+        self.used.add(name)
+        value = self.raw.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) and kind is not bool:
+            raise InvalidParams(name, f"must be {_kind_name(kind)}, got a boolean")
+        if not isinstance(value, kind):
+            raise InvalidParams(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
+        return value
+
+    def required_str(self, name: str) -> str:
+        value = self.get(name, str)
+        if value is None or not value.strip():
+            raise InvalidParams(name, "is required and must be a non-empty string")
+        return value
+
+    def int_in(self, name: str, default: int, low: int, high: int) -> int:
+        value = self.get(name, int, default)
+        if not low <= value <= high:
+            raise InvalidParams(name, f"must be between {low} and {high}, got {value}")
+        return value
+
+    def float_in(self, name: str, default: float, low: float, high: float) -> float:
+        value = float(self.get(name, (int, float), default))
+        if not low <= value <= high:
+            raise InvalidParams(name, f"must be between {low} and {high}, got {value}")
+        return value
+
+    def choice(self, name: str, default: str, options: tuple[str, ...]) -> str:
+        value = self.get(name, str, default)
+        if value not in options:
+            raise InvalidParams(name, f"must be one of {', '.join(options)}, got {value!r}")
+        return value
+
+    def strings(self, name: str) -> tuple[str, ...]:
+        value = self.get(name, (list, str), [])
+        items = [value] if isinstance(value, str) else value
+        if not all(isinstance(v, str) for v in items):
+            raise InvalidParams(name, "must be a list of strings")
+        return tuple(items)
+
+    def date(self, name: str) -> str | None:
+        value = self.get(name, str)
+        if value is None:
+            return None
+        try:
+            return dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None
+
+    def finish(self) -> None:
+        """Refuse parameters nobody read: a typo should not be silently ignored."""
+        for name in self.raw:
+            if name not in self.used:
+                close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        list: "a list",
+        bool: "a boolean",
+    }
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
+
+
+def search_request(p: _Params, config: Config) -> SearchRequest:
+    """A ``SearchRequest`` from ``memory_search`` params, defaults from the config."""
+    req = SearchRequest(
+        query=p.required_str("query"),
+        max_results=p.int_in("max_results", config.search.max_results, 1, 100),
+        min_score=p.float_in("min_score", config.search.min_score, 0.0, 1.0),
+        mode=p.choice("mode", "auto", ("auto", "hybrid", "keyword", "vector")),
+        paths=p.strings("paths"),
+        tags=p.strings("tags"),
+        since=p.date("since"),
+        until=p.date("until"),
+    )
+    if req.since and req.until and req.since > req.until:
+        raise InvalidParams("since", f"{req.since} is after until ({req.until})")
+    return req
+
+
+def _memory_search(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = open_memory(p.get("workspace", str))
+    request = search_request(p, memory.config)
+    p.finish()
+    return memory.search(request)
+
+
+def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = open_memory(p.get("workspace", str))
+    path = p.required_str("path")
+    start = p.int_in("from", 1, 1, 2**31)
+    lines = p.int_in("lines", 120, 1, 2**31)
+    p.finish()
+    return memory.get(path, start, lines)
+
+
+def _status(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = open_memory(p.get("workspace", str))
+    p.finish()
+    return memory.status()
+
+
+def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = open_memory(p.get("workspace", str))
+    full = p.get("full", bool, False)
+    p.finish()
+    return memory.index(full=full).as_dict()
+
+
+def _health(open_memory: OpenMemory, p: _Params) -> dict:
+    p.finish()
+    return {"ok": True, "version": __version__}
+
+
+METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
+    "memory_search": _memory_search,
+    "memory_get": _memory_get,
+    "status": _status,
+    "reindex": _reindex,
+    "health": _health,
+}
+
+
+def call(open_memory: OpenMemory, method: str, params: Any = None) -> dict:
+    """Run one method with its params; raises ``MemdError`` subclasses on bad input."""
+    handler = METHODS.get(method)
+    if handler is None:
+        raise UnknownMethod(f"unknown method '{method}' (known: {', '.join(METHODS)})")
+    return handler(open_memory, _Params(params))

@@ -1,0 +1,325 @@
+"""The SQLite index of one workspace: files, chunks and their FTS5 index.
+
+The database is a cache of the Markdown files; deleting it loses only time. It runs in
+WAL mode so readers never wait for the writer. The schema version lives in
+``PRAGMA user_version`` and is moved forward by the functions in ``_MIGRATIONS``.
+A file that is not a database, or is corrupt, is moved aside and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import structlog
+
+from memd.chunker import Chunk
+from memd.errors import StoreError
+from memd.fts import COLUMN_WEIGHTS, fts_row
+
+log = structlog.get_logger()
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class _Corrupt(Exception):
+    """quick_check found damage."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """What the index knows about one file."""
+
+    id: int
+    path: str
+    realpath: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileMeta:
+    """A file's facts as the indexer found them, written with its chunks."""
+
+    path: str
+    abspath: str
+    realpath: str
+    source: str
+    date: str | None
+    size: int
+    mtime_ns: int
+    hash: str
+    lines: int
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One chunk matched by a keyword query, with its raw (positive) BM25 score."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    source: str
+    date: str | None
+    bm25: float
+
+
+def _schema_v1(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            abspath TEXT NOT NULL,
+            realpath TEXT NOT NULL,
+            source TEXT NOT NULL,
+            date TEXT,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            lines INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX files_date ON files(date);
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: vectors key on it
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            heading, body, meta, cjk,
+            content='', contentless_delete=1,
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        """
+    )
+
+
+# Each entry moves the schema from version i to i + 1; append, never edit.
+_MIGRATIONS = [_schema_v1]
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class Store:
+    """One workspace's index database; one writer per process, any number of readers."""
+
+    def __init__(self, path: Path, db: apsw.Connection) -> None:
+        self.path = path
+        self.db = db
+
+    @classmethod
+    def open(cls, path: Path, readonly: bool = False) -> Store:
+        """Open (creating or migrating) the database at ``path``; rebuild it if corrupt."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create state folder {path.parent}: {exc.strerror}") from exc
+        try:
+            return cls._open(path, readonly)
+        except (apsw.NotADBError, apsw.CorruptError, _Corrupt) as exc:
+            if readonly:
+                raise StoreError(f"index database {path} is corrupt; run 'memd index'") from exc
+            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            log.warning("index_corrupt", path=str(path), moved_to=str(aside), error=str(exc))
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+            return cls._open(path, readonly)
+
+    @classmethod
+    def _open(cls, path: Path, readonly: bool) -> Store:
+        flags = (
+            apsw.SQLITE_OPEN_READONLY
+            if readonly
+            else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+        )
+        try:
+            db = apsw.Connection(str(path), flags=flags)
+        except apsw.CantOpenError as exc:
+            raise StoreError(f"cannot open index database {path}: {exc}") from exc
+        db.setbusytimeout(BUSY_TIMEOUT_MS)
+        try:
+            version = db.execute("PRAGMA user_version").fetchall()[0][0]
+            check = db.execute("PRAGMA quick_check(1)").fetchall()
+            if check != [("ok",)]:
+                raise _Corrupt(str(check[0][0]) if check else "quick_check returned nothing")
+            if not readonly:
+                db.execute("PRAGMA journal_mode=WAL").fetchall()
+                db.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+                if version > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"index database {path} has schema version {version}, newer than this "
+                        f"memd ({SCHEMA_VERSION}); upgrade memd or delete the file to rebuild"
+                    )
+                for step in range(version, SCHEMA_VERSION):
+                    with db:
+                        _MIGRATIONS[step](db)
+                        db.execute(f"PRAGMA user_version={step + 1}")
+        except apsw.ReadOnlyError as exc:
+            db.close()
+            raise StoreError(f"index database {path} is read-only: {exc}") from exc
+        except BaseException:
+            db.close()
+            raise
+        return cls(path, db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes so they land together or not at all."""
+        try:
+            with self.db:
+                yield
+        except apsw.FullError as exc:
+            raise StoreError(f"disk full while writing index {self.path}") from exc
+        except apsw.ReadOnlyError as exc:
+            raise StoreError(f"index database {self.path} is read-only") from exc
+
+    # -- files ------------------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileRow]:
+        rows = self.db.execute("SELECT id, path, realpath, size, mtime_ns, hash FROM files")
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def file_realpath(self, path: str) -> str | None:
+        row = self.db.execute("SELECT realpath FROM files WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record a new size/mtime for a file whose content hash did not change."""
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+        )
+
+    def replace_file(self, meta: FileMeta, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace one file and all its chunks (call inside ``transaction``)."""
+        row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
+        values = (
+            meta.abspath, meta.realpath, meta.source, meta.date, meta.size, meta.mtime_ns,
+            meta.hash, meta.lines, json.dumps(meta.tags), json.dumps(meta.aliases), time.time(),
+        )  # fmt: skip
+        if row:
+            file_id = row[0]
+            self._delete_chunks(file_id)
+            self.db.execute(
+                "UPDATE files SET abspath=?, realpath=?, source=?, date=?, size=?, mtime_ns=?, "
+                "hash=?, lines=?, tags=?, aliases=?, indexed_at=? WHERE id=?",
+                (*values, file_id),
+            )
+        else:
+            self.db.execute(
+                "INSERT INTO files(path, abspath, realpath, source, date, size, mtime_ns, hash, "
+                "lines, tags, aliases, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (meta.path, *values),
+            )
+            file_id = self.db.last_insert_rowid()
+        # Tags, aliases and a custom note's name go on its first chunk only, so a match on
+        # them finds the note once rather than once per chunk.
+        title = "" if meta.source == "daily" else Path(meta.path).stem
+        first_meta = " ".join([*meta.tags, *meta.aliases, title])
+        cur = self.db.cursor()
+        for n, c in enumerate(chunks):
+            cur.execute(
+                "INSERT INTO chunks(file_id, start_line, end_line, heading, text, tokens) "
+                "VALUES (?,?,?,?,?,?)",
+                (file_id, c.start_line, c.end_line, c.heading, c.text, c.tokens),
+            )
+            chunk_id = self.db.last_insert_rowid()
+            row_ = fts_row(_heading_words(c.heading), c.text, first_meta if n == 0 else "")
+            cur.execute(
+                "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
+                (chunk_id, row_.heading, row_.body, row_.meta, row_.cjk),
+            )
+
+    def delete_files(self, file_ids: Sequence[int]) -> None:
+        for file_id in file_ids:
+            self._delete_chunks(file_id)
+            self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _delete_chunks(self, file_id: int) -> None:
+        self.db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)",
+            (file_id,),
+        )
+        self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    # -- meta -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        files, chunks = self.db.execute(
+            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"
+        ).fetchone()
+        return {"files": files, "chunks": chunks}
+
+    def keyword_search(
+        self,
+        match: str,
+        limit: int,
+        since: str | None = None,
+        until: str | None = None,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        """Chunks matching an FTS5 expression, best first by weighted BM25."""
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        where = ["chunks_fts MATCH ?"]
+        args: list[object] = [match]
+        if since:
+            where.append("f.date >= ?")
+            args.append(since)
+        if until:
+            where.append("f.date <= ?")
+            args.append(until)
+        if file_ids is not None:
+            where.append("f.id IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(list(file_ids)))
+        sql = (
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, "
+            f"f.date, -bm25(chunks_fts, {weights}) AS score "
+            f"FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            f"JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+            f"ORDER BY score DESC, c.id LIMIT ?"
+        )
+        args.append(limit)
+        try:
+            return [Hit(*row) for row in self.db.execute(sql, args)]
+        except apsw.SQLError as exc:
+            raise StoreError(f"keyword query failed: {exc}") from exc
+
+    def file_paths(self) -> list[tuple[int, str]]:
+        return list(self.db.execute("SELECT id, path FROM files"))
+
+
+def _heading_words(heading: str) -> str:
+    """The words of a heading path, without its '#' and '>' markers."""
+    return heading.replace(">", " ").replace("#", " ")

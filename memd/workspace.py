@@ -1,0 +1,233 @@
+"""Which files belong to a workspace, what kind each is, and where reads may go.
+
+A workspace has its own folder (``MEMORY.md``, ``memory.md`` and ``memory/**/*.md``) and
+any number of extra roots (folders or single files). Hidden folders and files,
+``node_modules`` and excluded globs are skipped; symlinks are followed once, with
+real paths de-duplicated so a loop or a second link to the same note is read once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import structlog
+
+from memd.config import WorkspaceConfig
+from memd.errors import MemdError, NotFound, PathRefused
+from memd.globs import GlobSet
+
+log = structlog.get_logger()
+
+CORE_NAMES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+_IGNORED_NAMES = frozenset({"node_modules"})
+# memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
+_DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
+
+
+class WorkspaceMissing(MemdError):
+    """The workspace folder does not exist or cannot be read."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """A folder or file that memd indexes, shown under ``prefix`` in result paths."""
+
+    prefix: str  # "" for the workspace folder itself
+    path: Path
+    is_file: bool = False
+
+    @property
+    def is_workspace(self) -> bool:
+        return self.prefix == ""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One indexable Markdown file as found on disk."""
+
+    path: str  # shown in results: relative, '/'-separated
+    abspath: str  # as walked (may pass through symlinks)
+    realpath: str
+    source: str  # core | daily | memory | extra
+    date: str | None  # YYYY-MM-DD for daily notes
+    size: int
+    mtime_ns: int
+
+
+def daily_date(name: str) -> str | None:
+    """The ISO date of a daily note file name such as ``2026-01-20.md``, else None."""
+    m = _DAILY.fullmatch(name)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        return None
+
+
+class Workspace:
+    """The files of one configured workspace and the rules that decide them."""
+
+    def __init__(self, config: WorkspaceConfig) -> None:
+        self.name = config.name
+        self.path = config.path
+        self.exclude = GlobSet(config.exclude)
+        self.roots = [Root("", config.path), *_extra_roots(config.extra_paths)]
+
+    def classify(self, root: Root, rel: str) -> tuple[str, str | None] | None:
+        """``(source, date)`` for a root-relative path memd indexes, else None."""
+        parts = rel.split("/")
+        if not rel.endswith(".md") or any(_ignored(p) for p in parts):
+            return None
+        if self.exclude and self.exclude.match(rel):
+            return None
+        if not root.is_workspace:
+            return ("extra", None)
+        if len(parts) == 1:
+            return ("core", None) if rel in CORE_NAMES else None
+        if parts[0] != MEMORY_DIR:
+            return None
+        date = daily_date(parts[-1])
+        return ("daily", date) if date else ("memory", None)
+
+    def scan(self) -> list[FileEntry]:
+        """Every indexable file, each real file once; raises if the workspace is gone."""
+        if not self.path.is_dir():
+            raise WorkspaceMissing(
+                f"workspace folder {self.path} does not exist or is not a folder; "
+                "create it or set 'workspace' in the config"
+            )
+        if not os.access(self.path, os.R_OK | os.X_OK):
+            raise WorkspaceMissing(f"workspace folder {self.path} cannot be read (permissions)")
+        seen_files: set[str] = set()
+        seen_dirs: set[str] = set()
+        found: list[FileEntry] = []
+        for root in self.roots:
+            for entry in self._walk_root(root, seen_dirs):
+                if entry.realpath not in seen_files:
+                    seen_files.add(entry.realpath)
+                    found.append(entry)
+        return found
+
+    def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
+        if root.is_file:
+            yield from self._entry(root, root.prefix, str(root.path))
+            return
+        if not root.path.is_dir():
+            log.warning("root_missing", root=str(root.path))
+            return
+        if root.is_workspace:
+            for name in CORE_NAMES:
+                yield from self._entry(root, name, str(root.path / name))
+            start = root.path / MEMORY_DIR
+            if start.is_dir():
+                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs)
+        else:
+            yield from self._walk_dir(root, root.path, "", seen_dirs)
+
+    def _walk_dir(self, root: Root, folder: Path, rel: str, seen: set[str]) -> Iterator[FileEntry]:
+        real = os.path.realpath(folder)
+        if real in seen:  # a symlink loop, or a second link to a folder already walked
+            return
+        seen.add(real)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            log.warning("folder_unreadable", folder=str(folder), error=exc.strerror)
+            return
+        for e in entries:
+            if _ignored(e.name):
+                continue
+            child = f"{rel}/{e.name}" if rel else e.name
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if not (self.exclude and self.exclude.match(child)):
+                    yield from self._walk_dir(root, Path(e.path), child, seen)
+            elif e.name.endswith(".md"):
+                yield from self._entry(root, child, e.path)
+
+    def _entry(self, root: Root, rel: str, abspath: str) -> Iterator[FileEntry]:
+        kind = self.classify(root, rel) if not root.is_file else ("extra", None)
+        if kind is None:
+            return
+        try:
+            st = os.stat(abspath)
+        except OSError:  # vanished, or a dangling symlink
+            return
+        if not os.path.isfile(abspath):
+            return
+        shown = f"{root.prefix}/{rel}" if root.prefix and not root.is_file else rel
+        yield FileEntry(
+            path=shown,
+            abspath=abspath,
+            realpath=os.path.realpath(abspath),
+            source=kind[0],
+            date=kind[1],
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+        )
+
+    def resolve(self, path: str) -> tuple[str, bool]:
+        """Map a result path to ``(absolute path, inside its root)``, refusing what memd
+        does not index.
+
+        The flag is False when symlinks lead outside the root; the caller then allows the
+        read only if the index holds that same file.
+        """
+        if not isinstance(path, str) or not path or "\x00" in path or "\\" in path:
+            raise PathRefused(f"path {path!r} is not a workspace-relative path")
+        pure = PurePosixPath(path)
+        if pure.is_absolute() or path.startswith("~"):
+            raise PathRefused(f"path {path!r} is absolute; give it relative to the workspace")
+        parts = path.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise PathRefused(f"path {path!r} may not contain '..', '.' or empty parts")
+        root, rel = self._root_for(parts)
+        if root.is_file:
+            if rel != "":
+                raise PathRefused(f"path {path!r} is not a file memd indexes")
+        elif self.classify(root, rel) is None:
+            raise PathRefused(f"path {path!r} is not a file memd indexes")
+        full = root.path if root.is_file else root.path / rel
+        if not full.is_file():
+            raise NotFound(f"no file {path} in workspace '{self.name}'")
+        real = os.path.realpath(full)
+        base = os.path.realpath(root.path)
+        inside = real == base if root.is_file else real.startswith(base.rstrip("/") + "/")
+        return str(full), inside
+
+    def _root_for(self, parts: list[str]) -> tuple[Root, str]:
+        for root in self.roots[1:]:
+            if parts[0] == root.prefix:
+                return root, "/".join(parts[1:])
+        return self.roots[0], "/".join(parts)
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith(".") or name in _IGNORED_NAMES
+
+
+def _extra_roots(paths: tuple[Path, ...]) -> list[Root]:
+    """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
+    taken = {*CORE_NAMES, MEMORY_DIR}
+    roots = []
+    for p in paths:
+        base = p.name or "root"
+        prefix, n = base, 2
+        while prefix in taken:
+            stem, dot, ext = base.partition(".") if p.is_file() else (base, "", "")
+            prefix = f"{stem}-{n}{dot}{ext}"
+            n += 1
+        taken.add(prefix)
+        roots.append(Root(prefix, p, is_file=p.is_file()))
+    return roots

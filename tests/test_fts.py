@@ -1,0 +1,105 @@
+import apsw
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memd.fts import fts_row, match_query
+
+
+def fts_table() -> apsw.Connection:
+    db = apsw.Connection(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(heading, body, meta, cjk, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    return db
+
+
+def add(db, rowid, body, heading="", meta=""):
+    row = fts_row(heading, body, meta)
+    db.execute(
+        "INSERT INTO t(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
+        (rowid, row.heading, row.body, row.meta, row.cjk),
+    )
+
+
+def ids(db, query):
+    mq = match_query(query)
+    if mq is None:
+        return []
+    return [
+        r[0]
+        for r in db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (mq.expression,))
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_any_user_text_is_a_valid_query(query):
+    """Whatever an agent types, the MATCH expression never raises an FTS5 syntax error."""
+    db = fts_table()
+    add(db, 1, "some text")
+    mq = match_query(query)
+    if mq is not None:
+        db.execute("SELECT rowid FROM t WHERE t MATCH ?", (mq.expression,)).fetchall()
+
+
+def test_fts_syntax_in_queries_is_plain_text():
+    db = fts_table()
+    add(db, 1, "alpha NEAR beta")
+    add(db, 2, "gamma")
+    assert ids(db, 'alpha AND "unclosed') == [1]
+    assert ids(db, "NOT gamma") == [2]  # NOT is a word here, gamma still matches
+    assert ids(db, "body: gamma*") == [2]  # a column filter is just a word
+    assert ids(db, "body:gamma") == []  # one punctuated word: the phrase "body gamma"
+    assert ids(db, "(((") == []
+
+
+def test_words_match_any_and_stem():
+    db = fts_table()
+    add(db, 1, "We decided to migrate the databases")
+    add(db, 2, "Unrelated note")
+    assert ids(db, "database decision") == [1]  # porter: databases ~ database
+    assert ids(db, "what did we decide") == [1]  # stop words dropped, 'decide' stems
+
+
+def test_punctuated_words_match_as_phrases():
+    db = fts_table()
+    add(db, 1, "we run node.js 20")
+    add(db, 2, "node and js separately: js is nice, node too")
+    assert ids(db, "node.js") == [1]
+
+
+def test_diacritics_are_folded():
+    db = fts_table()
+    add(db, 1, "Réunion à Zürich")
+    assert ids(db, "reunion zurich") == [1]
+    assert ids(db, "ZÜRICH") == [1]
+
+
+def test_cjk_substrings_are_found():
+    """Chinese, Japanese and Korean text is found by any substring of two characters or more."""
+    db = fts_table()
+    add(db, 1, "我们决定使用Postgres数据库。")
+    add(db, 2, "今日はデータベースの移行を行った")
+    add(db, 3, "데이터베이스를 백업했습니다")
+    add(db, 4, "数学的な話")
+    assert ids(db, "数据库") == [1]
+    assert ids(db, "数据") == [1]
+    assert ids(db, "postgres") == [1]  # Latin inside CJK text is its own word
+    assert ids(db, "データベース") == [2]
+    assert ids(db, "데이터베이스") == [3]
+    assert ids(db, "数") == [1, 4]  # one character: prefix over the bigrams
+    assert ids(db, "库") == [1]  # last character of a run
+    assert ids(db, "库选") == []
+
+
+def test_stop_words_only_query_still_searches():
+    db = fts_table()
+    add(db, 1, "to be or not to be")
+    assert ids(db, "to be") == [1]
+
+
+def test_term_count():
+    assert match_query("the database decision").terms == 2
+    assert match_query("数据库 postgres").terms == 2
+    assert match_query("...") is None

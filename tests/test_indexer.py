@@ -1,0 +1,216 @@
+import os
+
+import pytest
+from structlog.testing import capture_logs
+
+from memd import indexer
+from memd.config import Chunking
+from memd.indexer import reconcile
+from memd.memory import Memory
+from memd.search import SearchRequest
+from memd.store import Store
+from memd.workspace import Workspace, WorkspaceMissing
+
+
+def chunk_ids(memory: Memory, path: str) -> list[int]:
+    sql = "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?"
+    return [r[0] for r in memory.store.db.execute(sql, (path,))]
+
+
+def found(memory: Memory, query: str) -> set[str]:
+    answer = memory.search(SearchRequest(query, max_results=20, min_score=0))
+    return {r["path"] for r in answer["results"]}
+
+
+def test_first_index_then_nothing_changed(ws, memory):
+    ws.write("MEMORY.md", "# Core\nWe use Postgres.\n")
+    ws.write("memory/2026-01-20.md", "# Day\nShipped the atlas release.\n")
+    first = memory.index()
+    assert (first.added, first.changed, first.removed) == (2, 0, 0)
+    assert first.chunks == 2
+    again = memory.index()
+    assert (again.added, again.changed, again.removed, again.unchanged) == (0, 0, 0, 2)
+    assert found(memory, "postgres") == {"MEMORY.md"}
+
+
+def test_only_changed_files_are_rechunked(ws, memory):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    ws.write("memory/b.md", "# B\nbravo\n")
+    memory.index()
+    before_a, before_b = chunk_ids(memory, "memory/a.md"), chunk_ids(memory, "memory/b.md")
+    ws.write("memory/b.md", "# B\nbravo charlie\n")
+    report = memory.index()
+    assert (report.changed, report.unchanged) == (1, 1)
+    assert chunk_ids(memory, "memory/a.md") == before_a  # untouched rows
+    assert chunk_ids(memory, "memory/b.md") != before_b
+    assert found(memory, "charlie") == {"memory/b.md"}
+
+
+def test_touched_but_same_content_is_not_rechunked(ws, memory):
+    path = ws.write("memory/a.md", "# A\nalpha\n")
+    memory.index()
+    ids = chunk_ids(memory, "memory/a.md")
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    report = memory.index()
+    assert report.unchanged == 1 and report.changed == 0
+    assert chunk_ids(memory, "memory/a.md") == ids
+    assert memory.store.files()["memory/a.md"].mtime_ns == 1_000_000_000
+
+
+def test_deleted_and_renamed_files(ws, memory):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    ws.write("memory/b.md", "# B\nbravo\n")
+    memory.index()
+    (ws.root / "memory" / "a.md").unlink()
+    os.rename(ws.root / "memory" / "b.md", ws.root / "memory" / "c.md")
+    report = memory.index()
+    assert (report.added, report.removed) == (1, 2)
+    assert set(memory.store.files()) == {"memory/c.md"}
+    assert found(memory, "alpha") == set()
+    assert found(memory, "bravo") == {"memory/c.md"}
+
+
+def test_full_rebuild_rechunks_everything(ws, memory):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    memory.index()
+    ids = chunk_ids(memory, "memory/a.md")
+    report = memory.index(full=True)
+    assert report.changed == 1
+    assert chunk_ids(memory, "memory/a.md") != ids
+    assert found(memory, "alpha") == {"memory/a.md"}
+
+
+def test_generation_moves_only_when_something_changed(ws, memory):
+    ws.write("memory/a.md", "x\n")
+    memory.index()
+    g = memory.freshness()["generation"]
+    memory.index()
+    assert memory.freshness()["generation"] == g
+    ws.write("memory/a.md", "y\n")
+    memory.index()
+    assert memory.freshness()["generation"] == g + 1
+
+
+def test_deleting_the_database_loses_nothing(ws, config):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    with Memory(config) as m:
+        m.index()
+        db = m.store.path
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(f"{db}{suffix}"):
+            os.remove(f"{db}{suffix}")
+    with Memory(config) as m:
+        assert m.status()["files"] == 0
+        m.index()
+        assert found(m, "alpha") == {"memory/a.md"}
+
+
+def test_non_utf8_file_is_indexed_with_a_warning(ws, memory):
+    ws.write_bytes("memory/latin1.md", "# Café\nnaïve résumé \xff\n".encode("latin-1"))
+    ws.write("memory/ok.md", "# ok\nfine\n")
+    with capture_logs() as logs:
+        report = memory.index()
+    assert report.added == 2
+    assert any("not valid UTF-8" in w for w in report.warnings)
+    assert any(e["event"] == "file_warning" and e["path"] == "memory/latin1.md" for e in logs)
+    assert found(memory, "caf") == {"memory/latin1.md"}  # 'Caf\ufffd' still has its word
+    assert found(memory, "fine") == {"memory/ok.md"}
+    text = memory.get("memory/latin1.md")["text"]
+    assert "\ufffd" in text
+
+
+def test_empty_file_is_indexed_without_chunks(ws, memory):
+    ws.write("memory/empty.md", "")
+    report = memory.index()
+    assert report.added == 1 and report.chunks == 0
+    assert memory.get("memory/empty.md")["total_lines"] == 0
+
+
+def test_huge_file_is_skipped_with_a_warning(ws, memory):
+    """A 50 MB file is skipped with a warning; everything else is indexed."""
+    big = ws.root / "memory" / "dump.md"
+    big.parent.mkdir(parents=True)
+    with open(big, "wb") as f:
+        f.truncate(50 * 1024 * 1024)  # sparse: instant, and over the limit
+    ws.write("memory/small.md", "# small\nkept\n")
+    with capture_logs() as logs:
+        report = memory.index()
+    assert report.skipped == 1 and report.added == 1
+    assert any("over the 20 MiB limit" in w for w in report.warnings)
+    assert any(e["event"] == "file_skipped" for e in logs)
+    assert set(memory.store.files()) == {"memory/small.md"}
+
+
+def test_file_that_vanishes_between_listing_and_reading(ws, config):
+    """A file deleted after the scan is skipped; the rest is indexed."""
+    ws.write("memory/a.md", "# A\nalpha\n")
+    ws.write("memory/gone.md", "# G\ngone\n")
+
+    class Vanishing(Workspace):
+        def scan(self):
+            entries = super().scan()
+            os.remove(ws.root / "memory" / "gone.md")
+            return entries
+
+    store = Store.open(config.state_dir / "v.sqlite")
+    report = reconcile(store, Vanishing(config.workspace()), Chunking())
+    assert report.added == 1 and report.skipped == 1
+    assert any("vanished" in w for w in report.warnings)
+    assert set(store.files()) == {"memory/a.md"}
+    store.close()
+
+
+def test_missing_workspace_raises_and_keeps_the_index(ws, memory):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    memory.index()
+    os.rename(ws.root, ws.root.with_name("moved"))
+    with pytest.raises(WorkspaceMissing, match="does not exist"):
+        memory.index()
+    assert memory.status()["files"] == 1  # a vanished folder does not wipe the index
+
+
+def test_read_only_workspace_is_indexed(ws, memory):
+    ws.write("memory/a.md", "# A\nalpha\n")
+    os.chmod(ws.root / "memory", 0o555)
+    os.chmod(ws.root, 0o555)
+    try:
+        assert memory.index().added == 1
+    finally:
+        os.chmod(ws.root, 0o755)
+        os.chmod(ws.root / "memory", 0o755)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files regardless of permissions")
+def test_unreadable_file_is_skipped(ws, memory):
+    path = ws.write("memory/secret.md", "x\n")
+    ws.write("memory/ok.md", "y\n")
+    os.chmod(path, 0)
+    report = memory.index()
+    assert report.skipped == 1 and report.added == 1
+
+
+def test_parallel_workers_give_the_same_index(ws, config, monkeypatch):
+    """Many files are parsed in worker processes; the index is the same as in-process."""
+    for i in range(80):
+        ws.write(f"memory/2025-01-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
+    monkeypatch.setattr(indexer, "_PARALLEL_MIN", 10)
+    store = Store.open(config.state_dir / "p.sqlite")
+    report = reconcile(store, Workspace(config.workspace()), Chunking(), workers=2)
+    assert report.added == 80 and report.chunks == 80
+    serial = Store.open(config.state_dir / "s.sqlite")
+    reconcile(serial, Workspace(config.workspace()), Chunking(), workers=1)
+    q = (
+        "SELECT f.path, c.start_line, c.end_line, c.text "
+        "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1, 2"
+    )
+    assert list(store.db.execute(q)) == list(serial.db.execute(q))
+    store.close()
+    serial.close()
+
+
+def test_progress_is_reported(ws, memory):
+    for i in range(5):
+        ws.write(f"memory/n{i}.md", f"note {i}\n")
+    seen = []
+    memory.index(progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (5, 5)

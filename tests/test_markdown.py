@@ -1,0 +1,63 @@
+from memd.markdown import parse, split_lines
+
+
+def test_blocks_cover_every_line_and_find_headings():
+    """Top-level blocks tile the body; a '#' inside a fence is not a heading."""
+    text = "# A\n\npara\n\n```\n# not a heading\n```\n[ref]: http://x\n\n## B\ntext\n"
+    doc = parse(text)
+    # The link definition has no token of its own: it joins the block before it.
+    assert [(b.start, b.end) for b in doc.blocks] == [(0, 2), (2, 4), (4, 9), (9, 10), (10, 11)]
+    headings = [(b.heading_level, b.title) for b in doc.blocks if b.heading_level]
+    assert headings == [(1, "A"), (2, "B")]
+
+
+def test_setext_heading_and_list_items():
+    doc = parse("Title\n=====\n\n- one\n- two\n  more\n")
+    assert doc.blocks[0].heading_level == 1 and doc.blocks[0].title == "Title"
+    assert doc.blocks[1].parts == ((3, 4), (4, 6))
+
+
+def test_front_matter_is_not_body_and_gives_tags_and_aliases():
+    doc = parse("---\ntags: [db, '#infra']\naliases: Store, Cache layer\n---\n# T\n")
+    assert doc.body_start == 4
+    assert doc.tags == ("db", "infra")
+    assert doc.aliases == ("Store", "Cache layer")
+    assert doc.blocks[0].start == 4
+
+
+def test_tags_as_a_string():
+    assert parse("---\ntags: a, b c\n---\nx\n").tags == ("a", "b", "c")
+
+
+def test_malformed_front_matter_is_text_with_a_warning():
+    doc = parse("---\ntags: [unclosed\n---\nbody\n")
+    assert doc.body_start == 0
+    assert doc.warnings and "not valid YAML" in doc.warnings[0]
+    doc = parse("---\n- just a list\n---\nbody\n")
+    assert doc.body_start == 0 and "not a mapping" in doc.warnings[0]
+
+
+def test_line_endings_and_bom():
+    """CRLF, a BOM and a lone CR never shift line numbers."""
+    doc = parse("\ufeff# A\r\n\r\ntext\rmore\r\n## B\r\n")
+    assert doc.lines == ["# A", "", "text\rmore", "## B"]
+    assert [(b.heading_level, b.start) for b in doc.blocks if b.heading_level] == [(1, 0), (2, 3)]
+
+
+def test_split_lines():
+    assert split_lines("") == []
+    assert split_lines("a") == ["a"]
+    assert split_lines("a\n") == ["a"]
+    assert split_lines("a\n\n") == ["a", ""]
+    assert split_lines("a\r\nb") == ["a", "b"]
+    assert split_lines("a\u2028b\n") == ["a\u2028b"]  # only \n ends a line, as in editors
+
+
+def test_empty_and_blank_documents():
+    assert parse("").blocks == []
+    assert all(b.heading_level == 0 for b in parse("\n\n").blocks)
+
+
+def test_deep_nesting_does_not_crash():
+    text = "".join("> " * i + "x\n" for i in range(300))
+    assert parse(text).blocks

@@ -1,0 +1,102 @@
+import os
+
+import apsw
+import pytest
+
+from memd.chunker import Chunk
+from memd.errors import StoreError
+from memd.store import SCHEMA_VERSION, FileMeta, Store
+
+
+def meta(path="memory/a.md", **kw) -> FileMeta:
+    values = dict(path=path, abspath="/x/" + path, realpath="/x/" + path, source="memory",
+                  date=None, size=1, mtime_ns=1, hash="h", lines=3)  # fmt: skip
+    values.update(kw)
+    return FileMeta(**values)
+
+
+def test_new_database_is_wal_with_schema_version(tmp_path):
+    store = Store.open(tmp_path / "state" / "i.sqlite")
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    store.close()
+    # opening again migrates nothing and keeps data
+    store = Store.open(tmp_path / "state" / "i.sqlite")
+    assert store.counts() == {"files": 0, "chunks": 0}
+    store.close()
+
+
+def test_replace_and_delete_file(tmp_path):
+    store = Store.open(tmp_path / "i.sqlite")
+    with store.transaction():
+        store.replace_file(meta(), [Chunk(1, 2, "# A", "alpha beta", 2)])
+    assert store.counts() == {"files": 1, "chunks": 1}
+    with store.transaction():
+        store.replace_file(meta(hash="h2"), [Chunk(1, 1, "", "gamma", 1), Chunk(2, 3, "", "d", 1)])
+    assert store.counts() == {"files": 1, "chunks": 2}
+    assert store.keyword_search('"alpha"', 10) == []  # old chunk gone from FTS too
+    assert len(store.keyword_search('"gamma"', 10)) == 1
+    file_id = store.files()["memory/a.md"].id
+    with store.transaction():
+        store.delete_files([file_id])
+    assert store.counts() == {"files": 0, "chunks": 0}
+    assert (
+        store.db.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'gamma'"
+        ).fetchone()[0]
+        == 0
+    )
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path):
+    """A garbage index file is detected, kept aside for inspection, and rebuilt empty."""
+    path = tmp_path / "i.sqlite"
+    path.write_bytes(b"this is not sqlite" * 1000)
+    store = Store.open(path)
+    assert store.counts() == {"files": 0, "chunks": 0}
+    aside = [p for p in os.listdir(tmp_path) if ".corrupt-" in p]
+    assert aside and (tmp_path / aside[0]).read_bytes().startswith(b"this is not sqlite")
+    store.close()
+
+
+def test_a_damaged_database_is_detected(tmp_path):
+    """Pages overwritten in the middle of a real index are caught at open."""
+    path = tmp_path / "i.sqlite"
+    store = Store.open(path)
+    with store.transaction():
+        for i in range(300):
+            store.replace_file(meta(f"memory/{i}.md"), [Chunk(1, 1, "", "word " * 200, 200)])
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(os.urandom(64 * 1024))
+    store = Store.open(path)
+    assert store.counts()["files"] == 0
+    assert any(".corrupt-" in p for p in os.listdir(tmp_path))
+    store.close()
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "i.sqlite"
+    db = apsw.Connection(str(path))
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(StoreError, match="newer than this memd"):
+        Store.open(path)
+
+
+def test_unwritable_state_folder_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot create state folder"):
+        Store.open(blocker / "state" / "i.sqlite")
+
+
+def test_meta_roundtrip(tmp_path):
+    store = Store.open(tmp_path / "i.sqlite")
+    assert store.get_meta("generation", "0") == "0"
+    with store.transaction():
+        store.set_meta("generation", "3")
+    assert store.get_meta("generation") == "3"
