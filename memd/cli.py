@@ -25,15 +25,25 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", default=argparse.SUPPRESS, help="config file to read")
     common.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace name")
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print the result object as JSON")  # fmt: skip
-    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                        help="log progress and details to stderr")  # fmt: skip
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print the result object as JSON",
+    )
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="log progress and details to stderr",
+    )
 
     parser = argparse.ArgumentParser(
-        prog="memd", description="Keep an AI agent's Markdown memory searchable.",
+        prog="memd",
+        description="Keep an AI agent's Markdown memory searchable.",
         parents=[common],
-    )  # fmt: skip
+    )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -45,8 +55,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-results", type=int, help="how many results (default 6)")
     p.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
     p.add_argument("--mode", choices=["auto", "hybrid", "keyword", "vector"])
-    p.add_argument("--path", action="append", dest="paths", metavar="GLOB",
-                   help="only files matching this glob (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--path",
+        action="append",
+        dest="paths",
+        metavar="GLOB",
+        help="only files matching this glob (repeatable)",
+    )
     p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
@@ -116,9 +131,15 @@ def _run(args: argparse.Namespace, local: _Local) -> int:
         local(workspace).index(progress=progress)
         _finish_progress(progress)
         params.update(
-            query=args.query, max_results=args.max_results, min_score=args.min_score,
-            mode=args.mode, paths=args.paths, tags=args.tags, since=args.since, until=args.until,
-        )  # fmt: skip
+            query=args.query,
+            max_results=args.max_results,
+            min_score=args.min_score,
+            mode=args.mode,
+            paths=args.paths,
+            tags=args.tags,
+            since=args.since,
+            until=args.until,
+        )
         return _emit(call(local, "memory_search", params), as_json, _print_search)
     if args.command == "get":
         params.update(path=args.path, lines=args.lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # Han, kana, Hangul, and the South-East Asian scripts written without word spaces.
 _NOSPACE = (
@@ -36,8 +37,7 @@ STOPWORDS = frozenset(
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
 
 
-@dataclass(frozen=True)
-class FtsRow:
+class FtsRow(NamedTuple):
     """The text of one chunk as the FTS5 table's columns hold it."""
 
     heading: str

@@ -14,14 +14,15 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import structlog
 
-from memd.chunker import Chunk, chunk_document
+from memd.chunker import chunk_document
 from memd.config import Chunking
 from memd.markdown import parse
-from memd.store import FileMeta, Store
+from memd.store import ChunkRow, FileMeta, Store, chunk_rows
 from memd.workspace import FileEntry, Workspace
 
 log = structlog.get_logger()
@@ -76,7 +77,7 @@ class _Prepared:
 
     entry: FileEntry
     meta: FileMeta | None = None
-    chunks: list[Chunk] | None = None
+    rows: list[ChunkRow] | None = None
     unchanged: bool = False
     skipped: str | None = None
     warnings: tuple[str, ...] = ()
@@ -162,8 +163,8 @@ def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport) -> None
         store.touch_file(row.id, p.entry.size, p.entry.mtime_ns)
         report.unchanged += 1
     else:
-        store.replace_file(p.meta, p.chunks)
-        report.chunks += len(p.chunks)
+        store.replace_file(p.meta, p.rows)
+        report.chunks += len(p.rows)
         if row:
             report.changed += 1
         else:
@@ -177,8 +178,17 @@ def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
         return
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        yield from pool.map(prepare, jobs, chunksize=32)
+    done = 0
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for prepared in pool.map(prepare, jobs, chunksize=32):
+                yield prepared
+                done += 1
+    except (BrokenProcessPool, OSError) as exc:
+        # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
+        # the files still get indexed, only more slowly.
+        log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
+        yield from map(prepare, jobs[done:])
 
 
 def prepare(job: _Job) -> _Prepared:
@@ -224,7 +234,7 @@ def prepare(job: _Job) -> _Prepared:
         tags=doc.tags,
         aliases=doc.aliases,
     )
-    return _Prepared(entry, meta=meta, chunks=chunks, warnings=tuple(warnings))
+    return _Prepared(entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings))
 
 
 def _batched(items: Iterable[_Prepared], n: int) -> Iterator[list[_Prepared]]:

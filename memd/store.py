@@ -15,13 +15,14 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import apsw
 import structlog
 
 from memd.chunker import Chunk
 from memd.errors import StoreError
-from memd.fts import COLUMN_WEIGHTS, fts_row
+from memd.fts import COLUMN_WEIGHTS, FtsRow, fts_row
 
 log = structlog.get_logger()
 
@@ -59,6 +60,30 @@ class FileMeta:
     lines: int
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+
+
+class ChunkRow(NamedTuple):
+    """A chunk ready to write: where it is, its text, and its FTS5 columns."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    tokens: int
+    fts: FtsRow
+
+
+def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk]) -> list[ChunkRow]:
+    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes)."""
+    # Tags, aliases and a custom note's name go on its first chunk only, so a match on
+    # them finds the note once rather than once per chunk.
+    title = "" if meta.source == "daily" else Path(meta.path).stem
+    first_meta = " ".join([*meta.tags, *meta.aliases, title])
+    rows = []
+    for n, c in enumerate(chunks):
+        fts = fts_row(_heading_words(c.heading), c.text, first_meta if n == 0 else "")
+        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -213,13 +238,22 @@ class Store:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
         )
 
-    def replace_file(self, meta: FileMeta, chunks: Sequence[Chunk]) -> None:
+    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> None:
         """Insert or replace one file and all its chunks (call inside ``transaction``)."""
         row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
         values = (
-            meta.abspath, meta.realpath, meta.source, meta.date, meta.size, meta.mtime_ns,
-            meta.hash, meta.lines, json.dumps(meta.tags), json.dumps(meta.aliases), time.time(),
-        )  # fmt: skip
+            meta.abspath,
+            meta.realpath,
+            meta.source,
+            meta.date,
+            meta.size,
+            meta.mtime_ns,
+            meta.hash,
+            meta.lines,
+            json.dumps(meta.tags),
+            json.dumps(meta.aliases),
+            time.time(),
+        )
         if row:
             file_id = row[0]
             self._delete_chunks(file_id)
@@ -235,23 +269,20 @@ class Store:
                 (meta.path, *values),
             )
             file_id = self.db.last_insert_rowid()
-        # Tags, aliases and a custom note's name go on its first chunk only, so a match on
-        # them finds the note once rather than once per chunk.
-        title = "" if meta.source == "daily" else Path(meta.path).stem
-        first_meta = " ".join([*meta.tags, *meta.aliases, title])
+        # Ids are given here so both tables fill with one executemany each; AUTOINCREMENT
+        # keeps them above every id ever used.
+        seq = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+        first = (seq[0] if seq else 0) + 1
         cur = self.db.cursor()
-        for n, c in enumerate(chunks):
-            cur.execute(
-                "INSERT INTO chunks(file_id, start_line, end_line, heading, text, tokens) "
-                "VALUES (?,?,?,?,?,?)",
-                (file_id, c.start_line, c.end_line, c.heading, c.text, c.tokens),
-            )
-            chunk_id = self.db.last_insert_rowid()
-            row_ = fts_row(_heading_words(c.heading), c.text, first_meta if n == 0 else "")
-            cur.execute(
-                "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
-                (chunk_id, row_.heading, row_.body, row_.meta, row_.cjk),
-            )
+        cur.executemany(
+            "INSERT INTO chunks(id, file_id, start_line, end_line, heading, text, tokens) "
+            "VALUES (?,?,?,?,?,?,?)",
+            [(first + n, file_id, *r[:5]) for n, r in enumerate(rows)],
+        )
+        cur.executemany(
+            "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
+            [(first + n, *r.fts) for n, r in enumerate(rows)],
+        )
 
     def delete_files(self, file_ids: Sequence[int]) -> None:
         for file_id in file_ids:

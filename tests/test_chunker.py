@@ -97,13 +97,36 @@ def test_empty_and_blank_files_have_no_chunks():
 
 
 _line = st.one_of(
-    st.sampled_from(["", "", "# Title", "## Sub", "### Deep", "```", "~~~", "- item", "1. step",
-                     "> quote", "| a | b |", "|---|---|", "[ref]: http://x", "---", "    code",
-                     "数据库的设计", "Ünïcödé wörds", "=====", "\t", "* * *"]),
-    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\n\r"),
-            max_size=120),
+    st.sampled_from(
+        [
+            "",
+            "",
+            "# Title",
+            "## Sub",
+            "### Deep",
+            "```",
+            "~~~",
+            "- item",
+            "1. step",
+            "> quote",
+            "| a | b |",
+            "|---|---|",
+            "[ref]: http://x",
+            "---",
+            "    code",
+            "数据库的设计",
+            "Ünïcödé wörds",
+            "=====",
+            "\t",
+            "* * *",
+        ]
+    ),
+    st.text(
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\n\r"),
+        max_size=120,
+    ),
     st.builds(lambda n: "word " * n, st.integers(1, 80)),
-)  # fmt: skip
+)
 _doc = st.lists(_line, max_size=60).map("\n".join)
 
 

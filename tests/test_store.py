@@ -5,12 +5,21 @@ import pytest
 
 from memd.chunker import Chunk
 from memd.errors import StoreError
-from memd.store import SCHEMA_VERSION, FileMeta, Store
+from memd.store import SCHEMA_VERSION, FileMeta, Store, chunk_rows
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:
-    values = dict(path=path, abspath="/x/" + path, realpath="/x/" + path, source="memory",
-                  date=None, size=1, mtime_ns=1, hash="h", lines=3)  # fmt: skip
+    values = dict(
+        path=path,
+        abspath="/x/" + path,
+        realpath="/x/" + path,
+        source="memory",
+        date=None,
+        size=1,
+        mtime_ns=1,
+        hash="h",
+        lines=3,
+    )
     values.update(kw)
     return FileMeta(**values)
 
@@ -29,10 +38,13 @@ def test_new_database_is_wal_with_schema_version(tmp_path):
 def test_replace_and_delete_file(tmp_path):
     store = Store.open(tmp_path / "i.sqlite")
     with store.transaction():
-        store.replace_file(meta(), [Chunk(1, 2, "# A", "alpha beta", 2)])
+        store.replace_file(meta(), chunk_rows(meta(), [Chunk(1, 2, "# A", "alpha beta", 2)]))
     assert store.counts() == {"files": 1, "chunks": 1}
     with store.transaction():
-        store.replace_file(meta(hash="h2"), [Chunk(1, 1, "", "gamma", 1), Chunk(2, 3, "", "d", 1)])
+        store.replace_file(
+            meta(hash="h2"),
+            chunk_rows(meta(hash="h2"), [Chunk(1, 1, "", "gamma", 1), Chunk(2, 3, "", "d", 1)]),
+        )
     assert store.counts() == {"files": 1, "chunks": 2}
     assert store.keyword_search('"alpha"', 10) == []  # old chunk gone from FTS too
     assert len(store.keyword_search('"gamma"', 10)) == 1
@@ -65,7 +77,10 @@ def test_a_damaged_database_is_detected(tmp_path):
     store = Store.open(path)
     with store.transaction():
         for i in range(300):
-            store.replace_file(meta(f"memory/{i}.md"), [Chunk(1, 1, "", "word " * 200, 200)])
+            store.replace_file(
+                meta(f"memory/{i}.md"),
+                chunk_rows(meta(f"memory/{i}.md"), [Chunk(1, 1, "", "word " * 200, 200)]),
+            )
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     size = path.stat().st_size

@@ -113,9 +113,18 @@ def test_daily_date():
 
 @pytest.mark.parametrize(
     "bad",
-    ["../etc/passwd.md", "/etc/passwd", "memory/../MEMORY.md", "memory//a.md", "./MEMORY.md",
-     "~/x.md", "", "memory\\a.md", "a\x00.md"],
-)  # fmt: skip
+    [
+        "../etc/passwd.md",
+        "/etc/passwd",
+        "memory/../MEMORY.md",
+        "memory//a.md",
+        "./MEMORY.md",
+        "~/x.md",
+        "",
+        "memory\\a.md",
+        "a\x00.md",
+    ],
+)
 def test_resolve_refuses_escapes(ws, bad):
     """Reads never take '..', absolute, home-relative or malformed paths."""
     ws.write("MEMORY.md", "x\n")

@@ -1,0 +1,123 @@
+"""Index and keyword-search benchmark on a synthetic vault of daily notes.
+
+    python bench/index_bench.py [--files 5000] [--out bench/results/index.json]
+
+Reports full index time, re-index with nothing changed, re-index after one file changed,
+in-process keyword search latency (p50/p95 over 200 queries), peak RSS of this process
+and of the worker processes, and the database size. Targets (issue 2, 2 cores, keyword
+only): full ≤ 6 s, nothing-changed ≤ 0.5 s, search p50 ≤ 5 ms, peak RSS ≤ 200 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.vault import queries  # noqa: E402
+from memd.config import parse_config  # noqa: E402
+from memd.log import configure_logging  # noqa: E402
+from memd.memory import Memory  # noqa: E402
+from memd.search import SearchRequest  # noqa: E402
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--vault", type=Path, default=HERE / ".data" / "vault-5000")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "index.json")
+    args = ap.parse_args()
+    configure_logging("warning")
+    if args.files != 5000 and args.vault.name == "vault-5000":
+        args.vault = HERE / ".data" / f"vault-{args.files}"
+
+    # Generate the vault in a child process so its memory is not counted here.
+    subprocess.run(
+        [sys.executable, str(HERE / "vault.py"), str(args.vault), str(args.files)], check=True
+    )
+    vault_bytes = sum(p.stat().st_size for p in args.vault.rglob("*.md"))
+
+    with tempfile.TemporaryDirectory() as state:
+        config = parse_config({"workspace": str(args.vault), "state_dir": state}, env=os.environ)
+        memory = Memory(config)
+
+        t = time.perf_counter()
+        memory.index()
+        full_s = time.perf_counter() - t
+
+        t = time.perf_counter()
+        memory.index()
+        noop_s = time.perf_counter() - t
+
+        names = sorted(os.listdir(args.vault / "memory"))
+        target = args.vault / "memory" / names[len(names) // 2]
+        original = target.read_text(encoding="utf-8")
+        try:
+            target.write_text(original + "\n## 23:59 — bench\nOne more line.\n", encoding="utf-8")
+            t = time.perf_counter()
+            one = memory.index()
+            one_s = time.perf_counter() - t
+        finally:
+            target.write_text(original, encoding="utf-8")
+            memory.index()
+
+        latencies, hits = [], 0
+        qs = queries(200)
+        for q in qs[:20]:  # warm the page cache and statement cache
+            memory.search(SearchRequest(q))
+        for q in qs:
+            t = time.perf_counter()
+            answer = memory.search(SearchRequest(q))
+            latencies.append((time.perf_counter() - t) * 1000)
+            hits += bool(answer["results"])
+
+        status = memory.status()
+        memory.close()
+
+    self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    result = {
+        "benchmark": "index",
+        "files": status["files"],
+        "vault_mb": round(vault_bytes / 1e6, 1),
+        "chunks": status["chunks"],
+        "full_index_s": round(full_s, 2),
+        "reindex_nothing_changed_s": round(noop_s, 3),
+        "reindex_one_changed_s": round(one_s, 3),
+        "one_changed_report": {"changed": one.changed, "unchanged": one.unchanged},
+        "search_p50_ms": round(percentile(latencies, 50), 2),
+        "search_p95_ms": round(percentile(latencies, 95), 2),
+        "queries": len(qs),
+        "queries_with_results": hits,
+        "peak_rss_mb": round(self_rss, 1),
+        "peak_rss_worker_mb": round(child_rss, 1),
+        "database_mb": round(status["database_bytes"] / 1e6, 1),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    for key, value in result.items():
+        print(f"{key:28} {value}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+@pytest.fixture
+def cli(tmp_path, ws):
+    """Run `python -m memd` as a user would, with a config file in a temp dir."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n")
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
+
+    def run(*args, input=None):
+        return subprocess.run(
+            [sys.executable, "-m", "memd", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            input=input,
+            timeout=60,
+        )
+
+    run.env = env
+    run.config = config
+    return run
+
+
+@pytest.fixture
+def notes(ws):
+    ws.write("MEMORY.md", "# Memory\n\n## Decisions\n- We use Postgres 16 for the main database.\n")
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\n\n## API\nWe chose REST over GraphQL.\n")
+
+
+def test_index_then_search_for_people(cli, notes):
+    out = cli("index")
+    assert out.returncode == 0, out.stderr
+    assert "2 added" in out.stdout
+    out = cli("search", "graphql")
+    assert out.returncode == 0
+    first = out.stdout.splitlines()[0]
+    assert "memory/2026-01-20.md#L3-L4" in first and "# 2026-01-20 > ## API" in first
+    assert "We chose REST over GraphQL." in out.stdout
+
+
+def test_search_json_is_the_socket_result(cli, notes):
+    out = cli("search", "postgres", "--json", "--max-results", "1", "--min-score", "0")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) >= {"results", "mode", "provider", "model", "index"}
+    assert data["results"][0]["citation"] == "MEMORY.md#L3-L4"
+
+
+def test_search_sees_edits_without_a_daemon(cli, notes, ws):
+    """Without a daemon, search brings the index up to date first."""
+    cli("index")
+    ws.write("memory/2026-01-21.md", "# 2026-01-21\nKubernetes upgrade planned.\n")
+    out = cli("search", "kubernetes")
+    assert "memory/2026-01-21.md" in out.stdout
+
+
+def test_no_results(cli, notes):
+    out = cli("search", "zzyzx")
+    assert out.returncode == 0 and out.stdout.strip() == "no results"
+
+
+def test_get_and_status(cli, notes):
+    out = cli("get", "memory/2026-01-20.md", "--from", "3", "--lines", "1")
+    assert out.returncode == 0 and out.stdout == "## API\n"
+    assert "more with --from 4" in out.stderr
+    cli("index")
+    out = cli("status", "--json")
+    assert json.loads(out.stdout)["files"] == 2
+    out = cli("status")
+    assert "files" in out.stdout and "2" in out.stdout
+
+
+def test_global_options_after_the_command(cli, notes, tmp_path):
+    out = cli("search", "postgres", "--config", str(cli.config), "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["results"]
+
+
+def test_exit_codes(cli, notes):
+    assert cli().returncode == 2  # no command
+    assert cli("search").returncode == 2  # missing query
+    out = cli("search", "x", "--max-results", "0")
+    assert out.returncode == 2 and "max_results" in out.stderr
+    out = cli("get", "../etc/passwd")
+    assert out.returncode == 1 and "may not contain '..'" in out.stderr
+    out = cli("get", "memory/missing.md")
+    assert out.returncode == 1 and "no file memory/missing.md" in out.stderr
+
+
+def test_config_error_names_key_and_file(cli):
+    cli.config.write_text(cli.config.read_text() + "chunking: {tokenz: 5}\n")
+    out = cli("status")
+    assert out.returncode == 1
+    assert "chunking.tokenz" in out.stderr and str(cli.config) in out.stderr
+
+
+def test_missing_workspace_is_a_clear_error(cli, tmp_path):
+    cli.config.write_text(f"workspace: {tmp_path / 'nope'}\nstate_dir: {tmp_path / 's'}\n")
+    out = cli("index")
+    assert out.returncode == 1 and "does not exist" in out.stderr
+
+
+def test_full_reindex(cli, notes):
+    cli("index")
+    out = cli("index", "--full", "--json")
+    assert json.loads(out.stdout)["changed"] == 2
+
+
+def test_progress_on_a_terminal(cli, ws):
+    """On a terminal, indexing shows files done out of the total."""
+    for i in range(30):
+        ws.write(f"memory/n{i}.md", f"note {i}\n")
+    pid, fd = pty.fork()
+    if pid == 0:  # child: stdout/stderr are the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "memd", "index"], cli.env)
+    output = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 30)
+        if not ready:
+            break
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        output += data
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert b"indexing 30/30 files" in output
+    assert b"30 added" in output
+
+
+def test_workers_that_cannot_start_fall_back_to_in_process(tmp_path, ws):
+    """Run from stdin (a __main__ workers cannot re-import), indexing still completes."""
+    for i in range(80):
+        ws.write(f"memory/n{i}.md", f"# N{i}\nterm{i}\n")
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from memd import indexer
+        from memd.config import parse_config
+        from memd.memory import Memory
+        indexer._PARALLEL_MIN = 10
+        cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(tmp_path / "s")!r}}})
+        print(Memory(cfg).index().added)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "80"
+    assert "index_workers_failed" in out.stdout + out.stderr

@@ -1,0 +1,165 @@
+import pytest
+
+from memd.search import SearchRequest, bm25_score, citation, keyword_search, snippet
+
+
+@pytest.fixture
+def notes(ws, memory):
+    ws.write(
+        "MEMORY.md",
+        """\
+        # Memory
+
+        ## Decisions
+        - We use Postgres 16 for the main database.
+        - The public API is REST.
+        """,
+    )
+    ws.write(
+        "memory/2026-01-20.md",
+        """\
+        # 2026-01-20
+
+        ## Database
+        Benchmarked Postgres against MySQL for the order service.
+
+        ## Lunch
+        Tried the new ramen place.
+        """,
+    )
+    ws.write("memory/2026-02-03.md", "# 2026-02-03\n\n## 会议\n我们决定使用Postgres数据库。\n")
+    ws.write(
+        "memory/projects.md",
+        "---\ntags: [planning, atlas]\naliases: [Roadmap]\n---\n"
+        "# Projects\n\nAtlas ships in March.\n",
+    )
+    memory.index()
+    return memory
+
+
+def search(memory, query, **kw):
+    kw.setdefault("min_score", 0.0)
+    return memory.search(SearchRequest(query, **kw))
+
+
+def test_result_shape_matches_the_contract(notes):
+    answer = search(notes, "ramen")
+    assert answer["mode"] == "keyword" and answer["provider"] == "none"
+    assert set(answer["index"]) == {
+        "generation",
+        "pending_files",
+        "pending_embeddings",
+        "stale",
+        "last_indexed_at",
+    }
+    (hit,) = answer["results"]
+    assert hit == {
+        "path": "memory/2026-01-20.md",
+        "start_line": 6,
+        "end_line": 7,
+        "score": hit["score"],
+        "snippet": "## Lunch\nTried the new ramen place.",
+        "heading": "# 2026-01-20 > ## Lunch",
+        "source": "daily",
+        "citation": "memory/2026-01-20.md#L6-L7",
+    }
+    assert 0 < hit["score"] <= 1
+
+
+def test_citations_are_line_exact(notes, ws):
+    """The cited lines of the file are exactly the snippet's text."""
+    for hit in search(notes, "postgres", max_results=10)["results"]:
+        lines = (ws.root / hit["path"]).read_text(encoding="utf-8").split("\n")
+        assert "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]]) == hit["snippet"]
+
+
+def test_scores_are_sorted_and_in_range(notes):
+    results = search(notes, "postgres database", max_results=10)["results"]
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 <= s <= 1 for s in scores)
+    # the chunk whose heading says Database outranks a passing mention
+    assert results[0]["heading"].endswith("## Database")
+
+
+def test_heading_matches_weigh_more_than_body(ws, memory):
+    ws.write("memory/a.md", "# Other\nWe talked about the deployment briefly.\n")
+    ws.write("memory/b.md", "# Deployment\nNotes from the meeting.\n")
+    memory.index()
+    assert search(memory, "deployment")["results"][0]["path"] == "memory/b.md"
+
+
+def test_max_results_and_min_score(notes):
+    assert len(search(notes, "postgres", max_results=1)["results"]) == 1
+    every = search(notes, "postgres", max_results=10)["results"]
+    assert len(every) >= 3
+    cut = every[1]["score"]
+    kept = search(notes, "postgres", max_results=10, min_score=cut)["results"]
+    assert all(r["score"] >= cut for r in kept) and len(kept) < len(every) + 1
+    assert search(notes, "postgres", min_score=1.0)["results"] == []
+
+
+def test_paths_filter(notes):
+    found = search(notes, "postgres", paths=("memory/*.md",), max_results=10)["results"]
+    assert found and all(r["path"].startswith("memory/") for r in found)
+    assert search(notes, "postgres", paths=("nothing/**",))["results"] == []
+
+
+def test_since_until_filter_daily_notes(notes):
+    got = search(notes, "postgres", since="2026-02-01", max_results=10)["results"]
+    assert [r["path"] for r in got] == ["memory/2026-02-03.md"]
+    got = search(notes, "postgres", until="2026-01-31", max_results=10)["results"]
+    assert [r["path"] for r in got] == ["memory/2026-01-20.md"]
+
+
+def test_tags_and_aliases(notes):
+    assert search(notes, "roadmap")["results"][0]["path"] == "memory/projects.md"
+    assert search(notes, "atlas", tags=("planning",))["results"][0]["path"] == "memory/projects.md"
+    assert search(notes, "postgres", tags=("planning",))["results"] == []
+
+
+def test_cjk_query(notes):
+    (hit,) = search(notes, "数据库")["results"]
+    assert hit["path"] == "memory/2026-02-03.md"
+    assert "我们决定使用Postgres数据库" in hit["snippet"]
+
+
+def test_punctuation_and_fts_syntax_are_safe(notes):
+    for q in ['"unclosed', "AND OR NOT", "col:postgres*", "NEAR(a b)", "(", "-postgres", "^x"]:
+        assert isinstance(search(notes, q)["results"], list)
+    assert search(notes, "postgres?!")["results"]
+
+
+def test_queries_without_words_return_nothing(notes):
+    assert search(notes, "...")["results"] == []
+
+
+def test_vector_mode_without_embeddings_warns(notes):
+    answer = search(notes, "postgres", mode="vector")
+    assert answer["mode"] == "keyword" and "needs embeddings" in answer["warning"]
+    assert answer["results"]
+
+
+def test_default_min_score_keeps_a_clear_match(notes):
+    """With default settings a natural question still finds the note that answers it."""
+    answer = notes.search(SearchRequest("which database did we pick"))
+    paths = {r["path"] for r in answer["results"]}
+    assert "MEMORY.md" in paths
+
+
+def test_bm25_score_squash():
+    assert bm25_score(0, 1) == 0
+    assert bm25_score(-1, 1) == 0
+    assert 0 < bm25_score(1, 1) < bm25_score(5, 1) < 1
+    assert bm25_score(5, 5) < bm25_score(5, 1)  # per term: one weak term of five is weak
+
+
+def test_snippet_and_citation():
+    assert snippet("x" * 700) == "x" * 700
+    long = snippet("y" * 2000)
+    assert len(long) == 700 and long.endswith("…")
+    assert citation("memory/a.md", 3, 3) == "memory/a.md#L3-L3"
+
+
+def test_keyword_search_on_empty_index(memory):
+    assert keyword_search(memory.store, SearchRequest("anything")) == []
