@@ -16,7 +16,7 @@ from memd.errors import NotFound, PathRefused
 from memd.indexer import IndexReport, Progress, reconcile
 from memd.markdown import split_lines
 from memd.search import SearchRequest, keyword_search
-from memd.store import Store
+from memd.store import IndexCorrupt, Store
 from memd.workspace import Workspace
 
 GET_MAX_LINES = 1000
@@ -47,10 +47,35 @@ class Memory:
 
     def index(self, full: bool = False, progress: Progress | None = None) -> IndexReport:
         """Bring the index in line with the files (everything re-chunked with ``full``)."""
-        return reconcile(self.store, self.workspace, self.config.chunking, full, progress)
+
+        def run() -> IndexReport:
+            if full:  # the one time a user asks for a rebuild, also look for damage
+                self.store.check()
+            return reconcile(self.store, self.workspace, self.config.chunking, full, progress)
+
+        try:
+            return run()
+        except IndexCorrupt as exc:
+            self._rebuild_store(exc)
+            return run()
+
+    def _rebuild_store(self, exc: IndexCorrupt) -> None:
+        """Move a damaged database aside and start an empty one (the files are the truth)."""
+        path = self.store.path
+        self.store.close()
+        Store.move_aside(path, str(exc))
+        self.store = Store.open(path)
 
     def search(self, request: SearchRequest) -> dict:
         """Search the index; the answer says what ran and how fresh the index is."""
+        try:
+            return self._search(request)
+        except IndexCorrupt as exc:
+            self._rebuild_store(exc)
+            self.index()
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> dict:
         answer: dict = {"results": [], "mode": "keyword", "provider": "none", "model": None}
         if request.mode in ("vector", "hybrid"):
             answer["warning"] = (

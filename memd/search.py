@@ -5,7 +5,6 @@ Each stage is a small function: building the match, scoring, filtering, shaping 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 
 from memd.fts import match_query
@@ -74,10 +73,10 @@ def file_filter(store: Store, paths: tuple[str, ...], tags: tuple[str, ...]) -> 
     globs = GlobSet(paths)
     wanted = {t.lower().lstrip("#") for t in tags}
     ids = []
-    for file_id, path, tags_json in store.db.execute("SELECT id, path, tags FROM files"):
+    for file_id, path, file_tags in store.file_tags():
         if globs and not globs.match(path):
             continue
-        if wanted and not wanted & {t.lower() for t in json.loads(tags_json)}:
+        if wanted and not wanted & {t.lower() for t in file_tags}:
             continue
         ids.append(file_id)
     return ids

@@ -9,13 +9,14 @@ A file that is not a database, or is corrupt, is moved aside and rebuilt.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import apsw
 import structlog
@@ -27,10 +28,33 @@ from memd.fts import COLUMN_WEIGHTS, FtsRow, fts_row
 log = structlog.get_logger()
 
 BUSY_TIMEOUT_MS = 5000
+T = TypeVar("T")
 
 
-class _Corrupt(Exception):
-    """quick_check found damage."""
+class IndexCorrupt(StoreError):
+    """The index database is damaged; it can be moved aside and rebuilt from the files."""
+
+
+@contextlib.contextmanager
+def _sqlite_errors(path: Path) -> Iterator[None]:
+    """Map SQLite failures to memd errors that name the database file."""
+    try:
+        yield
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        raise IndexCorrupt(f"index database {path} is corrupt: {exc}") from exc
+    except apsw.FullError as exc:
+        raise StoreError(f"disk full while writing index {path}") from exc
+    except apsw.ReadOnlyError as exc:
+        raise StoreError(f"index database {path} is read-only") from exc
+
+
+def _guard(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        with _sqlite_errors(self.path):
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -161,15 +185,29 @@ class Store:
             raise StoreError(f"cannot create state folder {path.parent}: {exc.strerror}") from exc
         try:
             return cls._open(path, readonly)
-        except (apsw.NotADBError, apsw.CorruptError, _Corrupt) as exc:
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
             if readonly:
-                raise StoreError(f"index database {path} is corrupt; run 'memd index'") from exc
-            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            log.warning("index_corrupt", path=str(path), moved_to=str(aside), error=str(exc))
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+                raise IndexCorrupt(f"index database {path} is corrupt; run 'memd index'") from exc
+            cls.move_aside(path, str(exc))
             return cls._open(path, readonly)
+
+    @staticmethod
+    def move_aside(path: Path, reason: str) -> Path:
+        """Rename a damaged database (and its WAL) so a new one can be built; kept for
+        inspection."""
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        log.warning("index_corrupt", path=str(path), moved_to=str(aside), error=reason)
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        return aside
+
+    @_guard
+    def check(self) -> None:
+        """Read every page (slow on big indexes); raises ``IndexCorrupt`` on damage."""
+        result = self.db.execute("PRAGMA quick_check(1)").fetchall()
+        if result != [("ok",)]:
+            raise IndexCorrupt(f"index database {self.path} is corrupt: {result[0][0]}")
 
     @classmethod
     def _open(cls, path: Path, readonly: bool) -> Store:
@@ -185,9 +223,7 @@ class Store:
         db.setbusytimeout(BUSY_TIMEOUT_MS)
         try:
             version = db.execute("PRAGMA user_version").fetchall()[0][0]
-            check = db.execute("PRAGMA quick_check(1)").fetchall()
-            if check != [("ok",)]:
-                raise _Corrupt(str(check[0][0]) if check else "quick_check returned nothing")
+            db.execute("SELECT count(*) FROM sqlite_schema").fetchall()
             if not readonly:
                 db.execute("PRAGMA journal_mode=WAL").fetchall()
                 db.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
@@ -214,20 +250,17 @@ class Store:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes so they land together or not at all."""
-        try:
-            with self.db:
-                yield
-        except apsw.FullError as exc:
-            raise StoreError(f"disk full while writing index {self.path}") from exc
-        except apsw.ReadOnlyError as exc:
-            raise StoreError(f"index database {self.path} is read-only") from exc
+        with _sqlite_errors(self.path), self.db:
+            yield
 
     # -- files ------------------------------------------------------------------------------
 
+    @_guard
     def files(self) -> dict[str, FileRow]:
         rows = self.db.execute("SELECT id, path, realpath, size, mtime_ns, hash FROM files")
         return {r[1]: FileRow(*r) for r in rows}
 
+    @_guard
     def file_realpath(self, path: str) -> str | None:
         row = self.db.execute("SELECT realpath FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
@@ -298,6 +331,7 @@ class Store:
 
     # -- meta -------------------------------------------------------------------------------
 
+    @_guard
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
@@ -307,12 +341,14 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @_guard
     def counts(self) -> dict[str, int]:
         files, chunks = self.db.execute(
             "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"
         ).fetchone()
         return {"files": files, "chunks": chunks}
 
+    @_guard
     def keyword_search(
         self,
         match: str,
@@ -347,8 +383,11 @@ class Store:
         except apsw.SQLError as exc:
             raise StoreError(f"keyword query failed: {exc}") from exc
 
-    def file_paths(self) -> list[tuple[int, str]]:
-        return list(self.db.execute("SELECT id, path FROM files"))
+    @_guard
+    def file_tags(self) -> list[tuple[int, str, list[str]]]:
+        """``(id, path, tags)`` of every file, for filtering searches."""
+        rows = self.db.execute("SELECT id, path, tags FROM files")
+        return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]
 
 
 def _heading_words(heading: str) -> str:

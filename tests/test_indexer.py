@@ -214,3 +214,23 @@ def test_progress_is_reported(ws, memory):
     seen = []
     memory.index(progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (5, 5)
+
+
+def test_a_damaged_index_is_moved_aside_and_rebuilt(ws, config):
+    """Damage found while searching or re-indexing costs a rebuild, never an answer."""
+    for i in range(300):
+        ws.write(f"memory/n{i}.md", f"# N{i}\n" + f"word{i} " * 200 + "\n")
+    with Memory(config) as m:
+        m.index()
+        m.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = m.store.path
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(os.urandom(64 * 1024))
+    with capture_logs() as logs, Memory(config) as m:
+        report = m.index(full=True)
+        assert report.added == 300
+        assert found(m, "word7") == {"memory/n7.md"}
+    assert any(e["event"] == "index_corrupt" for e in logs)
+    assert any(".corrupt-" in p.name for p in path.parent.iterdir())

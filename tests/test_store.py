@@ -5,7 +5,7 @@ import pytest
 
 from memd.chunker import Chunk
 from memd.errors import StoreError
-from memd.store import SCHEMA_VERSION, FileMeta, Store, chunk_rows
+from memd.store import SCHEMA_VERSION, FileMeta, IndexCorrupt, Store, chunk_rows
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:
@@ -71,25 +71,32 @@ def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path):
     store.close()
 
 
-def test_a_damaged_database_is_detected(tmp_path):
-    """Pages overwritten in the middle of a real index are caught at open."""
-    path = tmp_path / "i.sqlite"
-    store = Store.open(path)
-    with store.transaction():
-        for i in range(300):
-            store.replace_file(
-                meta(f"memory/{i}.md"),
-                chunk_rows(meta(f"memory/{i}.md"), [Chunk(1, 1, "", "word " * 200, 200)]),
-            )
-    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
+def damage(path) -> None:
+    """Overwrite pages in the middle of a real database file."""
     size = path.stat().st_size
     with open(path, "r+b") as f:
         f.seek(size // 2)
         f.write(os.urandom(64 * 1024))
+
+
+def filled_store(path) -> Store:
     store = Store.open(path)
-    assert store.counts()["files"] == 0
-    assert any(".corrupt-" in p for p in os.listdir(tmp_path))
+    with store.transaction():
+        for i in range(300):
+            m = meta(f"memory/{i}.md")
+            store.replace_file(m, chunk_rows(m, [Chunk(1, 1, "", f"word{i} " * 200, 200)]))
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return store
+
+
+def test_damage_is_reported_as_index_corrupt(tmp_path):
+    """Pages overwritten in a real index surface as IndexCorrupt naming the file."""
+    path = tmp_path / "i.sqlite"
+    filled_store(path).close()
+    damage(path)
+    store = Store.open(path)
+    with pytest.raises(IndexCorrupt, match=str(path)):
+        store.check()
     store.close()
 
 
