@@ -127,10 +127,9 @@ def reconcile(
         done += len(batch)
         if progress:
             progress(done, total)
-    if report.touched or full:
-        with store.transaction():
-            store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
     with store.transaction():
+        if report.touched or full:
+            store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
         store.set_meta("last_indexed_at", str(time.time()))
     report.seconds = time.perf_counter() - started
     if report.touched or report.warnings:

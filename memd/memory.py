@@ -103,7 +103,7 @@ class Memory:
         count = min(lines, GET_MAX_LINES)
         out: list[str] = []
         size = 0
-        truncated = lines > GET_MAX_LINES
+        truncated = False
         for line in all_lines[start - 1 : start - 1 + count]:
             encoded = len(line.encode("utf-8")) + 1
             if size + encoded > GET_MAX_BYTES:
@@ -114,6 +114,7 @@ class Memory:
             out.append(line)
             size += encoded
         end = start - 1 + len(out)
+        truncated = truncated or (lines > GET_MAX_LINES and end < len(all_lines))
         return {
             "path": path,
             "from": start,

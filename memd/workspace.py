@@ -117,7 +117,10 @@ class Workspace:
 
     def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
         if root.is_file:
-            yield from self._entry(root, root.prefix, str(root.path))
+            if root.path.suffix == ".md":
+                yield from self._entry(root, root.prefix, str(root.path))
+            else:
+                log.warning("extra_path_not_markdown", path=str(root.path))
             return
         if not root.path.is_dir():
             log.warning("root_missing", root=str(root.path))

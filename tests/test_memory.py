@@ -26,6 +26,8 @@ def test_get_caps_lines_at_1000(ws, memory):
     ws.write("memory/big.md", "x\n" * 1500)
     got = memory.get("memory/big.md", 1, 5000)
     assert got["lines"] == 1000 and got["truncated"] and got["next_from"] == 1001
+    rest = memory.get("memory/big.md", 1001, 5000)  # fewer left than the cap: all of it
+    assert rest["lines"] == 500 and not rest["truncated"] and rest["next_from"] is None
 
 
 def test_get_caps_text_at_64_kib(ws, memory):

@@ -73,6 +73,15 @@ def test_extra_paths_folder_and_file(ws, tmp_path):
     }
 
 
+def test_extra_file_that_is_not_markdown_is_skipped(ws, tmp_path):
+    txt = tmp_path / "notes.txt"
+    txt.write_text("x\n")
+    ws.write("MEMORY.md", "x\n")
+    assert list(paths(Workspace(WorkspaceConfig("w", ws.root, extra_paths=(txt,))))) == [
+        "MEMORY.md"
+    ]
+
+
 def test_extra_root_names_never_collide(ws, tmp_path):
     """Two extra folders with one name, or one named 'memory', get distinct prefixes."""
     a, b, m = tmp_path / "a" / "vault", tmp_path / "b" / "vault", tmp_path / "c" / "memory"
