@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memd import __version__
+from memd.client import connect
 from memd.config import Config, load_config
+from memd.daemon import Daemon
 from memd.errors import InvalidParams, MemdError
 from memd.log import configure_logging
 from memd.memory import Memory
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lines", type=int, metavar="N", help="how many lines (default 120)")
 
     sub.add_parser("status", parents=[common], help="what is indexed and how fresh it is")
+    sub.add_parser("serve", parents=[common], help="run the daemon in the foreground")
     return parser
 
 
@@ -97,14 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memd`` command line; returns the exit code."""
     args = _parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
+    config_arg = getattr(args, "config", None)
     try:
-        config = load_config(getattr(args, "config", None))
+        config = load_config(config_arg)
+        if args.command == "serve":
+            configure_logging("debug" if verbose else config.log.level, config.log.format)
+            return Daemon(config, config_arg).run()
         configure_logging("debug" if verbose else "warning", config.log.format)
-        local = _Local(config)
-        try:
-            return _run(args, local)
-        finally:
-            local.close()
+        return _run(args, config)
     except InvalidParams as exc:
         print(f"memd: {exc}", file=sys.stderr)
         return 2
@@ -116,20 +119,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace, local: _Local) -> int:
+def _run(args: argparse.Namespace, config: Config) -> int:
+    """Answer through the running daemon if there is one, else directly on the index."""
+    client = connect(config, timeout=None if args.command == "index" else 60.0)
+    if client is not None:
+        with client:
+            return _command(args, client.call, refresh=None)
+    local = _Local(config)
+    try:
+        return _command(args, lambda method, params: call(local, method, params), local)
+    finally:
+        local.close()
+
+
+def _command(
+    args: argparse.Namespace, backend: Callable[[str, dict], dict], refresh: _Local | None
+) -> int:
     workspace = getattr(args, "workspace", None)
     as_json = getattr(args, "json", False)
     progress = _progress_printer() if sys.stderr.isatty() and not as_json else None
     params: dict[str, Any] = {"workspace": workspace}
     if args.command == "index":
-        memory = local(workspace)
-        result = memory.index(full=args.full, progress=progress).as_dict()
-        _finish_progress(progress)
+        if refresh is None:
+            result = backend("reindex", {**params, "full": args.full})
+        else:
+            result = refresh(workspace).index(full=args.full, progress=progress).as_dict()
+            _finish_progress(progress)
         return _emit(result, as_json, _print_index)
     if args.command == "search":
-        # Without a daemon nothing watches the files: bring the index up to date first.
-        local(workspace).index(progress=progress)
-        _finish_progress(progress)
+        if refresh is not None:
+            # Without a daemon nothing watches the files: bring the index up to date first.
+            refresh(workspace).index(progress=progress)
+            _finish_progress(progress)
         params.update(
             query=args.query,
             max_results=args.max_results,
@@ -140,12 +161,12 @@ def _run(args: argparse.Namespace, local: _Local) -> int:
             since=args.since,
             until=args.until,
         )
-        return _emit(call(local, "memory_search", params), as_json, _print_search)
+        return _emit(backend("memory_search", params), as_json, _print_search)
     if args.command == "get":
         params.update(path=args.path, lines=args.lines)
         params["from"] = args.from_
-        return _emit(call(local, "memory_get", params), as_json, _print_get)
-    return _emit(call(local, "status", params), as_json, _print_status)
+        return _emit(backend("memory_get", params), as_json, _print_get)
+    return _emit(backend("status", params), as_json, _print_status)
 
 
 def _emit(result: dict, as_json: bool, human: Callable[[dict], None]) -> int:

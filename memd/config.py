@@ -50,6 +50,15 @@ class Watch:
 
 
 @dataclass(frozen=True)
+class Server:
+    idle_timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.idle_timeout_s <= 0:
+            raise ValueError("idle_timeout_s must be positive")
+
+
+@dataclass(frozen=True)
 class Embeddings:
     provider: Literal["auto", "openai", "local", "none"] = "auto"
     model: str | None = None
@@ -113,9 +122,10 @@ class Config:
 
     workspaces: tuple[WorkspaceConfig, ...]
     state_dir: Path
-    socket: Path | None = None
+    socket: Path
     chunking: Chunking = field(default_factory=Chunking)
     watch: Watch = field(default_factory=Watch)
+    server: Server = field(default_factory=Server)
     embeddings: Embeddings = field(default_factory=Embeddings)
     search: Search = field(default_factory=Search)
     flush: Flush = field(default_factory=Flush)
@@ -138,6 +148,7 @@ _TOP_LEVEL = ("workspace", "workspaces", "extra_paths", "exclude", "state_dir", 
 _SECTIONS: dict[str, type] = {
     "chunking": Chunking,
     "watch": Watch,
+    "server": Server,
     "embeddings": Embeddings,
     "search": Search,
     "flush": Flush,
@@ -158,6 +169,13 @@ def default_state_dir(env: Mapping[str, str]) -> Path:
     """Where memd keeps its databases: ``$XDG_STATE_HOME/memd``, else ``~/.local/state/memd``."""
     base = env.get("XDG_STATE_HOME") or f"{_home(env)}/.local/state"
     return _expand_home(base, env) / "memd"
+
+
+def default_socket(env: Mapping[str, str], state_dir: Path) -> Path:
+    """``$XDG_RUNTIME_DIR/memd/memd.sock`` when that is set, else ``memd.sock`` in the
+    state folder (``~/.local/state/memd/memd.sock`` by default)."""
+    runtime = env.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / "memd" / "memd.sock" if runtime else state_dir / "memd.sock"
 
 
 def _home(env: Mapping[str, str]) -> str:
@@ -215,13 +233,15 @@ def parse_config(
         path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
         workspaces = (WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude),)
     state = raw.get("state_dir")
+    state_dir = ctx.path(state, "state_dir") if state is not None else default_state_dir(env)
+    socket = raw.get("socket")
     sections = {
         name: _build(ctx, cls, raw.get(name) or {}, name) for name, cls in _SECTIONS.items()
     }
     return Config(
         workspaces=workspaces,
-        state_dir=ctx.path(state, "state_dir") if state is not None else default_state_dir(env),
-        socket=ctx.path(raw["socket"], "socket") if raw.get("socket") is not None else None,
+        state_dir=state_dir,
+        socket=ctx.path(socket, "socket") if socket is not None else default_socket(env, state_dir),
         source=source,
         **sections,
     )

@@ -11,18 +11,19 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import structlog
 
 from memd.chunker import chunk_document
 from memd.config import Chunking
 from memd.markdown import parse
-from memd.store import ChunkRow, FileMeta, Store, chunk_rows
+from memd.store import ChunkRow, FileMeta, FileRow, Store, chunk_rows
 from memd.workspace import FileEntry, Workspace
 
 log = structlog.get_logger()
@@ -44,6 +45,7 @@ class IndexReport:
     unchanged: int = 0
     skipped: int = 0
     chunks: int = 0
+    cancelled: bool = False
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
@@ -52,16 +54,7 @@ class IndexReport:
         return bool(self.added or self.changed or self.removed)
 
     def as_dict(self) -> dict:
-        return {
-            "added": self.added,
-            "changed": self.changed,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-            "chunks": self.chunks,
-            "seconds": round(self.seconds, 3),
-            "warnings": self.warnings,
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)
@@ -90,46 +83,107 @@ def reconcile(
     full: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    cancel: threading.Event | None = None,
 ) -> IndexReport:
-    """Bring the index of ``workspace`` in line with its files; returns what changed."""
+    """Bring the index of ``workspace`` in line with its files; returns what changed.
+
+    ``cancel`` stops the pass between two write transactions (the daemon's shutdown).
+    """
     started = time.perf_counter()
-    report = IndexReport()
     entries = workspace.scan()
     known = store.files()
     present = {e.path for e in entries}
-    gone = [row.id for path, row in known.items() if path not in present]
+    gone = [path for path in known if path not in present]
+    changes = _Changes(entries, gone, known)
+    return _sync(store, workspace, chunking, changes, full, progress, workers, cancel, started)
+
+
+def reconcile_paths(
+    store: Store,
+    workspace: Workspace,
+    chunking: Chunking,
+    paths: Iterable[str],
+    cancel: threading.Event | None = None,
+) -> IndexReport:
+    """Re-index only the given absolute paths (what a file watcher reported)."""
+    started = time.perf_counter()
+    entries, gone = [], []
+    known = store.files()
+    for path in dict.fromkeys(paths):
+        located = workspace.locate(path)
+        if located is None:
+            continue
+        shown, entry = located
+        if entry is not None:
+            entries.append(entry)
+        elif shown in known:
+            gone.append(shown)
+    changes = _Changes(entries, gone, known)
+    return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started)
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """Files to look at (``entries``), index paths whose files are gone, and what the
+    index knew before."""
+
+    entries: list[FileEntry]
+    gone: list[str]
+    known: dict[str, FileRow]
+
+
+def _sync(
+    store: Store,
+    workspace: Workspace,
+    chunking: Chunking,
+    changes: _Changes,
+    full: bool,
+    progress: Progress | None,
+    workers: int | None,
+    cancel: threading.Event | None,
+    started: float,
+) -> IndexReport:
+    report = IndexReport()
+    settings = f"{chunking.tokens}/{chunking.overlap}"
+    if store.get_meta("chunking", settings) != settings:
+        full = True  # chunks cut with other settings would not match the new ones
+    known = changes.known
     jobs = []
-    for e in entries:
+    for e in changes.entries:
         row = known.get(e.path)
-        if (
-            full
-            or row is None
-            or (row.size, row.mtime_ns, row.realpath)
-            != (
-                e.size,
-                e.mtime_ns,
-                e.realpath,
-            )
-        ):
+        same = row is not None and (row.size, row.mtime_ns, row.realpath) == (
+            e.size,
+            e.mtime_ns,
+            e.realpath,
+        )
+        if full or not same:
             jobs.append(_Job(e, None if full or row is None else row.hash, chunking))
         else:
             report.unchanged += 1
-    total = len(jobs)
-    if gone:
+    if changes.gone:
         with store.transaction():
-            store.delete_files(gone)
-        report.removed = len(gone)
+            store.delete_files([known[path].id for path in changes.gone])
+        report.removed = len(changes.gone)
     done = 0
-    for batch in _batched(_prepare_all(jobs, workers), _BATCH_FILES):
-        with store.transaction():
-            for p in batch:
-                _apply(store, p, known, report)
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    prepared = _prepare_all(jobs, workers)
+    try:
+        for batch in _batched(prepared, _BATCH_FILES):
+            with store.transaction():
+                for p in batch:
+                    _apply(store, p, known, report)
+            done += len(batch)
+            if progress:
+                progress(done, len(jobs))
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+    finally:
+        prepared.close()  # stops worker processes promptly when cancelled
     with store.transaction():
         if report.touched or full:
             store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
+        if not report.cancelled:
+            store.set_meta("chunking", settings)
         store.set_meta("last_indexed_at", str(time.time()))
     report.seconds = time.perf_counter() - started
     if report.touched or report.warnings:
@@ -178,16 +232,19 @@ def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
     done = 0
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for prepared in pool.map(prepare, jobs, chunksize=32):
-                yield prepared
-                done += 1
+        for prepared in pool.map(prepare, jobs, chunksize=32):
+            yield prepared
+            done += 1
     except (BrokenProcessPool, OSError) as exc:
         # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
         # the files still get indexed, only more slowly.
         log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
         yield from map(prepare, jobs[done:])
+    finally:
+        # Also reached when the caller stops early: drop the queued work, do not wait it out.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def prepare(job: _Job) -> _Prepared:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from memd import __version__
 from memd.config import Config
 from memd.errors import NotFound, PathRefused
-from memd.indexer import IndexReport, Progress, reconcile
+from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.markdown import split_lines
 from memd.search import SearchRequest, keyword_search
 from memd.store import IndexCorrupt, Store
@@ -28,16 +31,55 @@ def database_path(config: Config, workspace: str) -> Path:
     return config.state_dir / f"index-{workspace}.sqlite"
 
 
-class Memory:
-    """The index, search and files of one configured workspace."""
+@dataclass
+class Activity:
+    """What a running daemon is doing for a workspace; without a daemon it stays at rest."""
 
-    def __init__(self, config: Config, workspace: str | None = None) -> None:
+    pending_files: int = 0
+    watcher: str = "not running"  # running | restarting | not running
+    daemon: bool = False
+
+
+class Memory:
+    """The index, search and files of one configured workspace.
+
+    ``index`` writes through one connection and must be called from one thread at a time.
+    With ``concurrent_reads`` every other thread searches on a connection of its own, so
+    searches never wait for indexing (SQLite WAL).
+    """
+
+    def __init__(
+        self, config: Config, workspace: str | None = None, concurrent_reads: bool = False
+    ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
         self.store = Store.open(database_path(config, self.workspace.name))
+        self.activity = Activity()
+        self._concurrent = concurrent_reads
+        self._local = threading.local()
+        self._readers: list[Store] = []
+        self._readers_lock = threading.Lock()
+        self._epoch = 0  # bumped when the database file is replaced
 
     def close(self) -> None:
+        with self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
         self.store.close()
+
+    def _read(self) -> Store:
+        """The connection this thread reads through."""
+        if not self._concurrent:
+            return self.store
+        cached = getattr(self._local, "reader", None)
+        if cached is not None and cached[0] == self._epoch:
+            return cached[1]
+        reader = Store.open(self.store.path, readonly=True)
+        with self._readers_lock:
+            self._readers.append(reader)
+        self._local.reader = (self._epoch, reader)
+        return reader
 
     def __enter__(self) -> Memory:
         return self
@@ -45,19 +87,55 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def index(self, full: bool = False, progress: Progress | None = None) -> IndexReport:
+    def index(
+        self,
+        full: bool = False,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
         """Bring the index in line with the files (everything re-chunked with ``full``)."""
 
         def run() -> IndexReport:
             if full:  # the one time a user asks for a rebuild, also look for damage
                 self.store.check()
-            return reconcile(self.store, self.workspace, self.config.chunking, full, progress)
+            chunking = self.config.chunking
+            return reconcile(self.store, self.workspace, chunking, full, progress, cancel=cancel)
 
+        return self._write(run)
+
+    def index_paths(
+        self, paths: Iterable[str], cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Re-index just these absolute paths (as a file watcher reports them)."""
+        paths = list(paths)
+        return self._write(
+            lambda: reconcile_paths(
+                self.store, self.workspace, self.config.chunking, paths, cancel=cancel
+            )
+        )
+
+    def index_changes(
+        self, paths: Iterable[str], cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Re-index after a watcher reported ``paths``: the .md files among them, or
+        everything when a folder appeared, moved or vanished."""
+        paths = set(paths)
+        for path in paths:
+            if path.endswith(".md"):
+                continue
+            shown = self.workspace.shown(path)
+            # Editors also create and delete stray files (vim's '4913'): only a folder,
+            # or a path that held indexed files, calls for a full pass.
+            if os.path.isdir(path) or (shown and self.store.has_files_under(shown)):
+                return self.index(cancel=cancel)
+        return self.index_paths([p for p in paths if p.endswith(".md")], cancel)
+
+    def _write(self, run: Callable[[], IndexReport]) -> IndexReport:
         try:
             return run()
         except IndexCorrupt as exc:
             self._rebuild_store(exc)
-            return run()
+            return self.index()
 
     def _rebuild_store(self, exc: IndexCorrupt) -> None:
         """Move a damaged database aside and start an empty one (the files are the truth)."""
@@ -65,12 +143,15 @@ class Memory:
         self.store.close()
         Store.move_aside(path, str(exc))
         self.store = Store.open(path)
+        self._epoch += 1
 
     def search(self, request: SearchRequest) -> dict:
         """Search the index; the answer says what ran and how fresh the index is."""
         try:
             return self._search(request)
         except IndexCorrupt as exc:
+            if self._concurrent:  # only the writer thread may replace the database
+                raise
             self._rebuild_store(exc)
             self.index()
             return self._search(request)
@@ -82,14 +163,14 @@ class Memory:
                 f"mode '{request.mode}' needs embeddings, which are not configured; "
                 "ran keyword search"
             )
-        answer["results"] = [r.as_dict() for r in keyword_search(self.store, request)]
+        answer["results"] = [r.as_dict() for r in keyword_search(self._read(), request)]
         answer["index"] = self.freshness()
         return answer
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> dict:
         """Lines ``start``.. of an indexed file, read from disk (the files are the truth)."""
         full, inside = self.workspace.resolve(path)
-        if not inside and self.store.file_realpath(path) != os.path.realpath(full):
+        if not inside and self._read().file_realpath(path) != os.path.realpath(full):
             raise PathRefused(f"path {path!r} leads outside the workspace through a symlink")
         try:
             with open(full, "rb") as f:
@@ -127,17 +208,21 @@ class Memory:
 
     def freshness(self) -> dict:
         """How current the index is, as every search answer reports it."""
+        store = self._read()
+        activity = self.activity
         return {
-            "generation": int(self.store.get_meta("generation", "0")),
-            "pending_files": 0,
+            "generation": int(store.get_meta("generation", "0")),
+            "pending_files": activity.pending_files,
             "pending_embeddings": 0,
-            "stale": False,
-            "last_indexed_at": _iso(self.store.get_meta("last_indexed_at")),
+            # Behind the files, or unable to tell: edits wait, or nothing is watching.
+            "stale": activity.pending_files > 0
+            or (activity.daemon and activity.watcher != "running"),
+            "last_indexed_at": _iso(store.get_meta("last_indexed_at")),
         }
 
     def status(self) -> dict:
         """Counts, freshness and where things live, for people and monitoring."""
-        counts = self.store.counts()
+        counts = self._read().counts()
         db = self.store.path
         size = sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
         fresh = self.freshness()
@@ -155,7 +240,7 @@ class Memory:
             "model": None,
             "generation": fresh["generation"],
             "last_indexed_at": fresh["last_indexed_at"],
-            "watcher": "not running",
+            "watcher": self.activity.watcher,
             "database": str(db),
             "database_bytes": size,
         }

@@ -13,17 +13,11 @@ from typing import Any
 
 from memd import __version__
 from memd.config import Config
-from memd.errors import InvalidParams, MemdError
+from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.memory import Memory
 from memd.search import SearchRequest
 
 OpenMemory = Callable[[str | None], Memory]
-
-
-class UnknownMethod(MemdError):
-    """No such method (JSON-RPC -32601)."""
-
-    code = -32601
 
 
 class _Params:
@@ -126,15 +120,22 @@ def search_request(p: _Params, config: Config) -> SearchRequest:
     return req
 
 
+def _open(open_memory: OpenMemory, p: _Params) -> Memory:
+    try:
+        return open_memory(p.get("workspace", str))
+    except ConfigError as exc:  # an unknown workspace name
+        raise InvalidParams("workspace", str(exc)) from None
+
+
 def _memory_search(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = open_memory(p.get("workspace", str))
+    memory = _open(open_memory, p)
     request = search_request(p, memory.config)
     p.finish()
     return memory.search(request)
 
 
 def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = open_memory(p.get("workspace", str))
+    memory = _open(open_memory, p)
     path = p.required_str("path")
     start = p.int_in("from", 1, 1, 2**31)
     lines = p.int_in("lines", 120, 1, 2**31)
@@ -143,13 +144,13 @@ def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
 
 
 def _status(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = open_memory(p.get("workspace", str))
+    memory = _open(open_memory, p)
     p.finish()
     return memory.status()
 
 
 def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = open_memory(p.get("workspace", str))
+    memory = _open(open_memory, p)
     full = p.get("full", bool, False)
     p.finish()
     return memory.index(full=full).as_dict()
@@ -159,6 +160,9 @@ def _health(open_memory: OpenMemory, p: _Params) -> dict:
     p.finish()
     return {"ok": True, "version": __version__}
 
+
+# Methods that write to the index run on the daemon's single writer thread.
+WRITES = frozenset({"reindex"})
 
 METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "memory_search": _memory_search,

@@ -46,6 +46,8 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
         raise StoreError(f"disk full while writing index {path}") from exc
     except apsw.ReadOnlyError as exc:
         raise StoreError(f"index database {path} is read-only") from exc
+    except (apsw.IOError, apsw.CantOpenError, apsw.PermissionsError, apsw.BusyError) as exc:
+        raise StoreError(f"cannot use index database {path}: {exc}") from exc
 
 
 def _guard(method: Callable[..., T]) -> Callable[..., T]:
@@ -382,6 +384,15 @@ class Store:
             return [Hit(*row) for row in self.db.execute(sql, args)]
         except apsw.SQLError as exc:
             raise StoreError(f"keyword query failed: {exc}") from exc
+
+    @_guard
+    def has_files_under(self, folder: str) -> bool:
+        """Whether any indexed file lies below ``folder`` (a result-path prefix)."""
+        # '/' + 1 is '0': the range holds exactly the paths starting with folder + '/'.
+        row = self.db.execute(
+            "SELECT 1 FROM files WHERE path > ? AND path < ? LIMIT 1", (folder + "/", folder + "0")
+        ).fetchone()
+        return row is not None
 
     @_guard
     def file_tags(self) -> list[tuple[int, str, list[str]]]:

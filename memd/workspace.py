@@ -169,9 +169,8 @@ class Workspace:
             return
         if not os.path.isfile(abspath):
             return
-        shown = f"{root.prefix}/{rel}" if root.prefix and not root.is_file else rel
         yield FileEntry(
-            path=shown,
+            path=_shown(root, rel),
             abspath=abspath,
             realpath=os.path.realpath(abspath),
             source=kind[0],
@@ -179,6 +178,32 @@ class Workspace:
             size=st.st_size,
             mtime_ns=st.st_mtime_ns,
         )
+
+    def locate(self, abspath: str) -> tuple[str, FileEntry | None] | None:
+        """For an absolute path a watcher reported: ``(result path, entry)`` if memd
+        indexes it (``entry`` None when the file is gone), else None."""
+        for root, rel in self._split(abspath):
+            if not root.is_file and self.classify(root, rel) is None:
+                continue
+            found = list(self._entry(root, rel, abspath))
+            return _shown(root, rel), (found[0] if found else None)
+        return None
+
+    def shown(self, abspath: str) -> str | None:
+        """The result-path form of any absolute path under a root, indexed or not."""
+        for root, rel in self._split(abspath):
+            return _shown(root, rel)
+        return None
+
+    def _split(self, abspath: str) -> Iterator[tuple[Root, str]]:
+        for root in self.roots:
+            if root.is_file:
+                if abspath == str(root.path):
+                    yield root, root.prefix
+                continue
+            base = str(root.path).rstrip("/") + "/"
+            if abspath.startswith(base):
+                yield root, abspath[len(base) :]
 
     def resolve(self, path: str) -> tuple[str, bool]:
         """Map a result path to ``(absolute path, inside its root)``, refusing what memd
@@ -214,6 +239,10 @@ class Workspace:
             if parts[0] == root.prefix:
                 return root, "/".join(parts[1:])
         return self.roots[0], "/".join(parts)
+
+
+def _shown(root: Root, rel: str) -> str:
+    return f"{root.prefix}/{rel}" if root.prefix and not root.is_file else rel
 
 
 def _ignored(name: str) -> bool:

@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from memd.client import Client
 from memd.config import Config, parse_config
+from memd.errors import MemdError
 from memd.memory import Memory
 
 
@@ -64,3 +71,99 @@ def memory(config):
     m = Memory(config)
     yield m
     m.close()
+
+
+class Daemon:
+    """A real `memd serve` subprocess on a socket in a temp dir."""
+
+    def __init__(self, config_path: Path, socket: Path, env: dict, log_path: Path) -> None:
+        self.config_path = config_path
+        self.socket = socket
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, wait: bool = True) -> Daemon:
+        self.log_file = open(self.log_path, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memd", "--config", str(self.config_path), "serve"],
+            env=self.env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+        )
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"daemon exited early:\n{self.log()}"
+            try:
+                with Client(self.socket, timeout=5) as c:
+                    c.call("health")
+                    return
+            except MemdError:
+                time.sleep(0.05)
+        raise AssertionError(f"daemon did not answer in {timeout}s:\n{self.log()}")
+
+    def call(self, method: str, **params):
+        with Client(self.socket, timeout=30) as c:
+            return c.call(method, params)
+
+    def search(self, query: str, **params) -> list[dict]:
+        params.setdefault("min_score", 0)
+        return self.call("memory_search", query=query, **params)["results"]
+
+    def wait_for(self, predicate, timeout: float = 10.0, what: str = "condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.log()[-3000:]}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 5.0) -> int:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else 0
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.log_file.close()
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        self.log_file.close()
+
+
+@pytest.fixture
+def serve(tmp_path, ws):
+    """Start `memd serve` on `ws`; extra config lines may be given. Stopped at teardown."""
+    started: list[Daemon] = []
+
+    def start(extra: str = "", wait: bool = True, env: dict | None = None) -> Daemon:
+        socket = tmp_path / "run" / "memd.sock"
+        if "socket:" in extra:
+            socket = Path(extra.split("socket:", 1)[1].split("\n", 1)[0].strip())
+        else:
+            extra = f"socket: {socket}\n{extra}"
+        config = tmp_path / "memd.yaml"
+        config.write_text(
+            f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nlog: {{level: debug}}\n{extra}"
+        )
+        run_env = {**os.environ, "HOME": str(tmp_path), **(env or {})}
+        daemon = Daemon(config, socket, run_env, tmp_path / "daemon.log")
+        started.append(daemon)
+        return daemon.start(wait)
+
+    yield start
+    for daemon in started:
+        if daemon.proc is not None and daemon.proc.poll() is None:
+            code = daemon.stop()
+            assert code == 0, f"daemon exited {code}:\n{daemon.log()[-3000:]}"

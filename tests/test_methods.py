@@ -1,7 +1,7 @@
 import pytest
 
-from memd.errors import InvalidParams
-from memd.methods import UnknownMethod, call
+from memd.errors import InvalidParams, UnknownMethod
+from memd.methods import call
 
 
 @pytest.fixture
@@ -62,3 +62,15 @@ def test_unknown_method(open_memory):
     with pytest.raises(UnknownMethod) as err:
         call(open_memory, "memory_delete_everything")
     assert err.value.code == -32601
+
+
+def test_unknown_workspace_is_a_bad_param(open_memory, config):
+    from memd.memory import Memory
+
+    def by_name(name):
+        config.workspace(name)  # raises for unknown names, as the daemon's lookup does
+        return Memory(config, name)
+
+    with pytest.raises(InvalidParams, match="no workspace named 'nope'") as err:
+        call(by_name, "status", {"workspace": "nope"})
+    assert err.value.param == "workspace"

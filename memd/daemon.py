@@ -1,0 +1,303 @@
+"""The daemon's lifecycle: one process per state folder keeps every workspace fresh and
+serves the socket.
+
+Start: take the lock, open the indexes, listen, tell systemd READY, reconcile, watch.
+Indexing runs on one writer thread (the only writer of each database); searches run on
+other threads with their own read connections, so they never wait for indexing. SIGTERM
+and SIGINT stop accepting, let the write transaction in flight finish, remove the socket
+and exit 0; SIGHUP reloads the config (a bad one is logged and the old one kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import fcntl
+import functools
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+
+from memd import __version__
+from memd.config import Config, load_config
+from memd.errors import ConfigError, DaemonError, MemdError
+from memd.indexer import IndexReport
+from memd.log import configure_logging
+from memd.memory import Memory
+from memd.methods import WRITES, call
+from memd.notify import sd_notify, watchdog_interval
+from memd.server import SocketServer
+from memd.store import IndexCorrupt
+from memd.watcher import Watcher
+from memd.workspace import WorkspaceMissing
+
+log = structlog.get_logger()
+T = TypeVar("T")
+
+_RETRY_SECONDS = 5.0
+
+
+class _Runner:
+    """One workspace inside the daemon: its memory, its watcher and its indexing loop."""
+
+    def __init__(self, daemon: Daemon, memory: Memory) -> None:
+        self.daemon = daemon
+        self.memory = memory
+        self.pending: set[str] = set()
+        self.in_flight = 0
+        self.full_scan = True  # what the index missed while memd was not running
+        self.rebuild = False
+        self.kick = asyncio.Event()
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task] = []
+        memory.activity.daemon = True
+
+    def start(self) -> None:
+        watcher = Watcher(
+            self.memory.workspace,
+            self.daemon.config.watch.debounce_ms,
+            on_changes=self.changed,
+            on_started=self.rescan,
+            on_state=self._watcher_state,
+        )
+        self.kick.set()
+        self.tasks = [
+            asyncio.create_task(self._index_loop(), name=f"index-{self.memory.workspace.name}"),
+            asyncio.create_task(watcher.run(self.stop), name=f"watch-{self.memory.workspace.name}"),
+        ]
+
+    async def close(self) -> None:
+        self.stop.set()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def changed(self, paths: set[str]) -> None:
+        self.pending |= paths
+        self._count()
+        self.kick.set()
+
+    def rescan(self, rebuild: bool = False) -> None:
+        self.full_scan = True
+        self.rebuild = self.rebuild or rebuild
+        self.kick.set()
+
+    def _watcher_state(self, state: str) -> None:
+        if state != self.memory.activity.watcher:
+            log.info("watcher_state", workspace=self.memory.workspace.name, state=state)
+        self.memory.activity.watcher = state
+
+    def _count(self) -> None:
+        self.memory.activity.pending_files = len(self.pending) + self.in_flight
+
+    async def _index_loop(self) -> None:
+        while True:
+            await self.kick.wait()
+            self.kick.clear()
+            full, rebuild, paths = self.full_scan, self.rebuild, self.pending
+            self.full_scan, self.rebuild, self.pending = False, False, set()
+            self.in_flight = len(paths)
+            self._count()
+            try:
+                await self._pass(full, rebuild, paths)
+            except WorkspaceMissing as exc:
+                # Nothing to index until the folder is back; the watcher reports that.
+                log.warning(
+                    "workspace_missing", workspace=self.memory.workspace.name, error=str(exc)
+                )
+            except MemdError as exc:
+                log.error("index_failed", workspace=self.memory.workspace.name, error=str(exc))
+                self.full_scan |= full
+                self.rebuild |= rebuild
+                self.pending |= paths
+                asyncio.get_running_loop().call_later(_RETRY_SECONDS, self.kick.set)
+            finally:
+                self.in_flight = 0
+                self._count()
+
+    async def _pass(self, full: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
+        cancel = self.daemon.cancel
+        if full or rebuild:
+            return await self.daemon.write(self.memory.index, rebuild, None, cancel)
+        if paths:
+            return await self.daemon.write(self.memory.index_changes, paths, cancel)
+        return None
+
+
+class Daemon:
+    """``memd serve``: everything a running memd does, until a signal stops it."""
+
+    def __init__(
+        self,
+        config: Config,
+        config_arg: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.config_arg = config_arg
+        self.env = os.environ if env is None else env
+        self.runners: dict[str, _Runner] = {}
+        self.cancel = threading.Event()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-writer")
+        self._stop: asyncio.Event | None = None
+        self._lock_fd: int | None = None
+        self._server: SocketServer | None = None
+
+    def run(self) -> int:
+        """Serve until SIGTERM or SIGINT; returns the process exit code."""
+        return asyncio.run(self._main())
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the writer thread: index writes never run two at a time."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._writer, functools.partial(fn, *args)
+        )
+
+    def open_memory(self, name: str | None) -> Memory:
+        return self.runners[self.config.workspace(name).name].memory
+
+    async def dispatch(self, method: str, params: Any) -> dict:
+        if method == "health":
+            return call(self.open_memory, method, params)
+        try:
+            if method in WRITES:
+                return await self.write(call, self.open_memory, method, params)
+            return await asyncio.to_thread(call, self.open_memory, method, params)
+        except IndexCorrupt:
+            for runner in self.runners.values():
+                runner.rescan(rebuild=True)
+            raise
+
+    async def _main(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        try:
+            self._lock_fd = _take_lock(self.config.state_dir)
+            memories = await self.write(_open_memories, self.config)
+            self.runners = {name: _Runner(self, m) for name, m in memories.items()}
+            self._server = SocketServer(
+                self.config.socket, self.dispatch, self.config.server.idle_timeout_s
+            )
+            await self._server.start()
+        except MemdError as exc:
+            log.error("daemon_start_failed", error=str(exc))
+            await self._close_runners()
+            self._release()
+            raise
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self._reload()))
+        for runner in self.runners.values():
+            runner.start()
+        background = [asyncio.create_task(self._periodic_reconcile())]
+        if (interval := watchdog_interval(self.env)) is not None:
+            background.append(asyncio.create_task(self._watchdog(interval)))
+        sd_notify(f"READY=1\nSTATUS=serving {self.config.socket}\nMAINPID={os.getpid()}", self.env)
+        log.info(
+            "daemon_started",
+            version=__version__,
+            pid=os.getpid(),
+            socket=str(self.config.socket),
+            workspaces=[ws.name for ws in self.config.workspaces],
+        )
+        await self._stop.wait()
+        started = time.perf_counter()
+        sd_notify("STOPPING=1", self.env)
+        log.info("daemon_stopping")
+        self.cancel.set()  # an index pass in flight ends after its current transaction
+        await self._server.close()
+        for task in background:
+            task.cancel()
+        await self._close_runners()
+        await asyncio.to_thread(self._writer.shutdown, wait=True)
+        for runner in self.runners.values():
+            runner.memory.close()
+        self._release()
+        log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
+        return 0
+
+    async def _close_runners(self) -> None:
+        await asyncio.gather(*(r.close() for r in self.runners.values()), return_exceptions=True)
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    async def _periodic_reconcile(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.watch.reconcile_minutes * 60)
+            for runner in self.runners.values():
+                runner.rescan()
+
+    async def _watchdog(self, interval: float) -> None:
+        while True:
+            sd_notify("WATCHDOG=1", self.env)
+            await asyncio.sleep(interval)
+
+    async def _reload(self) -> None:
+        """SIGHUP: read the config again; keep the old one if the new one is bad."""
+        try:
+            new = await asyncio.to_thread(load_config, self.config_arg, self.env)
+        except ConfigError as exc:
+            log.error("config_reload_failed", error=str(exc), kept="previous config")
+            return
+        if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
+            log.warning("config_reload_partial", reason="socket and state_dir change on restart")
+            new = dataclasses.replace(
+                new, socket=self.config.socket, state_dir=self.config.state_dir
+            )
+        if new == self.config:
+            log.info("config_reloaded", changed=False)
+            return
+        configure_logging(new.log.level, new.log.format)
+        old = self.runners
+        await self._close_runners()
+        self.config = new
+        memories = await self.write(_open_memories, new)
+        self.runners = {name: _Runner(self, m) for name, m in memories.items()}
+        for runner in self.runners.values():
+            runner.start()
+        # Searches that started on the old connections may still be running: close later.
+        asyncio.get_running_loop().call_later(
+            30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
+        )
+        log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+def _open_memories(config: Config) -> dict[str, Memory]:
+    return {ws.name: Memory(config, ws.name, concurrent_reads=True) for ws in config.workspaces}
+
+
+def _close_all(memories: list[Memory]) -> None:
+    for memory in memories:
+        with contextlib.suppress(Exception):
+            memory.close()
+
+
+def _take_lock(state_dir: Path) -> int:
+    """Hold ``memd.lock`` in the state folder for the life of the process."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(state_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise DaemonError(f"cannot use state folder {state_dir}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise DaemonError(
+            f"memd is already running (pid {holder}) with state folder {state_dir}"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd

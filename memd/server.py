@@ -1,0 +1,197 @@
+"""JSON-RPC 2.0 over a Unix stream socket: one JSON object per line, answered in order.
+
+``respond`` turns one request line into one response object (or None for a notification);
+``SocketServer`` owns the socket file: its folder and file modes, stale-socket replacement,
+refusing other users, the 1 MiB line cap and idle connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
+
+log = structlog.get_logger()
+
+MAX_LINE = 1024 * 1024
+_SUN_PATH_MAX = 104  # the smallest sockaddr_un path size (macOS); Linux allows 108
+
+Dispatch = Callable[[str, Any], Awaitable[dict]]
+
+
+def _error(request_id: Any, code: int, message: str, data: dict | None = None) -> dict:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
+    """Answer one request line; never raises. Notifications (no ``id``) get no answer."""
+    try:
+        request = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _error(None, -32700, f"parse error: {exc}")
+    if isinstance(request, list):
+        return _error(None, InvalidRequest.code, "batches are not supported; send one per line")
+    if not isinstance(request, dict):
+        return _error(None, InvalidRequest.code, "a request must be a JSON object")
+    request_id = request.get("id")
+    if not isinstance(request_id, str | int | type(None)) or isinstance(request_id, bool):
+        return _error(None, InvalidRequest.code, "id must be a string, a number or null")
+    if request.get("jsonrpc") != "2.0":
+        return _error(request_id, InvalidRequest.code, 'jsonrpc must be "2.0"')
+    method = request.get("method")
+    if not isinstance(method, str):
+        return _error(request_id, InvalidRequest.code, "method must be a string")
+    started = time.perf_counter()
+    outcome = "ok"
+    try:
+        result = await dispatch(method, request.get("params"))
+        response = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    except InvalidParams as exc:
+        outcome = "invalid_params"
+        response = _error(
+            request_id, exc.code, str(exc), {"param": exc.param, "problem": exc.problem}
+        )
+    except MemdError as exc:
+        outcome = type(exc).__name__
+        response = _error(request_id, exc.code, str(exc))
+    except Exception as exc:  # a bug must not end the connection or the daemon
+        outcome = "internal_error"
+        log.exception("rpc_failed", method=method)
+        response = _error(request_id, -32603, f"internal error: {type(exc).__name__}: {exc}")
+    log.debug(
+        "rpc", method=method, outcome=outcome, ms=round((time.perf_counter() - started) * 1000, 2)
+    )
+    return None if "id" not in request else response
+
+
+class SocketServer:
+    """A Unix socket serving ``dispatch`` to the user who owns this process."""
+
+    def __init__(self, path: Path, dispatch: Dispatch, idle_timeout: float = 300.0) -> None:
+        self.path = path
+        self.dispatch = dispatch
+        self.idle_timeout = idle_timeout
+        self._server: asyncio.base_events.Server | None = None
+        self._clients: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        """Bind the socket (replacing a stale one) with folder 0700 and socket 0600."""
+        if len(os.fsencode(self.path)) >= _SUN_PATH_MAX:
+            raise DaemonError(
+                f"socket path {self.path} is too long for a Unix socket; set 'socket'"
+            )
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(folder, 0o700)
+        except OSError as exc:
+            raise DaemonError(f"cannot create socket folder {folder}: {exc.strerror}") from exc
+        if self.path.exists() or self.path.is_symlink():
+            self._replace_stale()
+        self._server = await asyncio.start_unix_server(
+            self._serve_client, path=str(self.path), limit=MAX_LINE + 1
+        )
+        os.chmod(self.path, 0o600)
+
+    def _replace_stale(self) -> None:
+        if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
+            raise DaemonError(f"{self.path} exists and is not a socket; remove it or set 'socket'")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(self.path))
+        except OSError:  # nobody answers: left behind by a daemon that was killed
+            log.info("stale_socket_removed", socket=str(self.path))
+            self.path.unlink()
+        else:
+            raise DaemonError(f"socket {self.path} is in use by another process")
+        finally:
+            probe.close()
+
+    async def close(self) -> None:
+        """Stop accepting, end open connections, remove the socket file."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._clients):
+            task.cancel()
+        if self._clients:
+            await asyncio.wait(self._clients, timeout=2)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    async def _serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        self._clients.add(task)
+        try:
+            if _peer_uid(writer) not in (os.getuid(), None):
+                log.warning("connection_refused", reason="other user", uid=_peer_uid(writer))
+                return
+            await self._requests(reader, writer)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self._clients.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                line = await asyncio.wait_for(reader.readline(), timeout=self.idle_timeout)
+            except TimeoutError:
+                log.debug("connection_idle_closed", seconds=self.idle_timeout)
+                return
+            except (ValueError, asyncio.LimitOverrunError):
+                # The rest of an over-long line cannot be told from the next request.
+                answer = _error(None, InvalidRequest.code, "request line is over 1 MiB; refused")
+                writer.write(json.dumps(answer).encode() + b"\n")
+                await writer.drain()
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            answer = await respond(line, self.dispatch)
+            if answer is not None:
+                writer.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+                await writer.drain()
+            if not line.endswith(b"\n"):  # the client closed mid-line; that was its last
+                return
+
+
+def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
+    """The uid of the connecting process (Linux SO_PEERCRED, macOS LOCAL_PEERCRED)."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return None
+    try:
+        if hasattr(socket, "SO_PEERCRED"):
+            _pid, uid, _gid = struct.unpack(
+                "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+            )
+            return uid
+        if sys.platform == "darwin":
+            # struct xucred {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t groups[16]}
+            raw = sock.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED
+            return struct.unpack_from("2I", raw)[1]
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,154 @@
+"""Watch a workspace's folders with watchfiles, and keep watching whatever happens to them.
+
+The workspace folder is watched without recursion (for ``MEMORY.md``), ``memory/`` and
+extra folders recursively, so a workspace that also holds code does not spend the system's
+inotify watches. A watcher that fails is restarted with back-off; one whose folder was
+deleted or replaced (same path, new inode) is restarted when the folder is back. After
+every (re)start the owner is told to reconcile, since events may have been missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+from watchfiles import Change, awatch
+
+from memd.workspace import MEMORY_DIR, Workspace
+
+log = structlog.get_logger()
+
+MAX_GROUP_MS = 2000  # a file written continuously is still indexed this often
+
+
+class Watcher:
+    """Reports changed paths of one workspace to ``on_changes``; never gives up."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        debounce_ms: int,
+        on_changes: Callable[[set[str]], None],
+        on_started: Callable[[], None],
+        on_state: Callable[[str], None],
+        check_seconds: float = 2.0,
+    ) -> None:
+        self.workspace = workspace
+        self.debounce_ms = debounce_ms
+        self.on_changes = on_changes
+        self.on_started = on_started
+        self.on_state = on_state
+        self.check_seconds = check_seconds
+
+    def _targets(self) -> tuple[list[str], list[str]]:
+        """(folders to watch alone, folders to watch with everything below them)."""
+        flat = [str(self.workspace.path)]
+        deep = []
+        memory = self.workspace.path / MEMORY_DIR
+        if memory.is_dir():
+            deep.append(str(memory))
+        for root in self.workspace.roots[1:]:
+            if root.is_file:
+                flat.append(str(root.path.parent))
+            elif root.path.is_dir():
+                deep.append(str(root.path))
+        return flat, deep
+
+    def _identity(self) -> tuple:
+        paths = [self.workspace.path, self.workspace.path / MEMORY_DIR]
+        paths += [r.path for r in self.workspace.roots[1:]]
+        return tuple(_inode(p) for p in paths)
+
+    def _keep(self, change: Change, path: str) -> bool:
+        name = os.path.basename(path)
+        if name.startswith(".") or name.endswith(("~", "#")):
+            return False  # editor swap, backup and lock files
+        for root in self.workspace.roots:
+            base = str(root.path).rstrip("/") + "/"
+            if path.startswith(base):
+                parts = path[len(base) :].split("/")[:-1]
+                return not any(p.startswith(".") or p == "node_modules" for p in parts)
+        return True
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Watch until ``stop`` is set, restarting after failures."""
+        backoff = 1.0
+        while not stop.is_set():
+            if not self.workspace.path.is_dir():
+                self.on_state("waiting for folder")
+                await _wait(stop, self.check_seconds)
+                continue
+            identity = self._identity()
+            flat, deep = self._targets()
+            halt = asyncio.Event()
+            tasks = [asyncio.create_task(self._watch(flat, False, halt))]
+            if deep:
+                tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
+            self.on_state("running")
+            self.on_started()
+            failed = await self._supervise(tasks, identity, stop)
+            halt.set()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if stop.is_set():
+                break
+            self.on_state("restarting")
+            backoff = min(backoff * 2, 30.0) if failed else 1.0
+            await _wait(stop, backoff if failed else 0.1)
+        self.on_state("not running")
+
+    async def _supervise(
+        self, tasks: list[asyncio.Task], identity: tuple, stop: asyncio.Event
+    ) -> bool:
+        """Wait until a watcher ends (True: it failed) or the folders change (False)."""
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    [*tasks, stopper],
+                    timeout=self.check_seconds,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if stop.is_set():
+                    return False
+                for task in done:
+                    exc = task.exception()
+                    log.warning("watcher_failed", workspace=self.workspace.name, error=repr(exc))
+                    return True
+                if self._identity() != identity:
+                    log.warning("watch_folders_replaced", workspace=self.workspace.name)
+                    return False
+        finally:
+            stopper.cancel()
+
+    async def _watch(self, paths: list[str], recursive: bool, halt: asyncio.Event) -> None:
+        async for changes in awatch(
+            *paths,
+            watch_filter=self._keep,
+            debounce=max(MAX_GROUP_MS, self.debounce_ms),
+            step=max(self.debounce_ms, 10),
+            stop_event=halt,
+            recursive=recursive,
+            ignore_permission_denied=True,
+        ):
+            self.on_changes({path for _, path in changes})
+        if not halt.is_set():
+            raise RuntimeError(f"watching {', '.join(paths)} stopped")
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout=seconds)

@@ -1,0 +1,260 @@
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from memd.client import Client
+from memd.errors import UnknownMethod
+
+
+@pytest.fixture
+def notes(ws):
+    ws.write("MEMORY.md", "# Memory\n\n## Decisions\n- We use Postgres 16.\n")
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\n\n## API\nWe chose REST over GraphQL.\n")
+
+
+def paths(results):
+    return {r["path"] for r in results}
+
+
+def test_serves_search_get_status_health(serve, notes):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    (hit,) = d.search("graphql")
+    assert hit["citation"] == "memory/2026-01-20.md#L3-L4"
+    answer = d.call("memory_search", query="postgres")
+    assert answer["index"]["stale"] is False and answer["index"]["generation"] >= 1
+    assert d.call("memory_get", path="MEMORY.md", lines=1)["text"] == "# Memory\n"
+    status = d.call("status")
+    assert status["files"] == 2 and status["watcher"] == "running"
+    assert d.call("health")["ok"] is True
+    for method in ("memory_flush", "memory_store", "memory_forget"):
+        with pytest.raises(UnknownMethod):
+            d.call(method)
+
+
+def test_socket_and_folder_modes(serve, notes):
+    d = serve()
+    assert stat.S_IMODE(os.stat(d.socket).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(d.socket.parent).st_mode) == 0o700
+
+
+def test_new_and_edited_files_become_searchable(serve, ws, notes):
+    d = serve()
+    ws.write("memory/2026-01-21.md", "# 2026-01-21\nKubernetes upgrade planned.\n")
+    d.wait_for(lambda: d.search("kubernetes"), what="new file")
+    ws.write("memory/2026-01-21.md", "# 2026-01-21\nKubernetes upgrade done; etcd restored.\n")
+    d.wait_for(lambda: d.search("etcd"), what="edited file")
+
+
+def test_editor_save_patterns(serve, ws, notes):
+    """Write-temp-then-rename, truncate-then-write and delete-then-create all end indexed."""
+    d = serve()
+    target = ws.root / "memory" / "2026-01-20.md"
+    tmp = ws.root / "memory" / ".2026-01-20.md.swp"
+    tmp.write_text("# 2026-01-20\nalbatross\n")
+    os.replace(tmp, target)
+    d.wait_for(lambda: "memory/2026-01-20.md" in paths(d.search("albatross")), what="rename save")
+    with open(target, "r+") as f:
+        f.truncate(0)
+        f.flush()
+        time.sleep(0.05)
+        f.write("# 2026-01-20\nbarracuda\n")
+    d.wait_for(lambda: d.search("barracuda"), what="truncate-then-write")
+    target.unlink()
+    time.sleep(0.05)
+    target.write_text("# 2026-01-20\ncormorant\n")
+    d.wait_for(lambda: d.search("cormorant"), what="delete-then-create")
+    assert d.search("albatross") == [] and d.search("barracuda") == []
+
+
+def test_deleted_file_leaves_results(serve, ws, notes):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    (ws.root / "memory" / "2026-01-20.md").unlink()
+    d.wait_for(lambda: not d.search("graphql"), what="removal")
+
+
+def test_folder_renamed_and_editor_stray_files(serve, ws):
+    ws.write("memory/projects/atlas.md", "# Atlas\nquokka dashboard\n")
+    d = serve()
+    d.wait_for(lambda: d.search("quokka"), what="start-up index")
+    os.rename(ws.root / "memory" / "projects", ws.root / "memory" / "archive")
+    d.wait_for(
+        lambda: paths(d.search("quokka")) == {"memory/archive/atlas.md"}, what="folder rename"
+    )
+
+
+def test_only_one_daemon_per_state_folder(serve, notes, tmp_path):
+    d = serve()
+    second = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "serve"],
+        env=d.env, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert second.returncode == 1
+    assert f"already running (pid {d.proc.pid})" in second.stderr
+    assert d.call("health")["ok"]  # the first one is unharmed
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signals_stop_cleanly(serve, notes, sig):
+    d = serve()
+    started = time.monotonic()
+    assert d.stop(sig) == 0
+    assert time.monotonic() - started < 5
+    assert not d.socket.exists()
+    assert '"daemon_stopped"' in d.log()
+
+
+def test_stop_during_a_long_index_is_prompt(serve, ws):
+    """SIGTERM in the middle of indexing ends after the transaction in flight, within 5 s."""
+    for i in range(1500):
+        ws.write(f"memory/2025-{i % 12 + 1:02d}-{i % 28 + 1:02d}-n{i}.md",
+                 f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 6)  # fmt: skip
+    d = serve()
+    time.sleep(0.3)
+    started = time.monotonic()
+    assert d.stop() == 0
+    assert time.monotonic() - started < 5
+
+
+def test_kill_9_mid_index_then_restart_matches_the_files(serve, ws):
+    for i in range(400):
+        ws.write(f"memory/n{i}.md", f"# N{i}\n\nterm{i} " + "filler words " * 50 + "\n")
+    d = serve()
+    time.sleep(0.4)
+    d.kill()  # SIGKILL: no clean-up at all; the socket file stays behind
+    assert d.socket.exists()
+    (ws.root / "memory" / "n0.md").unlink()
+    ws.write("memory/late.md", "# Late\nwombat\n")
+    d.start()  # replaces the stale socket
+    d.wait_for(lambda: d.search("wombat"), timeout=60, what="re-index after the kill")
+    assert paths(d.search("wombat")) == {"memory/late.md"}
+    assert d.search("term0") == []
+    assert d.call("status")["files"] == 400
+    assert paths(d.search("term399")) == {"memory/n399.md"}
+
+
+def test_workspace_deleted_and_recreated(serve, ws, notes):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    import shutil
+
+    shutil.rmtree(ws.root)
+    d.wait_for(lambda: d.call("status")["watcher"] != "running", what="watcher to notice")
+    assert d.call("health")["ok"]
+    ws.write("memory/2026-03-01.md", "# 2026-03-01\nnarwhal sighting\n")
+    d.wait_for(lambda: d.search("narwhal"), timeout=15, what="re-created workspace indexed")
+    d.wait_for(lambda: not d.search("graphql"), what="old files gone")
+    ws.write("memory/2026-03-02.md", "# 2026-03-02\nokapi\n")
+    d.wait_for(lambda: d.search("okapi"), what="watching again")
+
+
+def test_sighup_reloads_config(serve, notes):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    text = d.config_path.read_text()
+    d.config_path.write_text(text + "search: {max_results: 1, min_score: 0}\n")
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_for(lambda: '"config_reloaded"' in d.log(), what="reload")
+    answer = d.call("memory_search", query="we")  # both notes match 'we'... capped at 1
+    assert len(answer["results"]) <= 1
+    d.config_path.write_text(text + "search: {max_results: many}\n")
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_for(lambda: '"config_reload_failed"' in d.log(), what="bad reload logged")
+    assert "search.max_results" in d.log()
+    assert d.call("health")["ok"]
+    assert len(d.call("memory_search", query="postgres")["results"]) == 1
+
+
+def test_sd_notify_ready_watchdog_stopping(serve, notes, tmp_path):
+    path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(10)
+    d = serve(env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"})
+    messages = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("WATCHDOG=1" in m for m in messages):
+        messages.append(sock.recv(4096).decode())
+    assert any(m.startswith("READY=1") for m in messages)
+    assert any("WATCHDOG=1" in m for m in messages)
+    assert d.stop() == 0
+    sock.settimeout(2)
+    rest = []
+    try:
+        while True:
+            rest.append(sock.recv(4096).decode())
+    except TimeoutError:
+        pass
+    assert "STOPPING=1" in rest
+    sock.close()
+
+
+_PEER_PROBE = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+try:
+    s.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "health"}\n')
+    print("answer" if s.recv(4096) else "closed")
+except OSError:
+    print("closed")
+"""
+
+
+def test_client_of_another_user_is_refused(serve, notes):
+    """Even if the socket's modes were loosened, another uid gets no answer."""
+    python = "/usr/bin/python3"  # outside /root, so the other user may run it
+    if os.geteuid() != 0 or not os.access(python, os.X_OK):
+        pytest.skip("needs root and a system python3 to connect as another user")
+    folder = tempfile.mkdtemp(prefix="memd-peer-", dir="/tmp")
+    os.chmod(folder, 0o755)
+    d = serve(f"socket: {folder}/run/memd.sock\n")
+    os.chmod(d.socket.parent, 0o755)
+    os.chmod(d.socket, 0o666)
+    script = _PEER_PROBE
+    out = subprocess.run(
+        [python, "-c", script, str(d.socket)],
+        capture_output=True, text=True, timeout=30, user=65534, group=65534, cwd="/",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "closed"  # no answer, connection ended
+    assert '"connection_refused"' in d.log()
+    assert d.call("health")["ok"]
+
+
+def test_cli_goes_through_the_daemon(serve, notes, ws, tmp_path):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    env = {**d.env, "MEMD_CONFIG": str(d.config_path)}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "memd", *args], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    out = cli("status", "--json")
+    assert out.returncode == 0 and '"watcher": "running"' in out.stdout
+    out = cli("search", "graphql")
+    assert "memory/2026-01-20.md#L3-L4" in out.stdout
+    out = cli("index", "--json")
+    assert out.returncode == 0 and '"unchanged": 2' in out.stdout
+    out = cli("get", "../x.md")
+    assert out.returncode == 1 and "may not contain '..'" in out.stderr
+    out = cli("search", "x", "--max-results", "0")
+    assert out.returncode == 2 and "max_results" in out.stderr
+    assert '"rpc"' in d.log()  # the daemon answered these
+
+
+def test_client_reuses_one_connection_for_many_requests(serve, notes):
+    d = serve()
+    with Client(d.socket) as c:
+        for _ in range(20):
+            assert c.call("health")["ok"]
