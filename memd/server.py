@@ -27,6 +27,7 @@ from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
 log = structlog.get_logger()
 
 MAX_LINE = 1024 * 1024
+_MAX_SKIP_LINES = 64  # give up on a connection after discarding 64 MiB of one line
 _SUN_PATH_MAX = 104  # the smallest sockaddr_un path size (macOS); Linux allows 108
 
 Dispatch = Callable[[str, Any], Awaitable[dict]]
@@ -160,10 +161,11 @@ class SocketServer:
                 log.debug("connection_idle_closed", seconds=self.idle_timeout)
                 return
             except (ValueError, asyncio.LimitOverrunError):
-                # The rest of an over-long line cannot be told from the next request.
                 answer = _error(None, InvalidRequest.code, "request line is over 1 MiB; refused")
                 writer.write(json.dumps(answer).encode() + b"\n")
                 await writer.drain()
+                if await self._skip_rest_of_line(reader):
+                    continue
                 return
             if not line:
                 return
@@ -175,6 +177,21 @@ class SocketServer:
                 await writer.drain()
             if not line.endswith(b"\n"):  # the client closed mid-line; that was its last
                 return
+
+    async def _skip_rest_of_line(self, reader: asyncio.StreamReader) -> bool:
+        """Read past the end of an over-long line; True if the connection can go on.
+
+        Closing with unread data would reset the connection and lose the error reply.
+        """
+        for _ in range(_MAX_SKIP_LINES):
+            try:
+                tail = await asyncio.wait_for(reader.readline(), timeout=self.idle_timeout)
+            except (ValueError, asyncio.LimitOverrunError):
+                continue  # another MiB of the same line, discarded
+            except TimeoutError:
+                return False
+            return tail.endswith(b"\n")
+        return False
 
 
 def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
