@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memd import __version__
+from memd import __version__, service
 from memd.client import connect
 from memd.config import Config, load_config
 from memd.daemon import Daemon
@@ -75,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", parents=[common], help="what is indexed and how fresh it is")
     sub.add_parser("serve", parents=[common], help="run the daemon in the foreground")
+    p = sub.add_parser("service", parents=[common], help="install memd as a user service")
+    p.add_argument("action", choices=["install", "uninstall", "status"])
     return parser
 
 
@@ -106,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             configure_logging("debug" if verbose else config.log.level, config.log.format)
             return Daemon(config, config_arg).run()
+        if args.command == "service":
+            return _service(args.action, config)
         configure_logging("debug" if verbose else "warning", config.log.format)
         return _run(args, config)
     except InvalidParams as exc:
@@ -117,6 +122,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memd: interrupted", file=sys.stderr)
         return 130
+
+
+def _service(action: str, config: Config) -> int:
+    plan = service.plan(config.source, os.environ)
+    if action == "status":
+        code, report = service.status(plan)
+        print(report)
+        return 0 if code == 0 else 1
+    for line in (service.install if action == "install" else service.uninstall)(plan):
+        print(line)
+    if action == "install":
+        print(f"memd is running as a {plan.manager} service; socket {config.socket}")
+    return 0
 
 
 def _run(args: argparse.Namespace, config: Config) -> int:

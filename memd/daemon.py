@@ -37,7 +37,7 @@ from memd.notify import sd_notify, watchdog_interval
 from memd.server import SocketServer
 from memd.store import IndexCorrupt
 from memd.watcher import Watcher
-from memd.workspace import WorkspaceMissing
+from memd.workspace import MEMORY_DIR, WorkspaceMissing
 
 log = structlog.get_logger()
 T = TypeVar("T")
@@ -181,6 +181,7 @@ class Daemon:
         self._stop = asyncio.Event()
         try:
             self._lock_fd = _take_lock(self.config.state_dir)
+            _create_default_workspace(self.config)
             memories = await self.write(_open_memories, self.config)
             self.runners = {name: _Runner(self, m) for name, m in memories.items()}
             self._server = SocketServer(
@@ -271,6 +272,19 @@ class Daemon:
             30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
         )
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+def _create_default_workspace(config: Config) -> None:
+    """With no config file at all, make ``~/clawd/memory`` so a first start has a home.
+
+    A configured folder is never created: it may be a drive that is not mounted yet.
+    """
+    if config.source is not None:
+        return
+    folder = config.workspace().path / MEMORY_DIR
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        log.info("workspace_created", path=str(folder.parent))
 
 
 def _open_memories(config: Config) -> dict[str, Memory]:

@@ -34,7 +34,7 @@ def test_repository_config_yaml_is_valid_and_all_defaults(tmp_path):
     env = {"HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test"}
     documented = load_config(example, env=env)
     builtin = parse_config({}, env=env)
-    for section in ("chunking", "watch", "search", "flush", "log"):
+    for section in ("chunking", "watch", "server", "search", "flush", "log"):
         assert getattr(documented, section) == getattr(builtin, section), section
     assert documented.workspace().path == builtin.workspace().path
     assert documented.state_dir == builtin.state_dir
@@ -179,4 +179,22 @@ def test_flush_llm_section(tmp_path):
     assert cfg.flush.llm is not None and cfg.flush.llm.model == "gpt-x"
     path = write(tmp_path, "flush:\n  llm: {base_url: x}\n")
     with pytest.raises(ConfigError, match="flush.llm"):
+        load_config(path, env={})
+
+
+def test_default_socket_follows_xdg_runtime_dir(tmp_path):
+    """The socket is $XDG_RUNTIME_DIR/memd/memd.sock, else memd.sock in the state folder."""
+    cfg = parse_config({}, env={"HOME": "/h", "XDG_RUNTIME_DIR": "/run/user/7"})
+    assert cfg.socket == Path("/run/user/7/memd/memd.sock")
+    cfg = parse_config({}, env={"HOME": "/h"})
+    assert cfg.socket == Path("/h/.local/state/memd/memd.sock")
+    cfg = parse_config({"state_dir": "/s"}, env={"HOME": "/h"})
+    assert cfg.socket == Path("/s/memd.sock")
+    cfg = parse_config({"socket": "/tmp/m.sock"}, env={"HOME": "/h"})
+    assert cfg.socket == Path("/tmp/m.sock")
+
+
+def test_server_idle_timeout_must_be_positive(tmp_path):
+    path = write(tmp_path, "server: {idle_timeout_s: 0}\n")
+    with pytest.raises(ConfigError, match="idle_timeout_s must be positive"):
         load_config(path, env={})
