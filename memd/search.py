@@ -97,8 +97,21 @@ def keyword_search(store: Store, req: SearchRequest) -> list[SearchResult]:
         until=req.until,
         file_ids=file_ids,
     )
-    results = [_result(h, bm25_score(h.bm25, match.terms)) for h in hits]
+    best = max((h.bm25 for h in hits), default=0.0)
+    results = [_result(h, keyword_score(h.bm25, best, match.terms)) for h in hits]
     return [r for r in results if r.score >= req.min_score][: req.max_results]
+
+
+def keyword_score(raw: float, best: float, terms: int) -> float:
+    """Half relative to the query's best hit, half absolute (``bm25_score``).
+
+    BM25 alone says nothing in a small workspace: a term found in half the chunks or more
+    has an idf of ~0 (FTS5 clamps it), so a one-note workspace would never clear
+    ``min_score``. The relative half keeps the best match at 0.5 or more; the absolute
+    half keeps a strong match above a weak one across queries.
+    """
+    relative = raw / best if best > 0 else 0.0
+    return 0.5 * relative + 0.5 * bm25_score(raw, terms)
 
 
 def _result(hit: Hit, score: float) -> SearchResult:

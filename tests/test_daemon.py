@@ -1,3 +1,4 @@
+import json
 import os
 import signal
 import socket
@@ -10,7 +11,7 @@ import time
 import pytest
 
 from memd.client import Client
-from memd.errors import UnknownMethod
+from memd.errors import NotFound, UnknownMethod
 
 
 @pytest.fixture
@@ -258,3 +259,41 @@ def test_client_reuses_one_connection_for_many_requests(serve, notes):
     with Client(d.socket) as c:
         for _ in range(20):
             assert c.call("health")["ok"]
+
+
+def test_logs_are_json_lines_with_request_details(serve, notes):
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    with pytest.raises(NotFound):
+        d.call("memory_get", path="memory/missing.md")
+    d.stop()
+    events = [json.loads(line) for line in d.log().splitlines() if line.strip()]
+    names = [e["event"] for e in events]
+    assert "daemon_started" in names and "daemon_stopped" in names
+    passes = [e for e in events if e["event"] == "index_pass"]
+    assert passes and {"added", "changed", "removed", "ms"} <= set(passes[0])
+    rpcs = [e for e in events if e["event"] == "rpc"]
+    assert {"method", "ms", "outcome"} <= set(rpcs[0])
+    assert any(e["method"] == "memory_get" and e["outcome"] == "NotFound" for e in rpcs)
+    assert all(e["level"] for e in events)
+
+
+def test_first_start_without_config_creates_the_default_workspace(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    for var in ("MEMD_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+        env.pop(var, None)
+    proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    sock = home / ".local" / "state" / "memd" / "memd.sock"
+    try:
+        deadline = time.monotonic() + 20
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with Client(sock) as c:
+            assert c.call("status")["path"] == str(home / "clawd")
+        assert (home / "clawd" / "memory").is_dir()
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0

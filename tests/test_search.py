@@ -1,6 +1,13 @@
 import pytest
 
-from memd.search import SearchRequest, bm25_score, citation, keyword_search, snippet
+from memd.search import (
+    SearchRequest,
+    bm25_score,
+    citation,
+    keyword_score,
+    keyword_search,
+    snippet,
+)
 
 
 @pytest.fixture
@@ -152,6 +159,21 @@ def test_bm25_score_squash():
     assert bm25_score(-1, 1) == 0
     assert 0 < bm25_score(1, 1) < bm25_score(5, 1) < 1
     assert bm25_score(5, 5) < bm25_score(5, 1)  # per term: one weak term of five is weak
+
+
+def test_a_one_note_workspace_finds_its_note_with_default_settings(ws, memory):
+    """Tiny workspaces have no useful idf; the best match still clears min_score."""
+    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n")
+    memory.index()
+    (hit,) = memory.search(SearchRequest("postgres"))["results"]
+    assert hit["path"] == "MEMORY.md" and hit["score"] >= 0.5
+
+
+def test_keyword_score():
+    assert keyword_score(4.0, 4.0, 1) > keyword_score(2.0, 4.0, 1)
+    assert keyword_score(1e-6, 1e-6, 1) >= 0.5  # best hit in a tiny workspace
+    assert keyword_score(0.0, 0.0, 1) == 0.0
+    assert keyword_score(8.0, 8.0, 1) < 1.0
 
 
 def test_snippet_and_citation():

@@ -1,0 +1,56 @@
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def code_block(language: str, marker: str) -> str:
+    """The README code block of ``language`` that contains ``marker``."""
+    for block in re.findall(rf"```{language}\n(.*?)```", README.read_text(), re.S):
+        if marker in block:
+            return block
+    raise AssertionError(f"no {language} block with {marker!r} in README.md")
+
+
+def test_readme_opens_with_the_two_commands():
+    text = README.read_text()
+    first = text.index("```sh")
+    install, tests = re.findall(r"```sh\n(.*?)```", text[first:], re.S)[:2]
+    assert "pip install" in install and "memd" in install
+    assert "pytest" in tests
+    ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    assert ".venv/bin/python -m pytest -q" in tests and ".venv/bin/python -m pytest -q" in ci
+
+
+def test_node_example_talks_to_a_real_daemon(serve, ws, tmp_path):
+    """The JavaScript client in the README works as printed."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n")
+    d = serve()
+    d.wait_for(lambda: d.search("postgres"), what="index")
+    script = tmp_path / "client.mjs"
+    script.write_text(code_block("js", "node:net"))
+    out = subprocess.run(
+        ["node", str(script), "postgres"],
+        env={"MEMD_SOCKET": str(d.socket), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "MEMORY.md#L1-L2" in out.stdout
+
+
+def test_python_client_example_runs(serve, ws):
+    ws.write("MEMORY.md", "# Memory\n- We decided the public API is REST.\n")
+    d = serve()
+    d.wait_for(lambda: d.search("api"), what="index")
+    example = code_block("python", "from memd.client import Client").replace(
+        "config.socket", repr(str(d.socket))
+    )
+    namespace: dict = {}
+    exec(compile(example, "README.md", "exec"), namespace)
+    assert namespace["answer"]["results"]
