@@ -5,6 +5,7 @@ Only entry points call ``configure_logging``; library modules just ``get_logger(
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from typing import TextIO
@@ -33,6 +34,18 @@ def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | N
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(stream),
+        logger_factory=lambda *args: _SafeLogger(stream),
         cache_logger_on_first_use=False,
     )
+
+
+class _SafeLogger(structlog.PrintLogger):
+    """A log line that cannot be written (full disk, closed pipe) is dropped: losing a log
+    line must never stop indexing or serving."""
+
+    def msg(self, message: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            super().msg(message)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -84,16 +85,24 @@ class Daemon:
         self.proc: subprocess.Popen | None = None
 
     def start(self, wait: bool = True) -> Daemon:
-        self.log_file = open(self.log_path, "ab")  # noqa: SIM115
+        # Output goes through a pipe, as to journald, and is copied to a file by this process.
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memd", "--config", str(self.config_path), "serve"],
             env=self.env,
-            stdout=self.log_file,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
+        self._copier = threading.Thread(target=self._copy_output, args=(self.proc,), daemon=True)
+        self._copier.start()
         if wait:
             self.wait_ready()
         return self
+
+    def _copy_output(self, proc: subprocess.Popen) -> None:
+        with open(self.log_path, "ab") as out:
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
 
     def wait_ready(self, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
@@ -131,15 +140,14 @@ class Daemon:
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else 0
         self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        finally:
-            self.log_file.close()
+        code = self.proc.wait(timeout=timeout)
+        self._copier.join(5)
+        return code
 
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait()
-        self.log_file.close()
+        self._copier.join(5)
 
 
 @pytest.fixture

@@ -297,3 +297,36 @@ def test_first_start_without_config_creates_the_default_workspace(tmp_path):
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def test_periodic_reconcile_catches_what_the_watcher_missed(serve, ws, tmp_path):
+    """A write through a hard link outside the workspace raises no event there; the
+    periodic sweep still finds it."""
+    note = ws.write("memory/linked.md", "# Linked\noriginal text\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.link(note, outside / "linked.md")
+    d = serve("watch: {reconcile_minutes: 0.03}\n")  # a sweep every 1.8 s
+    d.wait_for(lambda: d.search("original"), what="start-up index")
+    with open(outside / "linked.md", "r+") as f:  # same inode, unwatched folder
+        f.write("# Linked\nplatypus text\n")
+    d.wait_for(lambda: d.search("platypus"), timeout=15, what="periodic reconcile")
+
+
+def test_state_folder_that_cannot_be_written_then_recovers(serve, ws, notes):
+    """While index writes fail (a full or read-only disk), searches go on and the failure
+    is logged; once writes work again the pending edits are indexed."""
+    import resource
+
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    limit = resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (1, limit[1]))  # no file may grow
+    try:
+        ws.write("memory/2026-01-22.md", "# 2026-01-22\n" + "capybara notes\n" * 2000)
+        d.wait_for(lambda: '"index_failed"' in d.log(), what="failure logged")
+        assert d.search("graphql")  # reads keep working
+        assert d.call("memory_search", query="capybara")["index"]["stale"] is True
+    finally:
+        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, limit)
+    d.wait_for(lambda: d.search("capybara"), timeout=20, what="recovery")
