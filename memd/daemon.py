@@ -54,6 +54,7 @@ class _Runner:
         self.pending: set[str] = set()
         self.in_flight = 0
         self.full_scan = True  # what the index missed while memd was not running
+        memory.activity.scanning = True
         self.rebuild = False
         self.kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -87,6 +88,7 @@ class _Runner:
 
     def rescan(self, rebuild: bool = False) -> None:
         self.full_scan = True
+        self.memory.activity.scanning = True
         self.rebuild = self.rebuild or rebuild
         self.kick.set()
 
@@ -122,11 +124,16 @@ class _Runner:
             finally:
                 self.in_flight = 0
                 self._count()
+                self.memory.activity.scanning = self.full_scan or self.rebuild
 
     async def _pass(self, full: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
         cancel = self.daemon.cancel
         if full or rebuild:
-            return await self.daemon.write(self.memory.index, rebuild, None, cancel)
+            activity = self.memory.activity
+            activity.scan_progress(0, 0)
+            return await self.daemon.write(
+                self.memory.index, rebuild, activity.scan_progress, cancel
+            )
         if paths:
             return await self.daemon.write(self.memory.index_changes, paths, cancel)
         return None

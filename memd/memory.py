@@ -35,9 +35,27 @@ def database_path(config: Config, workspace: str) -> Path:
 class Activity:
     """What a running daemon is doing for a workspace; without a daemon it stays at rest."""
 
-    pending_files: int = 0
-    watcher: str = "not running"  # running | restarting | not running
+    pending_files: int = 0  # changed files waiting for (or in) a targeted pass
+    watcher: str = "not running"  # running | restarting | waiting for folder | not running
     daemon: bool = False
+    scanning: bool = False  # a full pass is queued or running
+    scan_done: int = 0
+    scan_total: int = 0
+
+    def scan_progress(self, done: int, total: int) -> None:
+        self.scan_done, self.scan_total = done, total
+
+    @property
+    def pending(self) -> int:
+        remaining = self.scan_total - self.scan_done if self.scanning else 0
+        return self.pending_files + remaining
+
+    @property
+    def stale(self) -> bool:
+        """The index may be behind the files: edits wait, a full pass runs, or nothing is
+        watching."""
+        unwatched = self.daemon and self.watcher != "running"
+        return self.pending > 0 or self.scanning or unwatched
 
 
 class Memory:
@@ -209,14 +227,11 @@ class Memory:
     def freshness(self) -> dict:
         """How current the index is, as every search answer reports it."""
         store = self._read()
-        activity = self.activity
         return {
             "generation": int(store.get_meta("generation", "0")),
-            "pending_files": activity.pending_files,
+            "pending_files": self.activity.pending,
             "pending_embeddings": 0,
-            # Behind the files, or unable to tell: edits wait, or nothing is watching.
-            "stale": activity.pending_files > 0
-            or (activity.daemon and activity.watcher != "running"),
+            "stale": self.activity.stale,
             "last_indexed_at": _iso(store.get_meta("last_indexed_at")),
         }
 
@@ -241,6 +256,11 @@ class Memory:
             "generation": fresh["generation"],
             "last_indexed_at": fresh["last_indexed_at"],
             "watcher": self.activity.watcher,
+            "indexing": (
+                {"done": self.activity.scan_done, "total": self.activity.scan_total}
+                if self.activity.scanning
+                else None
+            ),
             "database": str(db),
             "database_bytes": size,
         }

@@ -113,6 +113,23 @@ def test_signals_stop_cleanly(serve, notes, sig):
     assert '"daemon_stopped"' in d.log()
 
 
+def test_start_up_pass_reports_progress_and_stale(serve, ws):
+    """While the first full pass runs, answers say the index is behind and by how much."""
+    for i in range(1500):
+        ws.write(
+            f"memory/n{i}.md", f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 4
+        )
+    d = serve()
+    index = d.call("memory_search", query="lorem")["index"]
+    status = d.call("status")
+    assert index["stale"] is True
+    assert status["indexing"] is not None
+    d.wait_for(lambda: not d.call("memory_search", query="x")["index"]["stale"], timeout=60,
+               what="first pass")  # fmt: skip
+    status = d.call("status")
+    assert status["files"] == 1500 and status["indexing"] is None and status["pending_files"] == 0
+
+
 def test_stop_during_a_long_index_is_prompt(serve, ws):
     """SIGTERM in the middle of indexing ends after the transaction in flight, within 5 s."""
     for i in range(1500):
@@ -135,7 +152,11 @@ def test_kill_9_mid_index_then_restart_matches_the_files(serve, ws):
     (ws.root / "memory" / "n0.md").unlink()
     ws.write("memory/late.md", "# Late\nwombat\n")
     d.start()  # replaces the stale socket
-    d.wait_for(lambda: d.search("wombat"), timeout=60, what="re-index after the kill")
+    d.wait_for(
+        lambda: not d.call("memory_search", query="x")["index"]["stale"],
+        timeout=60,
+        what="re-index after the kill",
+    )
     assert paths(d.search("wombat")) == {"memory/late.md"}
     assert d.search("term0") == []
     assert d.call("status")["files"] == 400
