@@ -65,6 +65,22 @@ class Embeddings:
     base_url: str | None = None
     api_key: str | None = None
     dimensions: int | None = None
+    batch_size: int = 32
+    timeout_s: float = 30.0
+    retries: int = 2
+    debounce_ms: int = 2000
+    cache_size: int = 50000
+    query_timeout_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.dimensions is not None and self.dimensions < 1:
+            raise ValueError("dimensions must be positive")
+        if not 1 <= self.batch_size <= 2048:
+            raise ValueError("batch_size must be between 1 and 2048")
+        if self.retries < 0 or self.debounce_ms < 0 or self.cache_size < 0:
+            raise ValueError("retries, debounce_ms and cache_size must not be negative")
+        if self.timeout_s <= 0 or self.query_timeout_s <= 0:
+            raise ValueError("timeout_s and query_timeout_s must be positive")
 
 
 @dataclass(frozen=True)
@@ -76,11 +92,19 @@ class Search:
     text_weight: float = 0.3
     half_life_days: float = 30.0
     mmr_lambda: float = 0.7
+    candidate_multiplier: int = 4
+    decay: bool = True
+    decay_floor: float = 0.6
+    decay_weight: float = 0.4
+    mmr: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
             raise ValueError("max_results must be between 1 and 100")
-        for name in ("min_score", "vector_weight", "text_weight", "mmr_lambda"):
+        if not 1 <= self.candidate_multiplier <= 50:
+            raise ValueError("candidate_multiplier must be between 1 and 50")
+        for name in ("min_score", "vector_weight", "text_weight", "mmr_lambda", "decay_floor",
+                     "decay_weight"):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.half_life_days <= 0:

@@ -6,24 +6,38 @@ read and status. It is plain synchronous code; the daemon runs it in worker thre
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from memd import __version__
 from memd.config import Config
-from memd.errors import NotFound, PathRefused
+from memd.embeddings import Embedder, make_embedder
+from memd.errors import MemdError, NotFound, PathRefused
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.markdown import split_lines
-from memd.search import SearchRequest, keyword_search
+from memd.search import (
+    SearchRequest,
+    attach_vectors,
+    file_filter,
+    keyword_candidates,
+    merge,
+    rank,
+    vector_candidates,
+)
 from memd.store import IndexCorrupt, Store
+from memd.vectors import VectorIndex, to_blob
 from memd.workspace import Workspace
 
 GET_MAX_LINES = 1000
 GET_MAX_BYTES = 64 * 1024
+_EMBED_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
 
 
 def database_path(config: Config, workspace: str) -> Path:
@@ -39,6 +53,7 @@ class Activity:
     watcher: str = "not running"  # running | restarting | waiting for folder | not running
     daemon: bool = False
     scanning: bool = False  # a full pass is queued or running
+    embeddings: str = "idle"  # idle | embedding | cooling down: <error>
     scan_done: int = 0
     scan_total: int = 0
 
@@ -67,19 +82,32 @@ class Memory:
     """
 
     def __init__(
-        self, config: Config, workspace: str | None = None, concurrent_reads: bool = False
+        self,
+        config: Config,
+        workspace: str | None = None,
+        concurrent_reads: bool = False,
+        embedder: Embedder | None = None,
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
         self.store = Store.open(database_path(config, self.workspace.name))
         self.activity = Activity()
+        self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
+        self.vectors = VectorIndex(self.embedder.key)
+        self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
         self._concurrent = concurrent_reads
         self._local = threading.local()
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
 
+    def today(self) -> dt.date:
+        """Today in the configured time zone (daily-note ages are counted from it)."""
+        tz = self.config.flush.timezone
+        return dt.datetime.now(ZoneInfo(tz)).date() if tz else dt.date.today()
+
     def close(self) -> None:
+        self._query_pool.shutdown(wait=False)
         with self._readers_lock:
             for reader in self._readers:
                 reader.close()
@@ -148,6 +176,43 @@ class Memory:
                 return self.index(cancel=cancel)
         return self.index_paths([p for p in paths if p.endswith(".md")], cancel)
 
+    def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
+        """Vectors for up to ``limit`` chunks that have none (cache first): rows for
+        ``save_embeddings``. Slow (it embeds); reads only, so any thread may run it."""
+        store = self._read()
+        pending = store.pending_chunks(self.embedder.key, limit, quiet_since)
+        if not pending:
+            return []
+        texts = [_embedding_text(heading, text) for _, heading, text in pending]
+        keys = [self.embedder.cache_key(t) for t in texts]
+        cached = store.cached_vectors(keys)
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else []
+        blobs = dict(cached)
+        for i, vector in zip(missing, fresh, strict=True):
+            blobs[keys[i]] = to_blob(vector)
+        return [
+            (chunk_id, key, blobs[key]) for (chunk_id, _, _), key in zip(pending, keys, strict=True)
+        ]
+
+    def save_embeddings(self, rows: list[tuple]) -> None:
+        """Write what ``embed_prepare`` made (the writer's job)."""
+        with self.store.transaction():
+            self.store.save_vectors(self.embedder.key, rows, self.config.embeddings.cache_size)
+
+    def embed_all(self, progress: Progress | None = None, batch: int = 64) -> int:
+        """Embed every chunk that has no vector yet (``memd index`` without a daemon)."""
+        if not self.embedder.enabled:
+            return 0
+        _, pending = self.store.count_vectors(self.embedder.key)
+        done = 0
+        while rows := self.embed_prepare(batch):
+            self.save_embeddings(rows)
+            done += len(rows)
+            if progress:
+                progress(done, pending)
+        return done
+
     def _write(self, run: Callable[[], IndexReport]) -> IndexReport:
         try:
             return run()
@@ -175,15 +240,65 @@ class Memory:
             return self._search(request)
 
     def _search(self, request: SearchRequest) -> dict:
-        answer: dict = {"results": [], "mode": "keyword", "provider": "none", "model": None}
-        if request.mode in ("vector", "hybrid"):
-            answer["warning"] = (
-                f"mode '{request.mode}' needs embeddings, which are not configured; "
-                "ran keyword search"
+        store = self._read()
+        embedder = self.embedder
+        answer: dict = {"results": [], "mode": "keyword", "provider": embedder.provider,
+                        "model": embedder.model}  # fmt: skip
+        query_vector, warning = None, None
+        if request.mode != "keyword":
+            query_vector, warning = self._query_vector(request, store)
+        mode = "keyword"
+        if query_vector is not None:
+            mode = "vector" if request.mode == "vector" else "hybrid"
+        settings = self.config.search
+        limit = request.max_results * settings.candidate_multiplier
+        allowed = file_filter(store, request.paths, request.tags)
+        sides = []
+        if mode != "vector":
+            sides.append(keyword_candidates(store, request, limit, allowed))
+        if query_vector is not None:
+            sides.append(
+                vector_candidates(store, self.vectors, query_vector, request, limit, allowed)
             )
-        answer["results"] = [r.as_dict() for r in keyword_search(self._read(), request)]
+        cands = merge(*sides)
+        if query_vector is not None:
+            attach_vectors(cands, self.vectors, query_vector)
+        weights = {"hybrid": {}, "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
+                   "vector": {"vector_weight": 1.0, "text_weight": 0.0}}[mode]  # fmt: skip
+        ranked = rank(
+            cands,
+            request,
+            dataclasses.replace(settings, **weights),
+            self.today(),
+            settings.fusion if mode == "hybrid" else "weighted",
+        )
+        answer["results"] = [r.as_dict() for r in ranked]
+        answer["mode"] = mode
+        if warning:
+            answer["warning"] = warning
         answer["index"] = self.freshness()
         return answer
+
+    def _query_vector(self, request: SearchRequest, store: Store) -> tuple:
+        """The query's vector, or None and the reason (never a silent downgrade)."""
+        if not self.embedder.enabled:
+            if request.mode in ("vector", "hybrid"):
+                return None, (
+                    f"mode '{request.mode}' needs embeddings, which are not configured "
+                    "(embeddings.provider is none); ran keyword search"
+                )
+            return None, None
+        self.vectors.refresh(store)
+        if len(self.vectors) == 0:
+            return None, "no chunk has a vector yet (embedding in progress); ran keyword search"
+        budget = self.config.embeddings.query_timeout_s
+        future = self._query_pool.submit(self.embedder.embed, [request.query], "query")
+        try:
+            return future.result(timeout=budget)[0], None
+        except TimeoutError:
+            return None, f"query embedding took over {budget:g} s; ran keyword search"
+        except MemdError as exc:
+            return None, f"query embedding failed ({exc}); ran keyword search"
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> dict:
         """Lines ``start``.. of an indexed file, read from disk (the files are the truth)."""
@@ -227,17 +342,22 @@ class Memory:
     def freshness(self) -> dict:
         """How current the index is, as every search answer reports it."""
         store = self._read()
+        pending_embeddings = 0
+        if self.embedder.enabled:
+            pending_embeddings = store.count_vectors(self.embedder.key)[1]
         return {
             "generation": int(store.get_meta("generation", "0")),
             "pending_files": self.activity.pending,
-            "pending_embeddings": 0,
+            "pending_embeddings": pending_embeddings,
             "stale": self.activity.stale,
             "last_indexed_at": _iso(store.get_meta("last_indexed_at")),
         }
 
     def status(self) -> dict:
         """Counts, freshness and where things live, for people and monitoring."""
-        counts = self._read().counts()
+        store = self._read()
+        counts = store.counts()
+        embedded, _ = store.count_vectors(self.embedder.key) if self.embedder.enabled else (0, 0)
         db = self.store.path
         size = sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
         fresh = self.freshness()
@@ -248,11 +368,12 @@ class Memory:
             "roots": [str(r.path) for r in self.workspace.roots],
             "files": counts["files"],
             "chunks": counts["chunks"],
-            "embedded_chunks": 0,
+            "embedded_chunks": embedded,
             "pending_files": fresh["pending_files"],
             "pending_embeddings": fresh["pending_embeddings"],
-            "provider": "none",
-            "model": None,
+            "provider": self.embedder.provider,
+            "model": self.embedder.model,
+            "embeddings": self.activity.embeddings,
             "generation": fresh["generation"],
             "last_indexed_at": fresh["last_indexed_at"],
             "watcher": self.activity.watcher,
@@ -264,6 +385,14 @@ class Memory:
             "database": str(db),
             "database_bytes": size,
         }
+
+
+def _embedding_text(heading: str, text: str) -> str:
+    """What is embedded: the chunk, led by its heading path when it does not start with it."""
+    text = text[:_EMBED_MAX_CHARS]
+    if heading and not text.lstrip().startswith("#"):
+        return f"{heading.replace('#', '').strip()}\n\n{text}"
+    return text
 
 
 def _iso(epoch: str | None) -> str | None:

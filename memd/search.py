@@ -1,18 +1,25 @@
-"""Query → ranked chunks. Keyword search: FTS5 candidates, BM25 normalised into [0, 1].
+"""Query → ranked chunks: candidates → fusion → temporal decay → diversity → results.
 
-Each stage is a small function: building the match, scoring, filtering, shaping results.
+Keyword candidates come from FTS5 (BM25 mapped into [0, 1]), vector candidates from the
+in-memory matrix (cosine). Each stage is a small pure function with its own tests.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from memd.config import Search
 from memd.fts import match_query
 from memd.globs import GlobSet
 from memd.store import Hit, Store
+from memd.vectors import VectorIndex
 
 SNIPPET_CHARS = 700
-CANDIDATE_MULTIPLIER = 4
+RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -66,40 +73,197 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}-L{end_line}"
 
 
-def file_filter(store: Store, paths: tuple[str, ...], tags: tuple[str, ...]) -> list[int] | None:
-    """Ids of files that pass the ``paths`` globs and carry one of ``tags``; None: no filter."""
+def file_filter(
+    store: Store, paths: tuple[str, ...], tags: tuple[str, ...]
+) -> dict[int, str] | None:
+    """``{id: path}`` of files passing the ``paths`` globs and carrying one of ``tags``;
+    None when there is no such filter."""
     if not paths and not tags:
         return None
     globs = GlobSet(paths)
     wanted = {t.lower().lstrip("#") for t in tags}
-    ids = []
+    allowed = {}
     for file_id, path, file_tags in store.file_tags():
         if globs and not globs.match(path):
             continue
         if wanted and not wanted & {t.lower() for t in file_tags}:
             continue
-        ids.append(file_id)
-    return ids
+        allowed[file_id] = path
+    return allowed
 
 
-def keyword_search(store: Store, req: SearchRequest) -> list[SearchResult]:
-    """Chunks matching any query term, best first, above ``min_score``."""
+@dataclass
+class Candidate:
+    """A chunk proposed by either side, with each side's score in [0, 1]."""
+
+    hit: Hit
+    text: float = 0.0
+    vector: float = 0.0
+    relevance: float = 0.0  # after fusion
+    score: float = 0.0  # after decay: what results are ordered by
+    vec: np.ndarray | None = field(default=None, repr=False)
+
+
+def keyword_candidates(
+    store: Store, req: SearchRequest, limit: int, allowed: Mapping[int, str] | None
+) -> list[Candidate]:
+    """Chunks matching any query word, best first, scored by ``keyword_score``."""
     match = match_query(req.query)
-    if match is None:
-        return []
-    file_ids = file_filter(store, req.paths, req.tags)
-    if file_ids == []:
+    if match is None or allowed == {}:
         return []
     hits = store.keyword_search(
         match.expression,
-        limit=req.max_results * CANDIDATE_MULTIPLIER,
+        limit=limit,
         since=req.since,
         until=req.until,
-        file_ids=file_ids,
+        file_ids=None if allowed is None else list(allowed),
     )
     best = max((h.bm25 for h in hits), default=0.0)
-    results = [_result(h, keyword_score(h.bm25, best, match.terms)) for h in hits]
-    return [r for r in results if r.score >= req.min_score][: req.max_results]
+    return [Candidate(h, text=keyword_score(h.bm25, best, match.terms)) for h in hits]
+
+
+def vector_candidates(
+    store: Store,
+    index: VectorIndex,
+    query: np.ndarray,
+    req: SearchRequest,
+    limit: int,
+    allowed: Mapping[int, str] | None,
+) -> list[Candidate]:
+    """The chunks nearest ``query`` that pass the request's filters, best first."""
+    if allowed == {}:
+        return []
+    paths = None if allowed is None else set(allowed.values())
+    filtered = paths is not None or req.since or req.until
+    # Deleted chunks and filtered-out ones take places in the top k: ask for more.
+    nearest = index.search(query, limit * (8 if filtered else 2))
+    hits = store.chunks_by_id([chunk_id for chunk_id, _ in nearest])
+    out = []
+    for chunk_id, cosine in nearest:
+        hit = hits.get(chunk_id)
+        if hit is None or (paths is not None and hit.path not in paths):
+            continue
+        if (req.since or req.until) and not _in_range(hit.date, req.since, req.until):
+            continue
+        out.append(Candidate(hit, vector=max(0.0, min(1.0, cosine))))
+        if len(out) == limit:
+            break
+    return out
+
+
+def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
+    if date is None:
+        return False
+    return (since is None or date >= since) and (until is None or date <= until)
+
+
+def merge(*sides: list[Candidate]) -> list[Candidate]:
+    """One candidate per chunk, carrying each side's score."""
+    merged: dict[int, Candidate] = {}
+    for side in sides:
+        for c in side:
+            have = merged.get(c.hit.chunk_id)
+            if have is None:
+                merged[c.hit.chunk_id] = c
+            else:
+                have.text = max(have.text, c.text)
+                have.vector = max(have.vector, c.vector)
+    return list(merged.values())
+
+
+def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: float) -> None:
+    """relevance = weighted mean of the two scores (a side that did not propose counts 0)."""
+    total = vector_weight + text_weight or 1.0
+    for c in cands:
+        c.relevance = (vector_weight * c.vector + text_weight * c.text) / total
+
+
+def fuse_rrf(cands: list[Candidate], k: int = RRF_K) -> None:
+    """Reciprocal rank fusion, scaled so that first on both sides is 1."""
+    for c in cands:
+        c.relevance = 0.0
+    for attr in ("text", "vector"):
+        ranked = sorted((c for c in cands if getattr(c, attr) > 0), key=lambda c: -getattr(c, attr))
+        for rank, c in enumerate(ranked, start=1):
+            c.relevance += 1.0 / (k + rank)
+    for c in cands:
+        c.relevance /= 2.0 / (k + 1)
+
+
+def decay_factor(
+    date: str | None, today: dt.date, half_life_days: float, floor: float, weight: float
+) -> float:
+    """``floor + weight × 2^(-age / half_life)`` for a dated note; 1 for undated files.
+
+    The floor keeps decay a preference among near-equals: a year-old note that answers
+    clearly better still outranks last week's weak match.
+    """
+    if date is None:
+        return 1.0
+    age = max((today - dt.date.fromisoformat(date)).days, 0)
+    return floor + weight * 2.0 ** (-age / half_life_days)
+
+
+def mmr(cands: list[Candidate], lam: float, n: int) -> list[Candidate]:
+    """Maximal marginal relevance: pick by ``lam × score − (1 − lam) × similarity`` to what
+    is already picked. Candidates without a vector count as dissimilar to everything."""
+    pool = sorted(cands, key=lambda c: -c.score)
+    picked: list[Candidate] = []
+    while pool and len(picked) < n:
+        best, best_value = 0, -np.inf
+        for i, c in enumerate(pool):
+            similarity = max(
+                (float(c.vec @ p.vec) for p in picked if c.vec is not None and p.vec is not None),
+                default=0.0,
+            )
+            value = lam * c.score - (1 - lam) * similarity
+            if value > best_value:
+                best, best_value = i, value
+        picked.append(pool.pop(best))
+    return picked
+
+
+def rank(
+    cands: list[Candidate], req: SearchRequest, settings: Search, today: dt.date, fusion: str
+) -> list[SearchResult]:
+    """Fuse, drop what is below ``min_score``, decay, diversify, cut to ``max_results``.
+
+    ``min_score`` applies to relevance before decay, so decay reorders but never filters.
+    """
+    if fusion == "rrf":
+        fuse_rrf(cands)
+    else:
+        fuse_weighted(cands, settings.vector_weight, settings.text_weight)
+    kept = [c for c in cands if c.relevance >= req.min_score]
+    for c in kept:
+        factor = 1.0
+        if settings.decay:
+            factor = decay_factor(
+                c.hit.date, today, settings.half_life_days, settings.decay_floor,
+                settings.decay_weight,
+            )  # fmt: skip
+        c.score = c.relevance * factor
+    if settings.mmr and any(c.vec is not None for c in kept):
+        ordered = mmr(kept, settings.mmr_lambda, req.max_results)
+    else:
+        ordered = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[: req.max_results]
+    return [_result(c.hit, c.score) for c in ordered]
+
+
+def keyword_search(store: Store, req: SearchRequest) -> list[SearchResult]:
+    """Keyword-only search ranked by text score alone (no vectors, no decay)."""
+    settings = Search(decay=False, vector_weight=0.0, text_weight=1.0)
+    cands = keyword_candidates(store, req, req.max_results * settings.candidate_multiplier, None)
+    return rank(cands, req, settings, dt.date.today(), "weighted")
+
+
+def attach_vectors(cands: list[Candidate], index: VectorIndex, query: np.ndarray) -> None:
+    """Give every candidate its vector, and its cosine if only keywords proposed it."""
+    vectors = index.vectors_of([c.hit.chunk_id for c in cands])
+    for c in cands:
+        c.vec = vectors.get(c.hit.chunk_id)
+        if c.vec is not None and c.vector == 0.0:
+            c.vector = max(0.0, min(1.0, float(c.vec @ query)))
 
 
 def keyword_score(raw: float, best: float, terms: int) -> float:

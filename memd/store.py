@@ -166,8 +166,28 @@ def _schema_v1(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v2(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE embedding_cache(
+            key BLOB PRIMARY KEY,      -- sha256(provider, model, dimensions, text)
+            vector BLOB NOT NULL,      -- float32, normalised
+            used INTEGER NOT NULL      -- a counter: least recently used go first
+        ) WITHOUT ROWID;
+        CREATE INDEX embedding_cache_used ON embedding_cache(used);
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            vector BLOB NOT NULL,
+            UNIQUE(chunk_id, model)
+        );
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-_MIGRATIONS = [_schema_v1]
+_MIGRATIONS = [_schema_v1, _schema_v2]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
@@ -384,6 +404,96 @@ class Store:
             return [Hit(*row) for row in self.db.execute(sql, args)]
         except apsw.SQLError as exc:
             raise StoreError(f"keyword query failed: {exc}") from exc
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    @_guard
+    def pending_chunks(
+        self, model: str, limit: int, quiet_since: float | None = None
+    ) -> list[tuple[int, str, str]]:
+        """``(chunk id, heading, text)`` of chunks with no vector for ``model``; with
+        ``quiet_since``, only from files last indexed before that time."""
+        sql = (
+            "SELECT c.id, c.heading, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?)"
+        )
+        args: list[object] = [model]
+        if quiet_since is not None:
+            sql += " AND f.indexed_at <= ?"
+            args.append(quiet_since)
+        return list(self.db.execute(sql + " ORDER BY c.id LIMIT ?", [*args, limit]))
+
+    @_guard
+    def count_vectors(self, model: str) -> tuple[int, int]:
+        """``(chunks with a vector for model, chunks without)``."""
+        done, total = self.db.execute(
+            "SELECT (SELECT count(*) FROM vectors WHERE model = ?), (SELECT count(*) FROM chunks)",
+            (model,),
+        ).fetchone()
+        return done, total - done
+
+    @_guard
+    def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT key, vector FROM embedding_cache WHERE key IN ({marks})", part
+            )
+            found.update(rows)
+        return found
+
+    def save_vectors(
+        self,
+        model: str,
+        rows: Sequence[tuple[int, bytes, bytes]],
+        cache_size: int,
+    ) -> None:
+        """Store ``(chunk id, cache key, vector)`` rows, remember them in the cache, and
+        trim the cache to ``cache_size`` (call inside ``transaction``)."""
+        used = int(self.get_meta("cache_clock", "0"))
+        self.db.executemany(
+            "INSERT OR IGNORE INTO vectors(chunk_id, model, vector) "
+            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            [(chunk_id, model, vector, chunk_id) for chunk_id, _, vector in rows],
+        )
+        self.db.executemany(
+            "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET used = excluded.used",
+            [(key, vector, used + n) for n, (_, key, vector) in enumerate(rows, start=1)],
+        )
+        self.set_meta("cache_clock", str(used + len(rows)))
+        excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size
+        if excess > 0:
+            self.db.execute(
+                "DELETE FROM embedding_cache WHERE key IN "
+                "(SELECT key FROM embedding_cache ORDER BY used LIMIT ?)",
+                (excess,),
+            )
+
+    @_guard
+    def vectors_after(self, model: str, after_id: int) -> list[tuple[int, int, bytes]]:
+        """``(row id, chunk id, vector)`` for ``model`` added after row ``after_id``."""
+        return list(
+            self.db.execute(
+                "SELECT id, chunk_id, vector FROM vectors WHERE model = ? AND id > ? ORDER BY id",
+                (model, after_id),
+            )
+        )
+
+    @_guard
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
+        """Live chunks among ``ids`` as hits (with no keyword score)."""
+        if not ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
+            "FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        )
+        return {row[0]: Hit(*row) for row in rows}
 
     @_guard
     def has_files_under(self, folder: str) -> bool:

@@ -57,6 +57,7 @@ def make_config(tmp_path, ws):
     def make(**raw) -> Config:
         raw.setdefault("workspace", str(ws.root))
         raw.setdefault("state_dir", str(tmp_path / "state"))
+        raw.setdefault("embeddings", {"provider": "none"})  # tests of embeddings set their own
         return parse_config(raw, env={"HOME": str(tmp_path)})
 
     return make
@@ -161,6 +162,8 @@ def serve(tmp_path, ws):
             socket = Path(extra.split("socket:", 1)[1].split("\n", 1)[0].strip())
         else:
             extra = f"socket: {socket}\n{extra}"
+        if "embeddings:" not in extra:
+            extra += "embeddings: {provider: none}\n"
         config = tmp_path / "memd.yaml"
         config.write_text(
             f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nlog: {{level: debug}}\n{extra}"

@@ -13,7 +13,9 @@ import pytest
 def cli(tmp_path, ws):
     """Run `python -m memd` as a user would, with a config file in a temp dir."""
     config = tmp_path / "config.yaml"
-    config.write_text(f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n")
+    config.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nembeddings: {{provider: none}}\n"
+    )
     env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
 
     def run(*args, input=None):
@@ -104,7 +106,10 @@ def test_config_error_names_key_and_file(cli):
 
 
 def test_missing_workspace_is_a_clear_error(cli, tmp_path):
-    cli.config.write_text(f"workspace: {tmp_path / 'nope'}\nstate_dir: {tmp_path / 's'}\n")
+    cli.config.write_text(
+        f"workspace: {tmp_path / 'nope'}\nstate_dir: {tmp_path / 's'}\n"
+        "embeddings: {provider: none}\n"
+    )
     out = cli("index")
     assert out.returncode == 1 and "does not exist" in out.stderr
 

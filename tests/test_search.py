@@ -11,6 +11,12 @@ from memd.search import (
 
 
 @pytest.fixture
+def config(make_config):
+    """Keyword ranking tests: no decay, so dates in the notes do not move results."""
+    return make_config(search={"decay": False})
+
+
+@pytest.fixture
 def notes(ws, memory):
     ws.write(
         "MEMORY.md",
