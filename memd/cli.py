@@ -161,7 +161,12 @@ def _command(
         if refresh is None:
             result = backend("reindex", {**params, "full": args.full})
         else:
-            result = refresh(workspace).index(full=args.full, progress=progress).as_dict()
+            memory = refresh(workspace)
+            result = memory.index(full=args.full, progress=progress).as_dict()
+            _finish_progress(progress)
+            # Without a daemon nobody back-fills vectors later: embed what is missing now.
+            result["embedded"] = memory.embed_all(_progress_printer("embedding", "chunks")
+                                                  if progress else None)  # fmt: skip
             _finish_progress(progress)
         return _emit(result, as_json, _print_index)
     if args.command == "search":
@@ -202,6 +207,8 @@ def _print_index(r: dict) -> None:
         f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
         f"({r['chunks']} chunks written)"
     )
+    if r.get("embedded"):
+        print(f"embedded {r['embedded']} chunks")
     for w in r["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
 
@@ -239,9 +246,9 @@ def _print_status(r: dict) -> None:
         print(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}")
 
 
-def _progress_printer() -> Callable[[int, int], None]:
+def _progress_printer(verb: str = "indexing", unit: str = "files") -> Callable[[int, int], None]:
     def show(done: int, total: int) -> None:
-        sys.stderr.write(f"\rindexing {done}/{total} files")
+        sys.stderr.write(f"\r{verb} {done}/{total} {unit}")
         sys.stderr.flush()
 
     return show

@@ -28,7 +28,7 @@ import structlog
 
 from memd import __version__
 from memd.config import Config, load_config
-from memd.errors import ConfigError, DaemonError, MemdError
+from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError
 from memd.indexer import IndexReport
 from memd.log import configure_logging
 from memd.memory import Memory
@@ -43,6 +43,8 @@ log = structlog.get_logger()
 T = TypeVar("T")
 
 _RETRY_SECONDS = 5.0
+_EMBED_BATCH = 32
+_COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 
 
 class _Runner:
@@ -57,6 +59,7 @@ class _Runner:
         memory.activity.scanning = True
         self.rebuild = False
         self.kick = asyncio.Event()
+        self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task] = []
         memory.activity.daemon = True
@@ -70,10 +73,13 @@ class _Runner:
             on_state=self._watcher_state,
         )
         self.kick.set()
+        name = self.memory.workspace.name
         self.tasks = [
-            asyncio.create_task(self._index_loop(), name=f"index-{self.memory.workspace.name}"),
-            asyncio.create_task(watcher.run(self.stop), name=f"watch-{self.memory.workspace.name}"),
+            asyncio.create_task(self._index_loop(), name=f"index-{name}"),
+            asyncio.create_task(watcher.run(self.stop), name=f"watch-{name}"),
         ]
+        if self.memory.embedder.enabled:
+            self.tasks.append(asyncio.create_task(self._embed_loop(), name=f"embed-{name}"))
 
     async def close(self) -> None:
         self.stop.set()
@@ -109,7 +115,9 @@ class _Runner:
             self.in_flight = len(paths)
             self._count()
             try:
-                await self._pass(full, rebuild, paths)
+                report = await self._pass(full, rebuild, paths)
+                if report is not None and report.chunks:
+                    self.embed_kick.set()
             except WorkspaceMissing as exc:
                 # Nothing to index until the folder is back; the watcher reports that.
                 log.warning(
@@ -137,6 +145,44 @@ class _Runner:
         if paths:
             return await self.daemon.write(self.memory.index_changes, paths, cancel)
         return None
+
+    async def _embed_loop(self) -> None:
+        """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
+        growing cool-down while the provider fails. Keyword search never waits for this."""
+        memory, activity = self.memory, self.memory.activity
+        settings = self.daemon.config.embeddings
+        cooldown = 0.0
+        while True:
+            try:
+                pending = (await asyncio.to_thread(memory.store_counts_vectors))[1]
+                activity.pending_embeddings = pending
+                quiet_since = time.time() - settings.debounce_ms / 1000
+                rows = []
+                if pending:
+                    activity.embeddings = "embedding"
+                    rows = await asyncio.to_thread(memory.embed_prepare, _EMBED_BATCH, quiet_since)
+                if rows:
+                    await self.daemon.write(memory.save_embeddings, rows)
+                    cooldown = 0.0
+                    continue
+                activity.embeddings = "idle"
+            except BackendUnavailable as exc:
+                cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
+                activity.embeddings = f"cooling down {cooldown:g} s after: {exc}"
+                log.warning("embeddings_unavailable", workspace=memory.workspace.name,
+                            error=str(exc), retry_in_s=cooldown)  # fmt: skip
+                await _sleep(self.stop, cooldown)
+                continue
+            except MemdError as exc:
+                log.error("embedding_failed", workspace=memory.workspace.name, error=str(exc))
+                await _sleep(self.stop, _RETRY_SECONDS)
+                continue
+            # Nothing ready: sleep until an index pass writes chunks, or until the files
+            # that are still settling have been quiet long enough.
+            self.embed_kick.clear()
+            timeout = settings.debounce_ms / 1000 + 0.05 if pending else None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.embed_kick.wait(), timeout)
 
 
 class Daemon:
@@ -279,6 +325,11 @@ class Daemon:
             30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
         )
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+async def _sleep(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
 
 
 def _create_default_workspace(config: Config) -> None:

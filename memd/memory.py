@@ -28,6 +28,7 @@ from memd.search import (
     file_filter,
     keyword_candidates,
     merge,
+    normalise_cosines,
     rank,
     vector_candidates,
 )
@@ -53,7 +54,8 @@ class Activity:
     watcher: str = "not running"  # running | restarting | waiting for folder | not running
     daemon: bool = False
     scanning: bool = False  # a full pass is queued or running
-    embeddings: str = "idle"  # idle | embedding | cooling down: <error>
+    embeddings: str = "idle"  # idle | embedding | cooling down ... after: <error>
+    pending_embeddings: int = 0  # kept by the daemon; counted on demand without one
     scan_done: int = 0
     scan_total: int = 0
 
@@ -195,6 +197,10 @@ class Memory:
             (chunk_id, key, blobs[key]) for (chunk_id, _, _), key in zip(pending, keys, strict=True)
         ]
 
+    def store_counts_vectors(self) -> tuple[int, int]:
+        """``(chunks with a vector, chunks without)`` for the current embedder."""
+        return self._read().count_vectors(self.embedder.key)
+
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""
         with self.store.transaction():
@@ -263,6 +269,7 @@ class Memory:
         cands = merge(*sides)
         if query_vector is not None:
             attach_vectors(cands, self.vectors, query_vector)
+            normalise_cosines(cands)
         weights = {"hybrid": {}, "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
                    "vector": {"vector_weight": 1.0, "text_weight": 0.0}}[mode]  # fmt: skip
         ranked = rank(
@@ -343,7 +350,9 @@ class Memory:
         """How current the index is, as every search answer reports it."""
         store = self._read()
         pending_embeddings = 0
-        if self.embedder.enabled:
+        if self.activity.daemon:
+            pending_embeddings = self.activity.pending_embeddings
+        elif self.embedder.enabled:
             pending_embeddings = store.count_vectors(self.embedder.key)[1]
         return {
             "generation": int(store.get_meta("generation", "0")),

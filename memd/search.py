@@ -98,7 +98,8 @@ class Candidate:
 
     hit: Hit
     text: float = 0.0
-    vector: float = 0.0
+    vector: float = 0.0  # cosine, normalised over the query's candidates
+    cosine: float | None = None
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -145,7 +146,7 @@ def vector_candidates(
             continue
         if (req.since or req.until) and not _in_range(hit.date, req.since, req.until):
             continue
-        out.append(Candidate(hit, vector=max(0.0, min(1.0, cosine))))
+        out.append(Candidate(hit, cosine=cosine))
         if len(out) == limit:
             break
     return out
@@ -167,7 +168,8 @@ def merge(*sides: list[Candidate]) -> list[Candidate]:
                 merged[c.hit.chunk_id] = c
             else:
                 have.text = max(have.text, c.text)
-                have.vector = max(have.vector, c.vector)
+                if have.cosine is None:
+                    have.cosine = c.cosine
     return list(merged.values())
 
 
@@ -262,8 +264,28 @@ def attach_vectors(cands: list[Candidate], index: VectorIndex, query: np.ndarray
     vectors = index.vectors_of([c.hit.chunk_id for c in cands])
     for c in cands:
         c.vec = vectors.get(c.hit.chunk_id)
-        if c.vec is not None and c.vector == 0.0:
-            c.vector = max(0.0, min(1.0, float(c.vec @ query)))
+        if c.vec is not None and c.cosine is None:
+            c.cosine = float(c.vec @ query)
+
+
+def normalise_cosines(cands: list[Candidate]) -> None:
+    """Vector score = cosine scaled from the weakest to the strongest candidate (0 to 1).
+
+    Embedding models keep cosines in a narrow band (for e5, unrelated text is ~0.75 and a
+    good match ~0.85), so a raw cosine makes every weak match look strong. Relative to
+    the query's own candidates, the background level goes to 0.
+    """
+    cosines = [c.cosine for c in cands if c.cosine is not None]
+    if not cosines:
+        return
+    lo, hi = min(cosines), max(cosines)
+    for c in cands:
+        if c.cosine is None:
+            c.vector = 0.0
+        elif hi > lo:
+            c.vector = (c.cosine - lo) / (hi - lo)
+        else:
+            c.vector = 1.0 if c.cosine > 0 else 0.0
 
 
 def keyword_score(raw: float, best: float, terms: int) -> float:

@@ -178,3 +178,25 @@ def serve(tmp_path, ws):
         if daemon.proc is not None and daemon.proc.poll() is None:
             code = daemon.stop()
             assert code == 0, f"daemon exited {code}:\n{daemon.log()[-3000:]}"
+
+
+@pytest.fixture
+def embed_server():
+    from tests.embedserver import EmbeddingServer
+
+    server = EmbeddingServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def openai_config(make_config, embed_server):
+    """A config whose embeddings come from the test server, with quick failures."""
+
+    def make(**overrides) -> Config:
+        embeddings = {"provider": "openai", "model": "concepts-1", "base_url": embed_server.url,
+                      "retries": 0, "timeout_s": 5, "debounce_ms": 0}  # fmt: skip
+        embeddings.update(overrides.pop("embeddings", {}))
+        return make_config(embeddings=embeddings, **overrides)
+
+    return make

