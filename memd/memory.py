@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import numpy as np
+
 from memd import __version__
 from memd.config import Config
 from memd.embeddings import Embedder, make_embedder
@@ -38,6 +40,7 @@ from memd.workspace import Workspace
 
 GET_MAX_LINES = 1000
 GET_MAX_BYTES = 64 * 1024
+_QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 _EMBED_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
 
 
@@ -97,6 +100,7 @@ class Memory:
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.vectors = VectorIndex(self.embedder.key)
         self._query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
+        self._query_vectors: dict[str, np.ndarray] = {}  # recent queries, oldest first
         self._concurrent = concurrent_reads
         self._local = threading.local()
         self._readers: list[Store] = []
@@ -298,14 +302,22 @@ class Memory:
         self.vectors.refresh(store)
         if len(self.vectors) == 0:
             return None, "no chunk has a vector yet (embedding in progress); ran keyword search"
+        cached = self._query_vectors.get(request.query)
+        if cached is not None:
+            return cached, None
         budget = self.config.embeddings.query_timeout_s
         future = self._query_pool.submit(self.embedder.embed, [request.query], "query")
         try:
-            return future.result(timeout=budget)[0], None
+            vector = future.result(timeout=budget)[0]
         except TimeoutError:
             return None, f"query embedding took over {budget:g} s; ran keyword search"
         except MemdError as exc:
             return None, f"query embedding failed ({exc}); ran keyword search"
+        with self._readers_lock:  # searches run on many threads
+            self._query_vectors[request.query] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+        return vector, None
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> dict:
         """Lines ``start``.. of an indexed file, read from disk (the files are the truth)."""
