@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
@@ -122,6 +123,15 @@ class FlushLLM:
 class Flush:
     timezone: str | None = None
     llm: FlushLLM | None = None
+
+    def __post_init__(self) -> None:
+        if self.timezone is not None:
+            try:
+                ZoneInfo(self.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"timezone {self.timezone!r} is not an IANA time zone such as Europe/Berlin"
+                ) from None
 
 
 @dataclass(frozen=True)

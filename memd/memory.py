@@ -237,6 +237,7 @@ class Memory:
         Store.move_aside(path, str(exc))
         self.store = Store.open(path)
         self._epoch += 1
+        self.vectors = VectorIndex(self.embedder.key)
 
     def search(self, request: SearchRequest) -> dict:
         """Search the index; the answer says what ran and how fresh the index is."""

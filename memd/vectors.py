@@ -16,6 +16,7 @@ import numpy as np
 from memd.store import Store
 
 _GROWTH = 1.5
+_COMPACT_AT = 1.25  # rebuild when the matrix holds a quarter more rows than live vectors
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -41,11 +42,16 @@ class VectorIndex:
         return self._size
 
     def refresh(self, store: Store) -> None:
-        """Load the vectors added since the last refresh."""
+        """Load the vectors added since the last refresh; drop dead ones when they pile up."""
         with self._lock:
             rows = store.vectors_after(self.model, self._last_row)
             if not rows:
                 return
+            live, _ = store.count_vectors(self.model)
+            if self._size + len(rows) > live * _COMPACT_AT + 1024:
+                # Edited chunks get new ids; the old vectors are dead weight: start over.
+                self._size, self._last_row = 0, 0
+                rows = store.vectors_after(self.model, 0)
             new = np.stack([from_blob(blob) for _, _, blob in rows])
             self._append(np.array([chunk_id for _, chunk_id, _ in rows], dtype=np.int64), new)
             self._last_row = rows[-1][0]

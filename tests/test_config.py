@@ -94,6 +94,7 @@ def test_unknown_top_level_key(tmp_path):
         ("chunking: 5", "chunking .* must be a mapping"),
         ("extra_paths: ~/vault", "extra_paths .* must be a list"),
         ("workspace: 5", "workspace .* must be a string"),
+        ("flush: {timezone: Mars/Olympus}", "flush .* not an IANA time zone"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path, text, needle):

@@ -1,0 +1,71 @@
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memd.chunker import Chunk
+from memd.store import FileMeta, Store, chunk_rows
+from memd.vectors import VectorIndex, from_blob, to_blob
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=1, max_size=64))
+def test_blob_roundtrip(values):
+    vector = np.array(values, dtype=np.float32)
+    assert np.array_equal(from_blob(to_blob(vector)), vector)
+
+
+def unit(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def store_with_chunks(tmp_path, n):
+    store = Store.open(tmp_path / "v.sqlite")
+    meta = FileMeta("memory/a.md", "/a", "/a", "memory", None, 1, 1, "h", n)
+    with store.transaction():
+        store.replace_file(
+            meta, chunk_rows(meta, [Chunk(i, i, "", f"t{i}", 1) for i in range(1, n + 1)])
+        )
+    ids = [r[0] for r in store.db.execute("SELECT id FROM chunks ORDER BY id")]
+    return store, ids
+
+
+def test_search_top_k_and_incremental_refresh(tmp_path):
+    store, ids = store_with_chunks(tmp_path, 3)
+    vectors = [unit(1, 0), unit(0, 1), unit(1, 1)]
+    with store.transaction():
+        store.save_vectors("m", [(ids[0], b"k0", to_blob(vectors[0]))], cache_size=10)
+    index = VectorIndex("m")
+    index.refresh(store)
+    assert len(index) == 1
+    with store.transaction():
+        store.save_vectors(
+            "m",
+            [
+                (i, f"k{n}".encode(), to_blob(v))
+                for n, (i, v) in enumerate(zip(ids[1:], vectors[1:], strict=True), start=1)
+            ],
+            cache_size=10,
+        )
+        store.save_vectors("other-model", [(ids[0], b"x", to_blob(unit(0, 1)))], cache_size=10)
+    index.refresh(store)
+    assert len(index) == 3  # the other model's vector is not loaded
+    top = index.search(unit(1, 0.1), 2)
+    assert [chunk_id for chunk_id, _ in top] == [ids[0], ids[2]]
+    assert top[0][1] > top[1][1]
+    assert set(index.vectors_of([ids[1], 999])) == {ids[1]}
+
+
+def test_dead_vectors_are_compacted(tmp_path):
+    store, _ = store_with_chunks(tmp_path, 1)
+    index = VectorIndex("m")
+    rng = np.random.default_rng(0)
+    for round_ in range(3000):  # the same note edited over and over: new chunk ids each time
+        meta = FileMeta("memory/a.md", "/a", "/a", "memory", None, 1, 1, f"h{round_}", 1)
+        with store.transaction():
+            store.replace_file(meta, chunk_rows(meta, [Chunk(1, 1, "", f"v{round_}", 1)]))
+            (chunk_id,) = store.db.execute("SELECT id FROM chunks").fetchone()
+            last = unit(*rng.standard_normal(8))
+            store.save_vectors("m", [(chunk_id, f"k{round_}".encode(), to_blob(last))], 10)
+        index.refresh(store)
+    assert len(index) <= 1024 + 2
+    assert index.search(last, 1)[0][0] == chunk_id
