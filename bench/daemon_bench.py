@@ -12,7 +12,6 @@ client, idle CPU < 1 %, RSS ≤ 200 MB.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -24,14 +23,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.common import percentile, write_result  # noqa: E402
 from bench.vault import queries  # noqa: E402
 from memd.client import Client  # noqa: E402
 from memd.errors import MemdError  # noqa: E402
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -148,13 +143,8 @@ def main() -> int:
         "rss_after_index_mb": round(rss_after_index, 1),
         "rss_end_mb": round(rss_end, 1),
         "rss_peak_mb": round(peak, 1),
-        "date": time.strftime("%Y-%m-%d"),
     }
-    for key, value in result.items():
-        print(f"{key:28} {value}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_result(result, args.out)
     return 0
 
 

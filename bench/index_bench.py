@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import platform
 import resource
@@ -30,17 +29,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.common import percentile, write_result  # noqa: E402
 from bench.vault import queries  # noqa: E402
 from memd.config import parse_config  # noqa: E402
 from memd.embeddings import Embedder  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
 from memd.search import SearchRequest  # noqa: E402
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 class RandomEmbedder(Embedder):
@@ -162,13 +157,8 @@ def main() -> int:
         "database_mb": round(status["database_bytes"] / 1e6, 1),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "date": time.strftime("%Y-%m-%d"),
     }
-    for key, value in result.items():
-        print(f"{key:28} {value}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_result(result, args.out)
     return 0
 
 

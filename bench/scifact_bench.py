@@ -24,6 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.common import percentile, write_result  # noqa: E402
 from memd.config import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
@@ -84,12 +85,11 @@ def run_mode(memory: Memory, queries: dict, qrels: dict, mode: str) -> dict:
                 ranked.append(did)
         ndcgs.append(ndcg_at(ranked, qrels[qid]))
         recalls.append(recall_at(ranked, qrels[qid]))
-    latencies.sort()
     return {
         "ndcg@10": round(sum(ndcgs) / len(ndcgs), 4),
         "recall@100": round(sum(recalls) / len(recalls), 4),
-        "search_p50_ms": round(latencies[len(latencies) // 2], 2),
-        "search_p95_ms": round(latencies[int(len(latencies) * 0.95)], 2),
+        "search_p50_ms": round(percentile(latencies, 50), 2),
+        "search_p95_ms": round(percentile(latencies, 95), 2),
         "ran_as": sorted(modes),
     }
 
@@ -136,10 +136,7 @@ def main() -> int:
         for mode in modes:
             result[mode] = run_mode(memory, queries, qrels, mode)
             print(mode, result[mode])
-    result["date"] = time.strftime("%Y-%m-%d")
-    print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(result, args.out)
     return 0
 
 
