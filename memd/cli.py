@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from memd import __version__, service
@@ -75,6 +76,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lines", type=int, metavar="N", help="how many lines (default 120)")
 
     sub.add_parser("status", parents=[common], help="what is indexed and how fresh it is")
+
+    p = sub.add_parser("flush", parents=[common], help="append a note to today's memory")
+    p.add_argument("--text", help="the note (else --file, else standard input)")
+    p.add_argument("--file", type=Path, help="read the note from this file")
+    p.add_argument("--title", help="heading for the note (default: its first words)")
+    p.add_argument("--core", action="store_true", help="append to MEMORY.md instead")
+    p.add_argument("--flush-id", help="write at most once per id, across restarts")
+    p.add_argument("--date", metavar="YYYY-MM-DD", help="the daily note to append to")
+
+    p = sub.add_parser("store", parents=[common], help="keep one '- **key**: content' line")
+    p.add_argument("key")
+    p.add_argument("content")
+    p.add_argument("--category", default="core", help="core, daily, or a name (default core)")
+
+    p = sub.add_parser("forget", parents=[common], help="remove a stored key's line")
+    p.add_argument("key")
+    p.add_argument("--category", help="only in this category's file")
+
+    p = sub.add_parser("list", parents=[common], help="list stored keys")
+    p.add_argument("--category", help="only this category")
     sub.add_parser("serve", parents=[common], help="run the daemon in the foreground")
     p = sub.add_parser("service", parents=[common], help="install memd as a user service")
     p.add_argument("action", choices=["install", "uninstall", "status"])
@@ -189,7 +210,41 @@ def _command(
         params.update(path=args.path, lines=args.lines)
         params["from"] = args.from_
         return _emit(backend("memory_get", params), as_json, _print_get)
+    if args.command == "flush":
+        entry = {
+            "text": _flush_text(args),
+            "title": args.title,
+            "target": "core" if args.core else "daily",
+        }
+        params.update(
+            entries=[{k: v for k, v in entry.items() if v is not None}],
+            flush_id=args.flush_id,
+            date=args.date,
+        )
+        return _emit(backend("memory_flush", params), as_json, _print_flush)
+    if args.command == "store":
+        params.update(key=args.key, content=args.content, category=args.category)
+        return _emit(backend("memory_store", params), as_json, _print_store)
+    if args.command == "forget":
+        params.update(key=args.key, category=args.category)
+        return _emit(backend("memory_forget", params), as_json, _print_forget)
+    if args.command == "list":
+        params.update(category=args.category)
+        return _emit(backend("memory_list", params), as_json, _print_list)
     return _emit(backend("status", params), as_json, _print_status)
+
+
+def _flush_text(args: argparse.Namespace) -> str:
+    if args.text is not None:
+        return args.text
+    if args.file is not None:
+        try:
+            return args.file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidParams("file", f"cannot read {args.file}: {exc}") from exc
+    if sys.stdin.isatty():
+        raise InvalidParams("text", "give --text, --file, or the note on standard input")
+    return sys.stdin.read()
 
 
 def _emit(result: dict, as_json: bool, human: Callable[[dict], None]) -> int:
@@ -236,6 +291,29 @@ def _print_get(r: dict) -> None:
             f"more with --from {r['next_from']}",
             file=sys.stderr,
         )
+
+
+def _print_flush(r: dict) -> None:
+    if r["duplicate"]:
+        print("already flushed with this id; nothing written")
+    for w in r["written"]:
+        print(f"wrote {w['path']}#L{w['start_line']}-L{w['end_line']}")
+    for s in r.get("skipped", []):
+        print(f"skipped: {s['reason']} ({s['path']})")
+
+
+def _print_store(r: dict) -> None:
+    verb = "replaced" if r["replaced"] else "stored"
+    print(f"{verb} {r['path']}#L{r['start_line']}-L{r['end_line']}")
+
+
+def _print_forget(r: dict) -> None:
+    print(f"removed from {', '.join(r['paths'])}" if r["removed"] else "no such key")
+
+
+def _print_list(r: dict) -> None:
+    for e in r["entries"]:
+        print(f"{e['key']}\t{e['path']}:{e['line']}\t{e['category']}")
 
 
 def _print_status(r: dict) -> None:

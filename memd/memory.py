@@ -17,12 +17,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
+import structlog
 
 from memd import __version__
 from memd.config import Config
 from memd.embeddings import Embedder, make_embedder
 from memd.errors import MemdError, NotFound, PathRefused
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
+from memd.ledger import FlushLedger
 from memd.markdown import split_lines
 from memd.search import (
     SearchRequest,
@@ -36,7 +38,17 @@ from memd.search import (
 )
 from memd.store import IndexCorrupt, Store
 from memd.vectors import VectorIndex, to_blob
-from memd.workspace import Workspace
+from memd.workspace import Workspace, WorkspaceMissing, daily_date
+from memd.writer import (
+    Entry,
+    category_file,
+    flush_entries,
+    forget_key,
+    list_keys,
+    store_key,
+)
+
+log = structlog.get_logger()
 
 GET_MAX_LINES = 1000
 GET_MAX_BYTES = 64 * 1024
@@ -106,14 +118,16 @@ class Memory:
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
+        self._flush_ledger: FlushLedger | None = None
 
     def today(self) -> dt.date:
-        """Today in the configured time zone (daily-note ages are counted from it)."""
-        tz = self.config.flush.timezone
-        return dt.datetime.now(ZoneInfo(tz)).date() if tz else dt.date.today()
+        """Today in the configured time zone (daily notes and their ages follow it)."""
+        return self.now().date()
 
     def close(self) -> None:
         self._query_pool.shutdown(wait=False)
+        if self._flush_ledger is not None:
+            self._flush_ledger.close()
         with self._readers_lock:
             for reader in self._readers:
                 reader.close()
@@ -223,6 +237,98 @@ class Memory:
                 progress(done, pending)
         return done
 
+    # -- writing memory ---------------------------------------------------------------------
+
+    def flush(
+        self, entries: list[Entry], flush_id: str | None = None, date: str | None = None
+    ) -> dict:
+        """Append entries to today's note (or ``date``'s) or the core file, once per
+        ``flush_id``; searchable by keyword when this returns."""
+        if flush_id is not None and (first := self._ledger().get(self.workspace.name, flush_id)):
+            return {**first, "duplicate": True}
+        root = self._root()
+        now = self.now()
+        written, skipped = flush_entries(
+            root, entries, date or now.date().isoformat(), now.strftime("%H:%M")
+        )
+        self._reindex_written({w.path for w in written})
+        answer = {"written": [w.as_dict() for w in written], "skipped": skipped, "duplicate": False}
+        if flush_id is not None:
+            self._ledger().put(self.workspace.name, flush_id, answer)
+        return answer
+
+    def store_memory(self, key: str, content: str, category: str = "core") -> dict:
+        """Keep one ``- **key**: content`` line in the category's file."""
+        root = self._root()
+        rel, header = category_file(root, category, self.today().isoformat())
+        written, replaced = store_key(root, rel, header, key, content)
+        answer = {**written.as_dict(), "replaced": replaced}
+        if warning := self._reindex_written({rel}):
+            answer["warning"] = warning
+        return answer
+
+    def forget(self, key: str, category: str | None = None) -> dict:
+        """Remove the key's line (from one category's file, or from wherever it is)."""
+        root = self._root()
+        rels = (
+            [category_file(root, category, self.today().isoformat())[0]]
+            if category
+            else [entry["path"] for entry in self.list_memories()["entries"] if entry["key"] == key]
+        )
+        removed = [rel for rel in dict.fromkeys(rels) if forget_key(root, rel, key)]
+        answer = {"removed": bool(removed), "paths": removed}
+        if warning := self._reindex_written(set(removed)):
+            answer["warning"] = warning
+        return answer
+
+    def list_memories(self, category: str | None = None) -> dict:
+        """Every stored key with its file and line (one category, or all memory files)."""
+        root = self._root()
+        if category:
+            rels = [category_file(root, category, self.today().isoformat())[0]]
+        else:
+            rels = [e.path for e in self.workspace.scan() if e.source != "extra"]
+        entries = list_keys(root, rels)
+        for entry in entries:
+            entry["category"] = _category_of(entry["path"])
+        return {"entries": entries}
+
+    def flush_prompt(self, date: str | None = None) -> dict:
+        """The prompt an agent runs to decide what to flush before compacting."""
+        day = date or self.today().isoformat()
+        target = f"memory/{day}.md"
+        return {
+            "system": FLUSH_SYSTEM,
+            "user": FLUSH_USER.format(date=day, target=target),
+            "target": target,
+        }
+
+    def now(self) -> dt.datetime:
+        tz = self.config.flush.timezone
+        return dt.datetime.now(ZoneInfo(tz)) if tz else dt.datetime.now().astimezone()
+
+    def _root(self) -> Path:
+        if not self.workspace.path.is_dir():
+            raise WorkspaceMissing(f"workspace folder {self.workspace.path} does not exist")
+        return self.workspace.path
+
+    def _reindex_written(self, rels: set[str]) -> str | None:
+        """Index what was just written; a failure here must not turn a written entry into
+        an error (a retry would write it twice), so it comes back as a warning."""
+        if not rels:
+            return None
+        try:
+            self.index_paths([str(self.workspace.path / rel) for rel in rels])
+        except MemdError as exc:
+            log.warning("written_not_indexed", paths=sorted(rels), error=str(exc))
+            return f"written, but not searchable until the index catches up: {exc}"
+        return None
+
+    def _ledger(self) -> FlushLedger:
+        if self._flush_ledger is None:
+            self._flush_ledger = FlushLedger(self.config.state_dir)
+        return self._flush_ledger
+
     def _write(self, run: Callable[[], IndexReport]) -> IndexReport:
         try:
             return run()
@@ -253,8 +359,12 @@ class Memory:
     def _search(self, request: SearchRequest) -> dict:
         store = self._read()
         embedder = self.embedder
-        answer: dict = {"results": [], "mode": "keyword", "provider": embedder.provider,
-                        "model": embedder.model}  # fmt: skip
+        answer: dict = {
+            "results": [],
+            "mode": "keyword",
+            "provider": embedder.provider,
+            "model": embedder.model,
+        }
         query_vector, warning = None, None
         if request.mode != "keyword":
             query_vector, warning = self._query_vector(request, store)
@@ -275,8 +385,11 @@ class Memory:
         if query_vector is not None:
             attach_vectors(cands, self.vectors, query_vector)
             normalise_cosines(cands)
-        weights = {"hybrid": {}, "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
-                   "vector": {"vector_weight": 1.0, "text_weight": 0.0}}[mode]  # fmt: skip
+        weights = {
+            "hybrid": {},
+            "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
+            "vector": {"vector_weight": 1.0, "text_weight": 0.0},
+        }[mode]
         ranked = rank(
             cands,
             request,
@@ -407,6 +520,33 @@ class Memory:
             "database": str(db),
             "database_bytes": size,
         }
+
+
+FLUSH_SYSTEM = """\
+You keep an AI agent's long-term memory, stored as Markdown notes. The conversation is about \
+to be compacted: whatever is not written down now is lost.
+
+Write down what must survive:
+- durable facts (names, numbers, paths, versions, links) and how things work;
+- decisions, with their reasons and what was rejected;
+- the user's preferences and corrections;
+- commitments, open threads and next steps, with who owns them.
+
+Skip greetings, chit-chat, thinking out loud, and anything already in memory. Each note must \
+make sense on its own to someone who never saw this conversation. Be brief and exact.
+If nothing is worth keeping, reply with nothing at all."""
+
+FLUSH_USER = """\
+Today is {date}. What you reply will be appended to {target}.
+Review the conversation above and reply with the notes to keep, as Markdown bullet points \
+(optionally under short ### headings), or reply with nothing."""
+
+
+def _category_of(rel: str) -> str:
+    if rel.lower() == "memory.md":
+        return "core"
+    name = Path(rel).stem
+    return "daily" if daily_date(Path(rel).name) else name
 
 
 def _embedding_text(heading: str, text: str) -> str:

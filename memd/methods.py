@@ -16,6 +16,7 @@ from memd.config import Config
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.memory import Memory
 from memd.search import SearchRequest
+from memd.writer import Entry
 
 OpenMemory = Callable[[str | None], Memory]
 
@@ -156,17 +157,102 @@ def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.index(full=full).as_dict()
 
 
+def _entries(value: Any) -> list[Entry]:
+    if not isinstance(value, list) or not value:
+        raise InvalidParams("entries", "must be a non-empty list of {text, title?, target?}")
+    if len(value) > 100:
+        raise InvalidParams("entries", "at most 100 entries per flush")
+    entries = []
+    for n, item in enumerate(value):
+        name = f"entries[{n}]"
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict):
+            raise InvalidParams(name, "must be an object with text, title and target")
+        unknown = set(item) - {"text", "title", "target"}
+        if unknown:
+            raise InvalidParams(f"{name}.{sorted(unknown)[0]}", "is not a field of an entry")
+        text, title = item.get("text"), item.get("title")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidParams(f"{name}.text", "is required and must be non-empty text")
+        if title is not None and (not isinstance(title, str) or "\n" in title or len(title) > 200):
+            raise InvalidParams(f"{name}.title", "must be one line of at most 200 characters")
+        target = item.get("target", "daily")
+        if target not in ("daily", "core"):
+            raise InvalidParams(f"{name}.target", f"must be daily or core, got {target!r}")
+        entries.append(Entry(text=text, title=title, target=target))
+    return entries
+
+
+def _key(p: _Params) -> str:
+    key = p.required_str("key").strip()
+    if "\n" in key or "**" in key or len(key) > 200:
+        raise InvalidParams("key", "must be one line of at most 200 characters, without '**'")
+    return key
+
+
+def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    if p.get("transcript", (str, list)) is not None:
+        raise InvalidParams(
+            "transcript", "extracting notes from a transcript needs flush.llm in the config"
+        )
+    entries = _entries(p.get("entries", list))
+    flush_id = p.get("flush_id", str)
+    if flush_id is not None and not 0 < len(flush_id) <= 200:
+        raise InvalidParams("flush_id", "must be 1 to 200 characters")
+    date = p.date("date")
+    p.finish()
+    return memory.flush(entries, flush_id=flush_id, date=date)
+
+
+def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    key = _key(p)
+    content = " ".join(p.required_str("content").split())  # one line per key
+    category = p.get("category", str, "core")
+    p.finish()
+    return memory.store_memory(key, content, category)
+
+
+def _memory_forget(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    key = _key(p)
+    category = p.get("category", str)
+    p.finish()
+    return memory.forget(key, category)
+
+
+def _memory_list(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    category = p.get("category", str)
+    p.finish()
+    return memory.list_memories(category)
+
+
+def _memory_flush_prompt(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    date = p.date("date")
+    p.finish()
+    return memory.flush_prompt(date)
+
+
 def _health(open_memory: OpenMemory, p: _Params) -> dict:
     p.finish()
     return {"ok": True, "version": __version__}
 
 
 # Methods that write to the index run on the daemon's single writer thread.
-WRITES = frozenset({"reindex"})
+WRITES = frozenset({"reindex", "memory_flush", "memory_store", "memory_forget"})
 
 METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "memory_search": _memory_search,
     "memory_get": _memory_get,
+    "memory_flush": _memory_flush,
+    "memory_store": _memory_store,
+    "memory_forget": _memory_forget,
+    "memory_list": _memory_list,
+    "memory_flush_prompt": _memory_flush_prompt,
     "status": _status,
     "reindex": _reindex,
     "health": _health,

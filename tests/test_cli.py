@@ -166,3 +166,37 @@ def test_workers_that_cannot_start_fall_back_to_in_process(tmp_path, ws):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "80"
     assert "index_workers_failed" in out.stdout + out.stderr
+
+
+def test_flush_store_forget_list_from_the_command_line(cli, notes, ws):
+    out = cli(
+        "flush",
+        "--text",
+        "Deploys are frozen until Monday.",
+        "--title",
+        "Freeze",
+        "--date",
+        "2026-01-20",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("wrote memory/2026-01-20.md#L")
+    out = cli("flush", "--date", "2026-01-20", input="From standard input.\n")
+    assert out.returncode == 0 and "wrote memory/2026-01-20.md" in out.stdout
+    note = ws.root / "n.txt"
+    note.write_text("From a file.")
+    out = cli("flush", "--file", str(note), "--core", "--flush-id", "f-1")
+    assert "wrote MEMORY.md" in out.stdout
+    out = cli("flush", "--file", str(note), "--core", "--flush-id", "f-1")
+    assert "already flushed" in out.stdout
+    text = (ws.root / "memory" / "2026-01-20.md").read_text()
+    assert "## " in text and "— Freeze\n\nDeploys are frozen until Monday.\n" in text
+    assert "From standard input." in text
+    assert cli("store", "editor", "vim").stdout.startswith("stored MEMORY.md#L")
+    assert cli("store", "editor", "helix").stdout.startswith("replaced MEMORY.md#L")
+    assert "editor\tMEMORY.md:" in cli("list").stdout
+    assert cli("forget", "editor").stdout.startswith("removed from MEMORY.md")
+    assert cli("forget", "editor").stdout.strip() == "no such key"
+    out = cli("flush", "--date", "not-a-date", "--text", "x")
+    assert out.returncode == 2 and "date" in out.stderr
+    out = cli("search", "frozen")
+    assert "memory/2026-01-20.md" in out.stdout

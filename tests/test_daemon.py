@@ -1,11 +1,13 @@
 import json
 import os
+import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -35,9 +37,8 @@ def test_serves_search_get_status_health(serve, notes):
     status = d.call("status")
     assert status["files"] == 2 and status["watcher"] == "running"
     assert d.call("health")["ok"] is True
-    for method in ("memory_flush", "memory_store", "memory_forget"):
-        with pytest.raises(UnknownMethod):
-            d.call(method)
+    with pytest.raises(UnknownMethod):
+        d.call("memory_delete_everything")
 
 
 def test_socket_and_folder_modes(serve, notes):
@@ -96,8 +97,11 @@ def test_only_one_daemon_per_state_folder(serve, notes, tmp_path):
     d = serve()
     second = subprocess.run(
         [sys.executable, "-m", "memd", "--config", str(d.config_path), "serve"],
-        env=d.env, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+        env=d.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert second.returncode == 1
     assert f"already running (pid {d.proc.pid})" in second.stderr
     assert d.call("health")["ok"]  # the first one is unharmed
@@ -124,8 +128,11 @@ def test_start_up_pass_reports_progress_and_stale(serve, ws):
     status = d.call("status")
     assert index["stale"] is True
     assert status["indexing"] is not None
-    d.wait_for(lambda: not d.call("memory_search", query="x")["index"]["stale"], timeout=60,
-               what="first pass")  # fmt: skip
+    d.wait_for(
+        lambda: not d.call("memory_search", query="x")["index"]["stale"],
+        timeout=60,
+        what="first pass",
+    )
     status = d.call("status")
     assert status["files"] == 1500 and status["indexing"] is None and status["pending_files"] == 0
 
@@ -133,8 +140,10 @@ def test_start_up_pass_reports_progress_and_stale(serve, ws):
 def test_stop_during_a_long_index_is_prompt(serve, ws):
     """SIGTERM in the middle of indexing ends after the transaction in flight, within 5 s."""
     for i in range(1500):
-        ws.write(f"memory/2025-{i % 12 + 1:02d}-{i % 28 + 1:02d}-n{i}.md",
-                 f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 6)  # fmt: skip
+        ws.write(
+            f"memory/2025-{i % 12 + 1:02d}-{i % 28 + 1:02d}-n{i}.md",
+            f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 6,
+        )
     d = serve()
     time.sleep(0.3)
     started = time.monotonic()
@@ -245,8 +254,13 @@ def test_client_of_another_user_is_refused(serve, notes):
     script = _PEER_PROBE
     out = subprocess.run(
         [python, "-c", script, str(d.socket)],
-        capture_output=True, text=True, timeout=30, user=65534, group=65534, cwd="/",
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=30,
+        user=65534,
+        group=65534,
+        cwd="/",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "closed"  # no answer, connection ended
     assert '"connection_refused"' in d.log()
@@ -259,8 +273,13 @@ def test_cli_goes_through_the_daemon(serve, notes, ws, tmp_path):
     env = {**d.env, "MEMD_CONFIG": str(d.config_path)}
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "memd", *args], env=env,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "memd", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     out = cli("status", "--json")
     assert out.returncode == 0 and '"watcher": "running"' in out.stdout
@@ -305,8 +324,12 @@ def test_first_start_without_config_creates_the_default_workspace(tmp_path):
     env = {**os.environ, "HOME": str(home)}
     for var in ("MEMD_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
         env.pop(var, None)
-    proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memd", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     sock = home / ".local" / "state" / "memd" / "memd.sock"
     try:
         deadline = time.monotonic() + 20
@@ -351,3 +374,61 @@ def test_state_folder_that_cannot_be_written_then_recovers(serve, ws, notes):
     finally:
         resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, limit)
     d.wait_for(lambda: d.search("capybara"), timeout=20, what="recovery")
+
+
+def test_flush_over_the_socket_is_searchable_on_the_next_request(serve, notes):
+    d = serve()
+    with Client(d.socket) as c:
+        written = c.call("memory_flush", entries=[{"text": "The capybara migration is done."}])
+        (w,) = written["written"]
+        hits = c.call("memory_search", query="capybara", min_score=0)["results"]
+        assert hits and hits[0]["path"] == w["path"]
+        stored = c.call("memory_store", key="editor", content="helix")
+        assert c.call("memory_list")["entries"][0]["key"] == "editor"
+        assert (
+            c.call("memory_search", query="helix", min_score=0)["results"][0]["path"]
+            == stored["path"]
+        )
+        assert c.call("memory_forget", key="editor")["removed"] is True
+
+
+def test_daemon_killed_mid_flush_leaves_only_whole_entries(serve, ws, notes):
+    d = serve()
+    stop = threading.Event()
+
+    def flusher(n):
+        try:
+            with Client(d.socket) as c:
+                i = 0
+                while not stop.is_set():
+                    c.call(
+                        "memory_flush",
+                        entries=[{"text": f"body {n}-{i} " + "y" * 2000, "title": f"t{n}-{i}"}],
+                        date="2026-06-01",
+                    )
+                    i += 1
+        except Exception:
+            pass  # the daemon was killed under us
+
+    threads = [threading.Thread(target=flusher, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    d.kill()
+    stop.set()
+    for t in threads:
+        t.join(10)
+    text = (ws.root / "memory" / "2026-06-01.md").read_text()
+    body = text.removeprefix("# 2026-06-01\n")
+    blocks = re.findall(r"\n## \d\d:\d\d — t(\d+-\d+)\n\nbody (\d+-\d+) y{2000}\n", body)
+    assert blocks and all(a == b for a, b in blocks)
+    assert (
+        "".join(
+            m.group(0)
+            for m in re.finditer(r"\n## \d\d:\d\d — t\d+-\d+\n\nbody \d+-\d+ y{2000}\n", body)
+        )
+        == body
+    )  # nothing torn
+    d.start()  # and a restart indexes every entry that landed
+    d.wait_for(lambda: not d.call("memory_search", query="x")["index"]["stale"], what="catch-up")
+    assert d.search("body", max_results=1)

@@ -1,0 +1,230 @@
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from memd.errors import InvalidParams
+from memd.memory import Memory
+from memd.methods import call
+from memd.search import SearchRequest
+from memd.writer import WriteError, replace_text
+
+
+@pytest.fixture
+def mem(ws, memory):
+    ws.write("MEMORY.md", "# Memory\n\nA person wrote this.")  # no final newline
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\n\nEarlier notes.\n")
+    return memory
+
+
+def rpc(memory, method, **params):
+    return call(lambda name: memory, method, params)
+
+
+def test_flush_appends_under_a_timed_heading_and_is_searchable_at_once(mem, ws):
+    answer = rpc(
+        mem,
+        "memory_flush",
+        entries=[{"text": "We picked Postgres 16.", "title": "DB"}],
+        date="2026-01-20",
+    )
+    (w,) = answer["written"]
+    text = (ws.root / "memory" / "2026-01-20.md").read_text()
+    assert text.startswith("# 2026-01-20\n\nEarlier notes.\n")  # nothing before was touched
+    lines = text.split("\n")
+    assert re.fullmatch(r"## \d\d:\d\d — DB", lines[w["start_line"] - 1])
+    assert lines[w["end_line"] - 1] == "We picked Postgres 16."
+    hits = mem.search(SearchRequest("postgres"))["results"]
+    assert hits[0]["path"] == "memory/2026-01-20.md"
+    assert hits[0]["start_line"] <= w["start_line"] <= hits[0]["end_line"]
+
+
+def test_new_daily_file_gets_a_date_header(mem, ws):
+    rpc(mem, "memory_flush", entries=[{"text": "Fresh day."}], date="2026-03-01")
+    text = (ws.root / "memory" / "2026-03-01.md").read_text()
+    assert text.startswith("# 2026-03-01\n\n## ") and text.endswith("\n\nFresh day.\n")
+
+
+def test_core_target_and_missing_final_newline(mem, ws):
+    before = (ws.root / "MEMORY.md").read_bytes()
+    rpc(mem, "memory_flush", entries=[{"text": "Dana prefers metric units.", "target": "core"}])
+    after = (ws.root / "MEMORY.md").read_bytes()
+    assert after.startswith(before + b"\n")  # a newline first, then the entry
+    assert after.endswith(b"Dana prefers metric units.\n")
+
+
+def test_text_already_in_the_file_is_skipped(mem, ws):
+    answer = rpc(mem, "memory_flush", entries=[{"text": "Earlier   notes."}], date="2026-01-20")
+    assert answer["written"] == []
+    assert answer["skipped"] == [
+        {"entry": 0, "path": "memory/2026-01-20.md", "reason": "already in the file"}
+    ]
+
+
+def test_flush_id_is_idempotent_across_restarts(mem, ws, config):
+    first = rpc(mem, "memory_flush", entries=[{"text": "Only once."}], flush_id="abc")
+    path = ws.root / first["written"][0]["path"]
+    content = path.read_bytes()
+    mem.close()
+    with Memory(config) as again:  # a new process would see the same ledger
+        repeat = rpc(again, "memory_flush", entries=[{"text": "Different text."}], flush_id="abc")
+    assert repeat == {**first, "duplicate": True}
+    assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    ("params", "param"),
+    [
+        ({"entries": []}, "entries"),
+        ({}, "entries"),
+        ({"entries": [{"text": "  "}]}, "entries[0].text"),
+        ({"entries": [{"text": "x", "target": "../outside"}]}, "entries[0].target"),
+        ({"entries": [{"text": "x", "title": "two\nlines"}]}, "entries[0].title"),
+        ({"entries": [{"text": "x", "path": "/etc/x.md"}]}, "entries[0].path"),
+        ({"entries": [{"text": "x"}], "date": "yesterday"}, "date"),
+        ({"entries": [{"text": "x"}], "date": "2026-02-30"}, "date"),
+        ({"entries": [{"text": "x" * (65 * 1024)}]}, "text"),
+        ({"transcript": "user: hi"}, "transcript"),
+    ],
+)
+def test_bad_flushes_are_refused_and_write_nothing(mem, ws, params, param):
+    before = {p: p.read_bytes() for p in ws.root.rglob("*.md")}
+    with pytest.raises(InvalidParams) as err:
+        rpc(mem, "memory_flush", **params)
+    assert err.value.param == param
+    assert {p: p.read_bytes() for p in ws.root.rglob("*.md")} == before
+
+
+def test_a_path_like_title_is_only_heading_text(mem, ws):
+    answer = rpc(
+        mem, "memory_flush", entries=[{"text": "t", "title": "../../etc/passwd"}], date="2026-01-20"
+    )
+    assert answer["written"][0]["path"] == "memory/2026-01-20.md"
+    assert "## " in (ws.root / "memory" / "2026-01-20.md").read_text()
+    assert not (ws.root.parent / "etc").exists()
+
+
+def test_store_replaces_only_its_own_line(mem, ws):
+    path = ws.root / "MEMORY.md"
+    first = rpc(mem, "memory_store", key="editor", content="vim")
+    assert first["replaced"] is False
+    original = path.read_text()
+    second = rpc(mem, "memory_store", key="editor", content="helix\nwith plugins")
+    assert second["replaced"] is True and second["start_line"] == first["start_line"]
+    assert path.read_text() == original.replace(
+        "- **editor**: vim", "- **editor**: helix with plugins"
+    )
+
+
+def test_a_hand_edited_key_line_is_still_found(mem, ws):
+    ws.write("MEMORY.md", "# Memory\n\n*   **editor** :  emacs, by hand\nOther text.\n")
+    answer = rpc(mem, "memory_store", key="editor", content="vim")
+    assert answer["replaced"] is True
+    assert (ws.root / "MEMORY.md").read_text() == "# Memory\n\n- **editor**: vim\nOther text.\n"
+
+
+def test_ambiguous_key_is_refused_without_writing(mem, ws):
+    ws.write("MEMORY.md", "- **k**: one\n- **k**: two\n")
+    with pytest.raises(WriteError, match="appears on 2 lines"):
+        rpc(mem, "memory_store", key="k", content="three")
+    assert (ws.root / "MEMORY.md").read_text() == "- **k**: one\n- **k**: two\n"
+
+
+def test_forget_and_list(mem, ws):
+    rpc(mem, "memory_store", key="editor", content="vim")
+    rpc(mem, "memory_store", key="tz", content="Europe/Berlin", category="prefs")
+    rpc(mem, "memory_store", key="mood", content="calm", category="daily")
+    listed = {(e["key"], e["category"]) for e in rpc(mem, "memory_list")["entries"]}
+    assert {("editor", "core"), ("tz", "prefs"), ("mood", "daily")} <= listed
+    assert [e["key"] for e in rpc(mem, "memory_list", category="prefs")["entries"]] == ["tz"]
+    before = (ws.root / "MEMORY.md").read_text()
+    assert rpc(mem, "memory_forget", key="editor") == {"removed": True, "paths": ["MEMORY.md"]}
+    assert (ws.root / "MEMORY.md").read_text() == before.replace("- **editor**: vim\n", "")
+    assert rpc(mem, "memory_forget", key="editor")["removed"] is False
+    assert mem.search(SearchRequest("Europe Berlin"))["results"][0]["path"] == "memory/prefs.md"
+
+
+def test_bad_store_params(mem):
+    for params, param in [
+        ({"content": "x"}, "key"),
+        ({"key": "a**b", "content": "x"}, "key"),
+        ({"key": "k"}, "content"),
+    ]:
+        with pytest.raises(InvalidParams) as err:
+            rpc(mem, "memory_store", **params)
+        assert err.value.param == param
+    with pytest.raises(InvalidParams, match="category"):
+        rpc(mem, "memory_store", key="k", content="x", category="../../x")
+
+
+def test_non_utf8_file_is_never_rewritten(mem, ws):
+    ws.write_bytes("memory/latin.md", "- **k**: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(WriteError, match="not valid UTF-8"):
+        rpc(mem, "memory_store", key="k", content="x", category="latin")
+    assert (ws.root / "memory" / "latin.md").read_bytes() == "- **k**: caf\xe9\n".encode("latin-1")
+
+
+def test_replace_refuses_when_the_file_changed(tmp_path):
+    path = tmp_path / "f.md"
+    path.write_text("old\n")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(WriteError, match="changed while memd"):
+            replace_text(fd, path, b"something else\n", b"new\n")
+    finally:
+        os.close(fd)
+    assert path.read_text() == "old\n"
+
+
+def test_flush_prompt(mem):
+    prompt = rpc(mem, "memory_flush_prompt", date="2026-02-02")
+    assert prompt["target"] == "memory/2026-02-02.md"
+    assert "2026-02-02" in prompt["user"] and "memory/2026-02-02.md" in prompt["user"]
+    assert "decisions" in prompt["system"] and "reply with nothing" in prompt["system"]
+
+
+def test_many_writers_never_interleave(mem, ws, tmp_path, config):
+    """Eight processes flushing to one note at once: every entry lands whole."""
+    script = textwrap.dedent(f"""
+        import sys
+        from memd.config import parse_config
+        from memd.memory import Memory
+        from memd.writer import Entry
+        cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(config.state_dir)!r},
+                             "embeddings": {{"provider": "none"}}}})
+        with Memory(cfg) as m:
+            for i in range(15):
+                m.flush([Entry("body " + sys.argv[1] + "-" + str(i) + " " + "x" * 3000,
+                               title="t" + sys.argv[1] + "-" + str(i))], date="2026-04-01")
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(8)]
+    assert all(p.wait(120) == 0 for p in procs)
+    text = (ws.root / "memory" / "2026-04-01.md").read_text()
+    blocks = re.findall(r"## \d\d:\d\d — t(\d+-\d+)\n\nbody (\d+-\d+) x{3000}\n", text)
+    assert sorted(a for a, _ in blocks) == sorted(f"{p}-{i}" for p in range(8) for i in range(15))
+    assert all(a == b for a, b in blocks), [(a, b) for a, b in blocks if a != b][:3]
+
+
+def test_full_disk_leaves_the_file_as_it_was(mem, ws, config, tmp_path):
+    """When the write cannot complete (file size limit standing in for a full disk), the
+    note is byte-for-byte as before and the error says so."""
+    path = ws.root / "memory" / "2026-01-20.md"
+    before = path.read_bytes()
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text(
+        f"workspace: {ws.root}\nstate_dir: {config.state_dir}\nembeddings: {{provider: none}}\n"
+    )
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from memd.cli import main
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 10}, resource.RLIM_INFINITY))
+        sys.exit(main(["--config", {str(cfg_file)!r}, "flush", "--date", "2026-01-20",
+                       "--text", "A long entry " * 50]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "disk is full" in out.stderr and "unchanged" in out.stderr
+    assert path.read_bytes() == before
