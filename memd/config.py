@@ -117,6 +117,8 @@ class FlushLLM:
     model: str
     base_url: str | None = None
     api_key: str | None = None
+    timeout_s: float = 60.0
+    retries: int = 1
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from memd import __version__
 from memd.config import Config
 from memd.embeddings import Embedder, make_embedder
 from memd.errors import MemdError, NotFound, PathRefused
+from memd.extract import extract_notes
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.ledger import FlushLedger
 from memd.markdown import split_lines
@@ -240,19 +241,33 @@ class Memory:
     # -- writing memory ---------------------------------------------------------------------
 
     def flush(
-        self, entries: list[Entry], flush_id: str | None = None, date: str | None = None
+        self,
+        entries: list[Entry],
+        flush_id: str | None = None,
+        date: str | None = None,
+        transcript: str | list[dict] | None = None,
     ) -> dict:
         """Append entries to today's note (or ``date``'s) or the core file, once per
-        ``flush_id``; searchable by keyword when this returns."""
+        ``flush_id``; searchable by keyword when this returns. With ``transcript`` and
+        ``flush.llm``, the notes a model extracts from it are appended too."""
         if flush_id is not None and (first := self._ledger().get(self.workspace.name, flush_id)):
             return {**first, "duplicate": True}
         root = self._root()
         now = self.now()
-        written, skipped = flush_entries(
-            root, entries, date or now.date().isoformat(), now.strftime("%H:%M")
-        )
-        self._reindex_written({w.path for w in written})
-        answer = {"written": [w.as_dict() for w in written], "skipped": skipped, "duplicate": False}
+        today = date or now.date().isoformat()
+        llm = self.config.flush.llm
+        if transcript is not None and llm is not None:
+            prompt = self.flush_prompt(today)
+            if notes := extract_notes(llm, prompt["system"], prompt["user"], transcript):
+                entries = [*entries, Entry(notes, title="memory flush")]
+        written, skipped = flush_entries(root, entries, today, now.strftime("%H:%M"))
+        answer = {
+            "written": [w.as_dict() for w in written],
+            "skipped": skipped,
+            "duplicate": False,
+        }
+        if warning := self._reindex_written({w.path for w in written}):
+            answer["warning"] = warning
         if flush_id is not None:
             self._ledger().put(self.workspace.name, flush_id, answer)
         return answer

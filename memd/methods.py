@@ -14,6 +14,7 @@ from typing import Any
 from memd import __version__
 from memd.config import Config
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
+from memd.extract import transcript_text
 from memd.memory import Memory
 from memd.search import SearchRequest
 from memd.writer import Entry
@@ -193,17 +194,26 @@ def _key(p: _Params) -> str:
 
 def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
-    if p.get("transcript", (str, list)) is not None:
-        raise InvalidParams(
-            "transcript", "extracting notes from a transcript needs flush.llm in the config"
-        )
-    entries = _entries(p.get("entries", list))
+    transcript = p.get("transcript", (str, list))
+    if transcript is not None:
+        if memory.config.flush.llm is None:
+            raise InvalidParams(
+                "transcript", "extracting notes from a transcript needs flush.llm in the config"
+            )
+        if isinstance(transcript, list) and not all(
+            isinstance(m, dict) and isinstance(m.get("content"), str) for m in transcript
+        ):
+            raise InvalidParams("transcript", "must be text or a list of {role, content}")
+        if not transcript_text(transcript).strip():
+            raise InvalidParams("transcript", "is empty")
+    raw_entries = p.get("entries", list)
+    entries = _entries(raw_entries) if raw_entries is not None or transcript is None else []
     flush_id = p.get("flush_id", str)
     if flush_id is not None and not 0 < len(flush_id) <= 200:
         raise InvalidParams("flush_id", "must be 1 to 200 characters")
     date = p.date("date")
     p.finish()
-    return memory.flush(entries, flush_id=flush_id, date=date)
+    return memory.flush(entries, flush_id=flush_id, date=date, transcript=transcript)
 
 
 def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:

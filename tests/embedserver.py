@@ -1,4 +1,4 @@
-"""A real HTTP server on 127.0.0.1 that speaks the OpenAI embeddings protocol.
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI embeddings (and chat) protocol.
 
 Vectors are deterministic: each word maps to a concept (synonyms share one), and a text's
 vector is its normalised bag of concepts hashed into ``dims`` dimensions. So a paraphrase
@@ -55,6 +55,8 @@ class EmbeddingServer:
         self.failures: list[tuple[int, dict]] = []  # (status, headers) for the next requests
         self.delay = 0.0
         self.wrong_dims = False
+        self.chat_reply = ""
+        self.chat_messages: list[list[dict]] = []
         self.lock = threading.Lock()
         server = self
 
@@ -75,6 +77,21 @@ class EmbeddingServer:
                     status, headers = failure
                     self._send(
                         status, {"error": {"message": "injected", "type": "server"}}, headers
+                    )
+                    return
+                if self.path.endswith("/chat/completions"):
+                    with server.lock:
+                        server.chat_messages.append(body["messages"])
+                    message = {"role": "assistant", "content": server.chat_reply}
+                    self._send(
+                        200,
+                        {
+                            "id": "c1",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body.get("model"),
+                            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        },
                     )
                     return
                 if not self.path.endswith("/embeddings"):

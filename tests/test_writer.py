@@ -228,3 +228,86 @@ def test_full_disk_leaves_the_file_as_it_was(mem, ws, config, tmp_path):
     assert out.returncode == 1
     assert "disk is full" in out.stderr and "unchanged" in out.stderr
     assert path.read_bytes() == before
+
+
+@pytest.fixture
+def llm_memory(make_config, embed_server, ws):
+    ws.write("MEMORY.md", "# Memory\n")
+    cfg = make_config(
+        flush={
+            "llm": {"model": "chat-1", "base_url": embed_server.url, "retries": 0, "timeout_s": 2}
+        }
+    )
+    with Memory(cfg) as m:
+        yield m
+
+
+def test_transcript_extraction_writes_what_the_model_keeps(llm_memory, embed_server, ws):
+    embed_server.chat_reply = "- We chose Postgres 16 because of JSONB.\n- Sam owns the migration."
+    transcript = [
+        {"role": "user", "content": "Let's go with Postgres."},
+        {"role": "assistant", "content": "Noted: Postgres 16."},
+    ]
+    answer = rpc(llm_memory, "memory_flush", transcript=transcript, date="2026-07-01")
+    (w,) = answer["written"]
+    text = (ws.root / w["path"]).read_text()
+    assert "— memory flush\n\n- We chose Postgres 16 because of JSONB.\n- Sam owns" in text
+    sent = embed_server.chat_messages[0]
+    assert sent[0]["role"] == "system" and "decisions" in sent[0]["content"]
+    assert "Let's go with Postgres." in sent[1]["content"]
+    assert "2026-07-01" in sent[2]["content"]
+    assert llm_memory.search(SearchRequest("jsonb"))["results"]
+
+
+def test_transcript_with_nothing_worth_keeping_writes_nothing(llm_memory, embed_server, ws):
+    embed_server.chat_reply = "Nothing."
+    before = {p: p.read_bytes() for p in ws.root.rglob("*.md")}
+    answer = rpc(llm_memory, "memory_flush", transcript="user: hi\nassistant: hello!")
+    assert answer["written"] == [] and before == {p: p.read_bytes() for p in ws.root.rglob("*.md")}
+
+
+def test_llm_failure_writes_nothing(llm_memory, embed_server, ws):
+    from memd.errors import BackendUnavailable
+
+    embed_server.failures = [(500, {})]
+    before = {p: p.read_bytes() for p in ws.root.rglob("*.md")}
+    with pytest.raises(BackendUnavailable, match="nothing was written"):
+        rpc(
+            llm_memory,
+            "memory_flush",
+            transcript="user: keep this",
+            entries=[{"text": "an explicit entry"}],
+        )
+    assert before == {p: p.read_bytes() for p in ws.root.rglob("*.md")}
+
+
+def test_bad_transcripts(llm_memory):
+    for value in ([{"role": "user"}], "   ", 5):
+        with pytest.raises(InvalidParams) as err:
+            rpc(llm_memory, "memory_flush", transcript=value)
+        assert err.value.param == "transcript"
+
+
+def test_written_but_not_yet_indexed_is_a_warning_not_an_error(mem, ws, config, tmp_path):
+    """If the index cannot take the new text, the entry is still written and reported so,
+    with a warning; a retry would find it already there."""
+    path = ws.root / "memory" / "2026-01-20.md"
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text(
+        f"workspace: {ws.root}\nstate_dir: {config.state_dir}\nembeddings: {{provider: none}}\n"
+    )
+    mem.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from memd.cli import main
+        # Notes may grow a little; the index's write-ahead log may not.
+        limit = {path.stat().st_size + 2000}
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+        sys.exit(main(["--config", {str(cfg_file)!r}, "flush", "--json", "--date", "2026-01-20",
+                       "--text", "Short entry."]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    answer = __import__("json").loads(out.stdout)
+    assert answer["written"] and "not searchable until the index catches up" in answer["warning"]
+    assert path.read_text().endswith("Short entry.\n")
