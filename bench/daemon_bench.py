@@ -5,8 +5,9 @@
 Reports save-to-searchable latency (edit a file, poll memory_search until the new text is
 found; p50/p95 over 50 edits, default 300 ms debounce), memory_search round trip p50/p95
 with 1 and 8 concurrent clients, idle CPU over a quiet minute, and the daemon's RSS after
-indexing. Targets (issue 3): save-to-searchable p95 ≤ 1 s, round trip p50 ≤ 10 ms with one
-client, idle CPU < 1 %, RSS ≤ 200 MB.
+indexing, and memory_flush latency (request to searchable) over 200 flushes with 1 and 8
+clients. Targets: save-to-searchable p95 ≤ 1 s, round trip p50 ≤ 10 ms with one client,
+idle CPU < 1 %, RSS ≤ 200 MB (issue 3); flush p95 ≤ 50 ms with one client (issue 5).
 """
 
 from __future__ import annotations
@@ -61,6 +62,31 @@ def round_trips(sock: Path, qs: list[str], clients: int) -> list[float]:
     return latencies
 
 
+def flushes(sock: Path, count: int, clients: int, tag: str) -> list[float]:
+    """Request-to-answer time of ``count`` flushes; the answer comes once it is indexed."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def worker(n: int) -> None:
+        with Client(sock) as c:
+            for i in range(count // clients):
+                text = f"{tag} flush {n}-{i}: the deploy window moves to Thursday."
+                t = time.perf_counter()
+                c.call("memory_flush", entries=[{"text": text}], date=FLUSH_DATE)
+                with lock:
+                    latencies.append((time.perf_counter() - t) * 1000)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies
+
+
+FLUSH_DATE = "2030-01-01"  # a note of its own, removed afterwards
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vault", type=Path, default=HERE / ".data" / "vault-5000")
@@ -75,7 +101,7 @@ def main() -> int:
         config = Path(tmp) / "config.yaml"
         config.write_text(
             f"workspace: {args.vault}\nstate_dir: {tmp}/state\nsocket: {sock}\n"
-            "log: {level: warning}\n"
+            "log: {level: warning}\nembeddings: {provider: none}\n"
         )
         proc = subprocess.Popen([sys.executable, "-m", "memd", "--config", str(config), "serve"])
         try:
@@ -118,6 +144,12 @@ def main() -> int:
             one = round_trips(sock, qs[:200], 1)
             eight = round_trips(sock, qs, 8)
 
+            flush_one = flushes(sock, 200, 1, "solo")
+            flush_eight = flushes(sock, 200, 8, "octet")
+            with Client(sock) as c:  # the last one is searchable
+                assert c.call("memory_search", query="octet flush 7-24", min_score=0)["results"]
+            (args.vault / "memory" / f"{FLUSH_DATE}.md").unlink()
+
             cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
             time.sleep(args.idle_seconds)
             idle_pct = (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0) * 100
@@ -138,6 +170,10 @@ def main() -> int:
         "search_1_client_p95_ms": round(percentile(one, 95), 2),
         "search_8_clients_p50_ms": round(percentile(eight, 50), 2),
         "search_8_clients_p95_ms": round(percentile(eight, 95), 2),
+        "flush_1_client_p50_ms": round(percentile(flush_one, 50), 2),
+        "flush_1_client_p95_ms": round(percentile(flush_one, 95), 2),
+        "flush_8_clients_p50_ms": round(percentile(flush_eight, 50), 2),
+        "flush_8_clients_p95_ms": round(percentile(flush_eight, 95), 2),
         "idle_cpu_percent": round(idle_pct, 3),
         "idle_seconds": args.idle_seconds,
         "rss_after_index_mb": round(rss_after_index, 1),

@@ -107,17 +107,10 @@ def reconcile_paths(
 ) -> IndexReport:
     """Re-index only the given absolute paths (what a file watcher reported)."""
     started = time.perf_counter()
-    entries, gone = [], []
-    known = store.files()
-    for path in dict.fromkeys(paths):
-        located = workspace.locate(path)
-        if located is None:
-            continue
-        shown, entry = located
-        if entry is not None:
-            entries.append(entry)
-        elif shown in known:
-            gone.append(shown)
+    located = [loc for path in dict.fromkeys(paths) if (loc := workspace.locate(path))]
+    known = store.files_at([shown for shown, _ in located])
+    entries = [entry for _, entry in located if entry is not None]
+    gone = [shown for shown, entry in located if entry is None and shown in known]
     changes = _Changes(entries, gone, known)
     return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started)
 

@@ -283,6 +283,16 @@ class Store:
         return {r[1]: FileRow(*r) for r in rows}
 
     @_guard
+    def files_at(self, paths: Sequence[str]) -> dict[str, FileRow]:
+        """What the index knows about just these paths."""
+        rows = self.db.execute(
+            "SELECT id, path, realpath, size, mtime_ns, hash FROM files "
+            "WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(paths)),),
+        )
+        return {r[1]: FileRow(*r) for r in rows}
+
+    @_guard
     def file_realpath(self, path: str) -> str | None:
         row = self.db.execute("SELECT realpath FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
