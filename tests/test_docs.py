@@ -48,7 +48,7 @@ def test_python_client_example_runs(serve, ws):
     ws.write("MEMORY.md", "# Memory\n- We decided the public API is REST.\n")
     d = serve()
     d.wait_for(lambda: d.search("api"), what="index")
-    example = code_block("python", "from memd.client import Client").replace(
+    example = code_block("python", "config = load_config()").replace(
         "config.socket", repr(str(d.socket))
     )
     namespace: dict = {}
