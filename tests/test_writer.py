@@ -311,3 +311,22 @@ def test_written_but_not_yet_indexed_is_a_warning_not_an_error(mem, ws, config, 
     answer = __import__("json").loads(out.stdout)
     assert answer["written"] and "not searchable until the index catches up" in answer["warning"]
     assert path.read_text().endswith("Short entry.\n")
+
+
+def test_a_target_that_cannot_be_written_is_a_clear_error(mem, ws):
+    (ws.root / "memory" / "2026-08-08.md").mkdir()  # the day's note path is a folder
+    before = {p: p.read_bytes() for p in ws.root.rglob("*.md") if p.is_file()}
+    with pytest.raises(WriteError, match=r"cannot open .*2026-08-08.md for writing"):
+        rpc(mem, "memory_flush", entries=[{"text": "x"}], date="2026-08-08")
+    assert before == {p: p.read_bytes() for p in ws.root.rglob("*.md") if p.is_file()}
+
+
+def test_missing_workspace_is_a_clear_error_for_writes(mem, ws):
+    import shutil
+
+    from memd.workspace import WorkspaceMissing
+
+    shutil.rmtree(ws.root)
+    with pytest.raises(WorkspaceMissing, match="does not exist"):
+        rpc(mem, "memory_flush", entries=[{"text": "x"}])
+    assert not ws.root.exists()  # never created behind the user's back
