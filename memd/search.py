@@ -210,19 +210,26 @@ def mmr(cands: list[Candidate], lam: float, n: int) -> list[Candidate]:
     """Maximal marginal relevance: pick by ``lam × score − (1 − lam) × similarity`` to what
     is already picked. Candidates without a vector count as dissimilar to everything."""
     pool = sorted(cands, key=lambda c: -c.score)
-    picked: list[Candidate] = []
-    while pool and len(picked) < n:
-        best, best_value = 0, -np.inf
-        for i, c in enumerate(pool):
-            similarity = max(
-                (float(c.vec @ p.vec) for p in picked if c.vec is not None and p.vec is not None),
-                default=0.0,
-            )
-            value = lam * c.score - (1 - lam) * similarity
-            if value > best_value:
-                best, best_value = i, value
-        picked.append(pool.pop(best))
-    return picked
+    if not pool:
+        return []
+    dims = next((len(c.vec) for c in pool if c.vec is not None), 1)
+    vectors = np.zeros((len(pool), dims), dtype=np.float32)
+    has_vector = np.zeros(len(pool), dtype=bool)
+    for i, c in enumerate(pool):
+        if c.vec is not None:
+            vectors[i], has_vector[i] = c.vec, True
+    scores = np.array([c.score for c in pool])
+    closest = np.zeros(len(pool))  # each candidate's highest similarity to a pick so far
+    open_ = np.ones(len(pool), dtype=bool)
+    picked: list[int] = []
+    for _ in range(min(n, len(pool))):
+        value = np.where(open_, lam * scores - (1 - lam) * closest, -np.inf)
+        best = int(np.argmax(value))  # ties go to the higher score: the pool is sorted
+        picked.append(best)
+        open_[best] = False
+        if has_vector[best]:
+            closest = np.maximum(closest, np.where(has_vector, vectors @ vectors[best], 0.0))
+    return [pool[i] for i in picked]
 
 
 def rank(
