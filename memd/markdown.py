@@ -8,6 +8,7 @@ including lines markdown-it emits no token for (blank lines, link definitions).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -43,11 +44,30 @@ class Document:
     warnings: list[str] = field(default_factory=list)
 
 
+# A block rule that cannot match a text is skipped: markdown-it tries every rule on every
+# line, so this is most of the parse time for plain notes. Each test is a necessary
+# condition for its rule to fire; when it fails the rule is off and the tokens are the same.
+_RULE_NEEDS: dict[str, Callable[[str], bool]] = {
+    "table": lambda t: "|" in t,
+    "blockquote": lambda t: ">" in t,
+    "fence": lambda t: "```" in t or "~~~" in t,
+    "reference": lambda t: "]:" in t,
+    "html_block": lambda t: "<" in t,
+    "code": re.compile(r"^(?: {4}|\t)", re.MULTILINE).search,
+    "lheading": re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE).search,
+    "hr": re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$", re.MULTILINE).search,
+}
+
+
+def _parser_for(text: str) -> MarkdownIt:
+    return _parser(frozenset(rule for rule, needs in _RULE_NEEDS.items() if not needs(text)))
+
+
 @cache
-def _parser() -> MarkdownIt:
+def _parser(off: frozenset[str]) -> MarkdownIt:
     # Only block structure is needed: inline parsing is most of markdown-it's time.
     md = MarkdownIt("commonmark", {"maxNesting": 200}).enable("table")
-    md.disable(["inline", "text_join"], ignoreInvalid=True)
+    md.disable(["inline", "text_join", *off], ignoreInvalid=True)
     return md
 
 
@@ -68,7 +88,7 @@ def parse(text: str) -> Document:
     body_start, tags, aliases = _front_matter(lines, warnings)
     # A lone '\r' would be a line break to markdown-it but not to an editor.
     body = "\n".join(line.replace("\r", " ") for line in lines[body_start:])
-    tokens = _parser().parse(body)
+    tokens = _parser_for(body).parse(body)
     blocks: list[Block] = []
     i = 0
     while i < len(tokens):

@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memd.markdown import parse, split_lines
 
 
@@ -61,3 +64,51 @@ def test_empty_and_blank_documents():
 def test_deep_nesting_does_not_crash():
     text = "".join("> " * i + "x\n" for i in range(300))
     assert parse(text).blocks
+
+
+_piece = st.sampled_from(
+    [
+        "",
+        "# H",
+        "Title",
+        "=====",
+        "-----",
+        "---",
+        "* * *",
+        "___",
+        "- item",
+        "1. step",
+        "> quote",
+        "    code",
+        "\tcode",
+        "```",
+        "~~~",
+        "| a | b |",
+        "|---|---|",
+        "[ref]: http://x",
+        "<div>",
+        "</div>",
+        "text with | pipe",
+        "a > b",
+        "plain words",
+        "  - nested",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_piece, max_size=30).map("\n".join))
+def test_skipping_rules_that_cannot_match_changes_nothing(text):
+    """The fast parser (rules without their trigger characters switched off) gives the same
+    blocks as the full one."""
+    from markdown_it import MarkdownIt
+
+    from memd.markdown import _parser_for
+
+    full = MarkdownIt("commonmark", {"maxNesting": 200}).enable("table")
+    full.disable(["inline", "text_join"], ignoreInvalid=True)
+
+    def sig(tokens):
+        return [(t.type, t.map, t.level, t.tag, t.content) for t in tokens]
+
+    assert sig(_parser_for(text).parse(text)) == sig(full.parse(text))
