@@ -306,7 +306,7 @@ class Memory:
         entries = list_keys(root, rels)
         for entry in entries:
             entry["category"] = _category_of(entry["path"])
-        return {"entries": entries}
+        return {"entries": entries, "count": len(entries)}
 
     def flush_prompt(self, date: str | None = None) -> dict:
         """The prompt an agent runs to decide what to flush before compacting."""

@@ -140,6 +140,7 @@ def test_forget_and_list(mem, ws):
     listed = {(e["key"], e["category"]) for e in rpc(mem, "memory_list")["entries"]}
     assert {("editor", "core"), ("tz", "prefs"), ("mood", "daily")} <= listed
     assert [e["key"] for e in rpc(mem, "memory_list", category="prefs")["entries"]] == ["tz"]
+    assert rpc(mem, "memory_list")["count"] == len(listed)
     before = (ws.root / "MEMORY.md").read_text()
     assert rpc(mem, "memory_forget", key="editor") == {"removed": True, "paths": ["MEMORY.md"]}
     assert (ws.root / "MEMORY.md").read_text() == before.replace("- **editor**: vim\n", "")
