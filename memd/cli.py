@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from memd import __version__, service
-from memd.client import connect
 from memd.config import Config, load_config
 from memd.daemon import Daemon
 from memd.errors import InvalidParams, MemdError
 from memd.log import configure_logging
 from memd.memory import Memory
-from memd.methods import call
+from memd.router import Router
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,24 +101,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Local:
-    """Opens each workspace's ``Memory`` once per command run (no daemon involved)."""
-
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self.open: dict[str | None, Memory] = {}
-
-    def __call__(self, name: str | None) -> Memory:
-        key = self.config.workspace(name).name
-        if key not in self.open:
-            self.open[key] = Memory(self.config, key)
-        return self.open[key]
-
-    def close(self) -> None:
-        for memory in self.open.values():
-            memory.close()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memd`` command line; returns the exit code."""
     args = _parser().parse_args(argv)
@@ -160,41 +141,24 @@ def _service(action: str, config: Config) -> int:
 
 def _run(args: argparse.Namespace, config: Config) -> int:
     """Answer through the running daemon if there is one, else directly on the index."""
-    client = connect(config, timeout=None if args.command == "index" else 60.0)
-    if client is not None:
-        with client:
-            return _command(args, client.call, refresh=None)
-    local = _Local(config)
+    router = Router(config, timeout=None if args.command == "index" else 60.0)
     try:
-        return _command(args, lambda method, params: call(local, method, params), local)
+        return _command(args, router)
     finally:
-        local.close()
+        router.close()
 
 
-def _command(
-    args: argparse.Namespace, backend: Callable[[str, dict], dict], refresh: _Local | None
-) -> int:
+def _command(args: argparse.Namespace, router: Router) -> int:
     workspace = getattr(args, "workspace", None)
     as_json = getattr(args, "json", False)
-    progress = _progress_printer() if sys.stderr.isatty() and not as_json else None
     params: dict[str, Any] = {"workspace": workspace}
     if args.command == "index":
-        if refresh is None:
-            result = backend("reindex", {**params, "full": args.full})
+        if router.daemon_running():
+            result = router.call("reindex", {**params, "full": args.full})
         else:
-            memory = refresh(workspace)
-            result = memory.index(full=args.full, progress=progress).as_dict()
-            _finish_progress(progress)
-            # Without a daemon nobody back-fills vectors later: embed what is missing now.
-            result["embedded"] = memory.embed_all(_progress_printer("embedding", "chunks")
-                                                  if progress else None)  # fmt: skip
-            _finish_progress(progress)
+            result = _index_here(router.memory(workspace), args.full, as_json)
         return _emit(result, as_json, _print_index)
     if args.command == "search":
-        if refresh is not None:
-            # Without a daemon nothing watches the files: bring the index up to date first.
-            refresh(workspace).index(progress=progress)
-            _finish_progress(progress)
         params.update(
             query=args.query,
             max_results=args.max_results,
@@ -205,11 +169,11 @@ def _command(
             since=args.since,
             until=args.until,
         )
-        return _emit(backend("memory_search", params), as_json, _print_search)
+        return _emit(router.call("memory_search", params), as_json, _print_search)
     if args.command == "get":
         params.update(path=args.path, lines=args.lines)
         params["from"] = args.from_
-        return _emit(backend("memory_get", params), as_json, _print_get)
+        return _emit(router.call("memory_get", params), as_json, _print_get)
     if args.command == "flush":
         entry = {
             "text": _flush_text(args),
@@ -221,17 +185,29 @@ def _command(
             flush_id=args.flush_id,
             date=args.date,
         )
-        return _emit(backend("memory_flush", params), as_json, _print_flush)
+        return _emit(router.call("memory_flush", params), as_json, _print_flush)
     if args.command == "store":
         params.update(key=args.key, content=args.content, category=args.category)
-        return _emit(backend("memory_store", params), as_json, _print_store)
+        return _emit(router.call("memory_store", params), as_json, _print_store)
     if args.command == "forget":
         params.update(key=args.key, category=args.category)
-        return _emit(backend("memory_forget", params), as_json, _print_forget)
+        return _emit(router.call("memory_forget", params), as_json, _print_forget)
     if args.command == "list":
         params.update(category=args.category)
-        return _emit(backend("memory_list", params), as_json, _print_list)
-    return _emit(backend("status", params), as_json, _print_status)
+        return _emit(router.call("memory_list", params), as_json, _print_list)
+    return _emit(router.call("status", params), as_json, _print_status)
+
+
+def _index_here(memory: Memory, full: bool, as_json: bool) -> dict:
+    """Index (and, with no daemon to do it later, embed) in this process, with progress."""
+    on_terminal = sys.stderr.isatty() and not as_json
+    result = memory.index(full=full, progress=_progress_printer() if on_terminal else None)
+    _finish_progress(on_terminal)
+    embedding = _progress_printer("embedding", "chunks") if on_terminal else None
+    result = result.as_dict()
+    result["embedded"] = memory.embed_all(embedding)
+    _finish_progress(on_terminal)
+    return result
 
 
 def _flush_text(args: argparse.Namespace) -> str:
@@ -332,7 +308,7 @@ def _progress_printer(verb: str = "indexing", unit: str = "files") -> Callable[[
     return show
 
 
-def _finish_progress(progress: Callable[[int, int], None] | None) -> None:
-    if progress is not None:
+def _finish_progress(shown: object) -> None:
+    if shown:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
