@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[common], help="list stored keys")
     p.add_argument("--category", help="only this category")
     sub.add_parser("serve", parents=[common], help="run the daemon in the foreground")
+    sub.add_parser("mcp", parents=[common], help="serve memd's tools over MCP stdio")
     p = sub.add_parser("service", parents=[common], help="install memd as a user service")
     p.add_argument("action", choices=["install", "uninstall", "status"])
     return parser
@@ -113,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return Daemon(config, config_arg).run()
         if args.command == "service":
             return _service(args.action, config)
+        if args.command == "mcp":
+            from memd.mcp import serve_mcp
+
+            # stdout carries the protocol: every log line goes to stderr.
+            configure_logging("debug" if verbose else "warning", "json", sys.stderr)
+            return serve_mcp(config)
         configure_logging("debug" if verbose else "warning", config.log.format)
         return _run(args, config)
     except InvalidParams as exc:

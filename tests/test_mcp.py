@@ -1,0 +1,107 @@
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+def run_session(config_path, env, steps):
+    """Start `memd mcp` as a host would and run ``steps(session)`` against it."""
+
+    async def main():
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "memd", "--config", str(config_path), "mcp"],
+            env=env,
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await steps(session)
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def payload(result):
+    if getattr(result, "structured_content", None):
+        data = result.structured_content
+        return data.get("result", data)
+    return json.loads(result.content[0].text)
+
+
+@pytest.fixture
+def host(tmp_path, ws):
+    ws.write("MEMORY.md", "# Memory\n\n## Decisions\n- We use Postgres 16 for the main database.\n")
+    config = tmp_path / "memd.yaml"
+    config.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n"
+        f"socket: {tmp_path / 'run' / 'memd.sock'}\nembeddings: {{provider: none}}\n"
+    )
+    return config, {**os.environ, "HOME": str(tmp_path)}
+
+
+def test_tools_are_listed_with_schemas(host):
+    async def steps(session):
+        return (await session.list_tools()).tools
+
+    tools = {t.name: t for t in run_session(*host, steps)}
+    assert {"memory_search", "memory_get", "memory_flush", "memory_store", "memory_forget"} <= set(
+        tools
+    )
+    search = tools["memory_search"]
+    assert "query" in search.input_schema["properties"]
+    assert search.input_schema["required"] == ["query"]
+    assert "meaning" in search.description
+
+
+def test_search_flush_get_without_a_daemon(host):
+    async def steps(session):
+        found = payload(await session.call_tool("memory_search", {"query": "postgres"}))
+        flushed = payload(
+            await session.call_tool(
+                "memory_flush", {"entries": [{"text": "The wombat migration is done."}]}
+            )
+        )
+        again = payload(await session.call_tool("memory_search", {"query": "wombat"}))
+        read = payload(
+            await session.call_tool("memory_get", {"path": "MEMORY.md", "from_line": 3, "lines": 1})
+        )
+        return found, flushed, again, read
+
+    found, flushed, again, read = run_session(*host, steps)
+    assert found["results"][0]["citation"] == "MEMORY.md#L3-L4"
+    assert again["results"][0]["path"] == flushed["written"][0]["path"]
+    assert read["text"] == "## Decisions\n"
+
+
+def test_bad_tool_calls_are_errors_and_the_server_goes_on(host):
+    async def steps(session):
+        bad_path = await session.call_tool("memory_get", {"path": "../etc/passwd"})
+        bad_type = await session.call_tool("memory_search", {"query": "x", "max_results": "lots"})
+        unknown = await session.call_tool("no_such_tool", {})
+        good = await session.call_tool("memory_search", {"query": "postgres"})
+        return bad_path, bad_type, unknown, good
+
+    bad_path, bad_type, unknown, good = run_session(*host, steps)
+    assert bad_path.is_error and "may not contain '..'" in bad_path.content[0].text
+    assert bad_type.is_error
+    assert unknown.is_error
+    assert not good.is_error and payload(good)["results"]
+
+
+def test_tools_go_through_a_running_daemon(host, serve, ws):
+    _, env = host
+    d = serve()  # the same workspace, its own socket
+    env = {**env, "MEMD_CONFIG": str(d.config_path)}
+
+    async def steps(session):
+        return payload(await session.call_tool("memory_search", {"query": "postgres"}))
+
+    found = run_session(d.config_path, env, steps)
+    assert found["results"]
+    assert '"method": "memory_search"' in d.log()  # answered by the daemon
