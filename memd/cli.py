@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             # stdout carries the protocol: every log line goes to stderr.
             configure_logging("debug" if verbose else "warning", "json", sys.stderr)
-            return serve_mcp(config)
+            return serve_mcp(config, getattr(args, "workspace", None))
         configure_logging("debug" if verbose else "warning", config.log.format)
         return _run(args, config)
     except InvalidParams as exc:

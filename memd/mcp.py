@@ -21,8 +21,9 @@ and read more with memory_get. Before your context is compacted, save what must 
 with memory_flush."""
 
 
-def build_server(config: Config, router: Router | None = None) -> Any:
-    """An ``MCPServer`` exposing memd's tools (needs ``pip install 'memd[mcp]'``)."""
+def build_server(config: Config, router: Router | None = None, workspace: str | None = None) -> Any:
+    """An ``MCPServer`` exposing memd's tools (needs ``pip install 'memd[mcp]'``);
+    ``workspace`` is the default for calls that name none."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
@@ -33,6 +34,8 @@ def build_server(config: Config, router: Router | None = None) -> Any:
 
     def call(method: str, params: dict[str, Any]) -> dict:
         # The one place memd errors become MCP tool errors the model can read and act on.
+        if params.get("workspace") is None:
+            params["workspace"] = workspace
         try:
             return router.call(method, params)
         except MemdError as exc:
@@ -126,11 +129,12 @@ def build_server(config: Config, router: Router | None = None) -> Any:
     return server
 
 
-def serve_mcp(config: Config) -> int:
+def serve_mcp(config: Config, workspace: str | None = None) -> int:
     """Serve MCP on stdin/stdout until the host closes it."""
+    config.workspace(workspace)  # an unknown name stops start-up, with the known ones
     router = Router(config)
     try:
-        build_server(config, router).run("stdio")
+        build_server(config, router, workspace).run("stdio")
     finally:
         router.close()
     return 0
