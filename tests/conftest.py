@@ -165,9 +165,8 @@ def serve(tmp_path, ws):
         if "embeddings:" not in extra:
             extra += "embeddings: {provider: none}\n"
         config = tmp_path / "memd.yaml"
-        config.write_text(
-            f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nlog: {{level: debug}}\n{extra}"
-        )
+        where = "" if "workspaces:" in extra else f"workspace: {ws.root}\n"
+        config.write_text(f"{where}state_dir: {tmp_path / 'state'}\nlog: {{level: debug}}\n{extra}")
         run_env = {**os.environ, "HOME": str(tmp_path), **(env or {})}
         daemon = Daemon(config, socket, run_env, tmp_path / "daemon.log")
         started.append(daemon)
