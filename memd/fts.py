@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from memd.markdown import readable
+
 # Han, kana, Hangul, and the South-East Asian scripts written without word spaces.
 _NOSPACE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff"
@@ -47,7 +49,9 @@ class FtsRow(NamedTuple):
 
 
 def fts_row(heading: str, body: str, meta: str = "") -> FtsRow:
-    """Split chunk text into FTS columns: spaced scripts as words, the rest as bigrams."""
+    """Split chunk text into FTS columns: spaced scripts as words, the rest as bigrams.
+    Obsidian links count as the text a reader sees."""
+    body = readable(body)
     runs = [
         *_NOSPACE_RUN.findall(heading),
         *_NOSPACE_RUN.findall(body),

@@ -39,7 +39,7 @@ class Document:
     lines: list[str]
     blocks: list[Block]
     body_start: int = 0  # first line after the front matter (0-based)
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # front matter tags, then inline #tags
     aliases: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
 
@@ -90,6 +90,7 @@ def parse(text: str) -> Document:
     body = "\n".join(line.replace("\r", " ") for line in lines[body_start:])
     tokens = _parser_for(body).parse(body)
     blocks: list[Block] = []
+    code: list[tuple[int, int]] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -108,16 +109,59 @@ def parse(text: str) -> Document:
             )
             blocks.append(Block(start, end, parts=items))
         else:
+            if tok.type in ("fence", "code_block", "html_block"):
+                code.append((start - body_start, end - body_start))
             blocks.append(Block(start, end))
         i = _skip(tokens, i)
+    inline = inline_tags(lines[body_start:], code)
     return Document(
         lines=lines,
         blocks=_cover(blocks, body_start, len(lines)),
         body_start=body_start,
-        tags=tags,
+        tags=tuple(dict.fromkeys([*tags, *inline])),
         aliases=aliases,
         warnings=warnings,
     )
+
+
+# Obsidian's inline tag: '#' after a space or line start, then letters, digits, '_', '-',
+# '/', not all digits ('#123' is not a tag, '# Heading' is a heading).
+_INLINE_TAG = re.compile(r"(?<![^\s(\[])#([\w/-]*[^\W\d][\w/-]*)")
+_INLINE_CODE = re.compile(r"`[^`]*`")
+_WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^]([^\]|]*))?(?:\|([^\]]*))?\]\]")
+_CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([\w-]+)\][+-]?", re.MULTILINE)
+
+
+def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
+    """``#tags`` written in the text, outside code."""
+    found: list[str] = []
+    in_code = set()
+    for start, end in code:
+        in_code.update(range(start, end))
+    for n, line in enumerate(lines):
+        if n in in_code or "#" not in line:
+            continue
+        for tag in _INLINE_TAG.findall(_INLINE_CODE.sub("", line)):
+            if tag not in found:
+                found.append(tag)
+    return found
+
+
+def readable(text: str) -> str:
+    """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown, ``[[Note#Part]]`` →
+    Note Part, ``![[file]]`` → file, ``> [!note]`` → ``> note:``."""
+    if "[[" in text:
+        text = _WIKILINK.sub(_link_text, text)
+    if "[!" in text:
+        text = _CALLOUT.sub(r"\1\2:", text)
+    return text
+
+
+def _link_text(m: re.Match[str]) -> str:
+    target, part, shown = m.group(1), m.group(2), m.group(3)
+    if shown:
+        return shown
+    return f"{target} {part}".strip() if part else target
 
 
 def _children(tokens: list, i: int) -> list:

@@ -26,7 +26,7 @@ from memd.errors import MemdError, NotFound, PathRefused
 from memd.extract import extract_notes
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.ledger import FlushLedger
-from memd.markdown import split_lines
+from memd.markdown import readable, split_lines
 from memd.search import (
     SearchRequest,
     attach_vectors,
@@ -565,8 +565,9 @@ def _category_of(rel: str) -> str:
 
 
 def _embedding_text(heading: str, text: str) -> str:
-    """What is embedded: the chunk, led by its heading path when it does not start with it."""
-    text = text[:_EMBED_MAX_CHARS]
+    """What is embedded: the chunk as a reader sees it, led by its heading path when it does
+    not start with it."""
+    text = readable(text[:_EMBED_MAX_CHARS])
     if heading and not text.lstrip().startswith("#"):
         return f"{heading.replace('#', '').strip()}\n\n{text}"
     return text
