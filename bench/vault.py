@@ -124,6 +124,32 @@ def make_vault(root: Path, files: int = 5000, seed: int = 1) -> Path:
     return root
 
 
+def make_obsidian_vault(root: Path, notes: int = 20000, seed: int = 3) -> Path:
+    """An Obsidian-style vault: notes in 40 folders with front matter, inline tags and
+    wikilinks, ~5 KB each (about 100 MB for 20,000), plus a .obsidian folder."""
+    stamp = root / ".vault-done"
+    if stamp.exists() and stamp.read_text() == f"obsidian {notes} {seed}":
+        return root
+    writer = _Writer(seed)
+    rng = writer.rng
+    (root / ".obsidian").mkdir(parents=True, exist_ok=True)
+    (root / ".obsidian" / "app.json").write_text("{}")
+    titles = [f"{writer.words[i % 3000].capitalize()} {i}" for i in range(notes)]
+    for n, title in enumerate(titles):
+        folder = root / f"Area {n % 40:02d}"
+        folder.mkdir(exist_ok=True)
+        tags = rng.sample(writer.words[:200], 2)
+        links = " ".join(f"[[{titles[rng.randrange(notes)]}]]" for _ in range(3))
+        body = "\n\n".join([writer.section(rng.randint(6, 23)) for _ in range(rng.randint(6, 9))])
+        (folder / f"{title}.md").write_text(
+            f"---\ntags: [{', '.join(tags)}]\naliases: [{title.lower()}]\n---\n# {title}\n\n"
+            f"Related: {links} #{rng.choice(writer.words[:100])}\n\n{body}\n",
+            encoding="utf-8",
+        )
+    stamp.write_text(f"obsidian {notes} {seed}")
+    return root
+
+
 def queries(count: int = 200, seed: int = 2) -> list[str]:
     """Search queries of 1-3 mid-frequency vocabulary words, plus a few topic phrases."""
     rng = random.Random(seed)
@@ -140,4 +166,8 @@ def queries(count: int = 200, seed: int = 2) -> list[str]:
 if __name__ == "__main__":
     import sys
 
-    make_vault(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5000)
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 5000
+    if len(sys.argv) > 3 and sys.argv[3] == "obsidian":
+        make_obsidian_vault(Path(sys.argv[1]), count)
+    else:
+        make_vault(Path(sys.argv[1]), count)

@@ -402,13 +402,24 @@ class Store:
         if file_ids is not None:
             where.append("f.id IN (SELECT value FROM json_each(?))")
             args.append(json.dumps(list(file_ids)))
-        sql = (
-            f"SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, "
-            f"f.date, -bm25(chunks_fts, {weights}) AS score "
-            f"FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-            f"JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
-            f"ORDER BY score DESC, c.id LIMIT ?"
-        )
+        columns = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
+        rank = f"-bm25(chunks_fts, {weights})"
+        if len(where) == 1:
+            # No filter: take the top rows from the FTS table alone and join only those; a
+            # common word can match tens of thousands of chunks.
+            sql = (
+                f"SELECT {columns}, t.score FROM (SELECT rowid AS id, {rank} AS score "
+                f"FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) t "
+                f"JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id "
+                f"ORDER BY t.score DESC, c.id"
+            )
+        else:
+            sql = (
+                f"SELECT {columns}, {rank} AS score "
+                f"FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                f"JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+                f"ORDER BY score DESC, c.id LIMIT ?"
+            )
         args.append(limit)
         try:
             return [Hit(*row) for row in self.db.execute(sql, args)]
