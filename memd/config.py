@@ -143,12 +143,21 @@ class Log:
 
 
 @dataclass(frozen=True)
+class ExtraPath:
+    """A folder or file indexed beside the workspace, with globs of its own."""
+
+    path: Path
+    include: tuple[str, ...] = ()  # when given, only files matching one of these
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WorkspaceConfig:
     """One memory workspace: its folder, extra roots and exclude globs."""
 
     name: str
     path: Path
-    extra_paths: tuple[Path, ...] = ()
+    extra_paths: tuple[ExtraPath, ...] = ()
     exclude: tuple[str, ...] = ()
 
 
@@ -261,7 +270,7 @@ def parse_config(
             ctx.unknown(str(key), [*_TOP_LEVEL, *_SECTIONS])
     if "workspace" in raw and "workspaces" in raw:
         raise ctx.error("workspaces", "give either 'workspace' or 'workspaces', not both")
-    extra = tuple(ctx.path(p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
+    extra = tuple(_extra(ctx, p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
     exclude = tuple(ctx.string(g, f"exclude[{i}]") for i, g in _items(ctx, raw, "exclude"))
     if "workspaces" in raw:
         workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude)
@@ -333,6 +342,22 @@ def _items(ctx: _Context, raw: Mapping[str, Any], key: str) -> list[tuple[int, A
     return list(enumerate(value))
 
 
+def _extra(ctx: _Context, value: Any, key: str) -> ExtraPath:
+    """An extra root: a path, or ``{path, include, exclude}``."""
+    if not isinstance(value, dict):
+        return ExtraPath(ctx.path(value, key))
+    for sub in value:
+        if sub not in ("path", "include", "exclude"):
+            ctx.unknown(f"{key}.{sub}", ["path", "include", "exclude"])
+    if "path" not in value:
+        raise ctx.error(key, "needs a 'path'")
+    globs = {
+        name: tuple(ctx.string(g, f"{key}.{name}[{i}]") for i, g in _items(ctx, value, name))
+        for name in ("include", "exclude")
+    }
+    return ExtraPath(ctx.path(value["path"], f"{key}.path"), **globs)
+
+
 def _workspaces(
     ctx: _Context, raw: Any, extra: tuple[Path, ...], exclude: tuple[str, ...]
 ) -> tuple[WorkspaceConfig, ...]:
@@ -356,7 +381,7 @@ def _workspaces(
         ws_extra = extra
         if "extra_paths" in spec:
             items = _items(ctx, spec, "extra_paths")
-            ws_extra = tuple(ctx.path(p, f"{key}.extra_paths[{i}]") for i, p in items)
+            ws_extra = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
         ws_exclude = exclude
         if "exclude" in spec:
             items = _items(ctx, spec, "exclude")

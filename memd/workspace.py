@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import structlog
 
-from memd.config import WorkspaceConfig
+from memd.config import ExtraPath, WorkspaceConfig
 from memd.errors import MemdError, NotFound, PathRefused
 from memd.globs import GlobSet
 
@@ -41,6 +41,8 @@ class Root:
     prefix: str  # "" for the workspace folder itself
     path: Path
     is_file: bool = False
+    include: GlobSet | None = None  # only these files, when given
+    exclude: GlobSet | None = None
 
     @property
     def is_workspace(self) -> bool:
@@ -88,6 +90,10 @@ class Workspace:
         if self.exclude and self.exclude.match(rel):
             return None
         if not root.is_workspace:
+            if root.exclude and root.exclude.match(rel):
+                return None
+            if root.include and not root.include.match(rel):
+                return None
             return ("extra", None)
         if len(parts) == 1:
             return ("core", None) if rel in CORE_NAMES else None
@@ -154,7 +160,10 @@ class Workspace:
             except OSError:
                 continue
             if is_dir:
-                if not (self.exclude and self.exclude.match(child)):
+                pruned = (self.exclude and self.exclude.match(child)) or (
+                    root.exclude and root.exclude.match(child)
+                )
+                if not pruned:
                     yield from self._walk_dir(root, Path(e.path), child, seen)
             elif e.name.endswith(".md"):
                 yield from self._entry(root, child, e.path)
@@ -249,11 +258,14 @@ def _ignored(name: str) -> bool:
     return name.startswith(".") or name in _IGNORED_NAMES
 
 
-def _extra_roots(paths: tuple[Path, ...]) -> list[Root]:
+def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
     """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
     taken = {*CORE_NAMES, MEMORY_DIR}
     roots = []
-    for p in paths:
+    for extra in extras:
+        if isinstance(extra, Path):
+            extra = ExtraPath(extra)
+        p = extra.path
         base = p.name or "root"
         prefix, n = base, 2
         while prefix in taken:
@@ -261,5 +273,7 @@ def _extra_roots(paths: tuple[Path, ...]) -> list[Root]:
             prefix = f"{stem}-{n}{dot}{ext}"
             n += 1
         taken.add(prefix)
-        roots.append(Root(prefix, p, is_file=p.is_file()))
+        include = GlobSet(extra.include) if extra.include else None
+        exclude = GlobSet(extra.exclude) if extra.exclude else None
+        roots.append(Root(prefix, p, p.is_file(), include, exclude))
     return roots

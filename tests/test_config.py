@@ -130,7 +130,7 @@ def test_relative_paths_follow_the_config_file(tmp_path):
     ws = cfg.workspace()
     assert ws.path == tmp_path / "sub" / "notes"
     assert cfg.state_dir == tmp_path / "sub" / "state"
-    assert ws.extra_paths == (tmp_path / "vault",)
+    assert [e.path for e in ws.extra_paths] == [tmp_path / "vault"]
 
 
 def test_tilde_is_expanded(tmp_path, monkeypatch):
@@ -151,7 +151,7 @@ def test_many_workspaces(tmp_path):
     cfg = parse_config(raw, env={})
     assert [w.name for w in cfg.workspaces] == ["main", "work"]
     assert cfg.workspace().name == "main"
-    assert cfg.workspace("work").extra_paths == (tmp_path / "v",)
+    assert [e.path for e in cfg.workspace("work").extra_paths] == [tmp_path / "v"]
     assert cfg.workspace("main").exclude == ("drafts/**",)
     with pytest.raises(ConfigError, match="no workspace named 'play'"):
         cfg.workspace("play")
@@ -199,3 +199,19 @@ def test_server_idle_timeout_must_be_positive(tmp_path):
     path = write(tmp_path, "server: {idle_timeout_s: 0}\n")
     with pytest.raises(ConfigError, match="idle_timeout_s must be positive"):
         load_config(path, env={})
+
+
+def test_extra_paths_with_their_own_globs(tmp_path):
+    raw = {
+        "extra_paths": [
+            "/plain",
+            {"path": "/vault", "include": ["Notes/**"], "exclude": ["Notes/Private/**"]},
+        ]
+    }
+    extras = parse_config(raw, env={"HOME": "/h"}).workspace().extra_paths
+    assert extras[0].path == Path("/plain") and extras[0].include == ()
+    assert extras[1].include == ("Notes/**",) and extras[1].exclude == ("Notes/Private/**",)
+    with pytest.raises(ConfigError, match=r"extra_paths\[0\].includes"):
+        parse_config({"extra_paths": [{"path": "/v", "includes": []}]}, env={})
+    with pytest.raises(ConfigError, match="needs a 'path'"):
+        parse_config({"extra_paths": [{"include": ["x"]}]}, env={})

@@ -92,3 +92,14 @@ def test_ten_thousand_files_in_one_folder(ws, make_config):
     with Memory(make_config()) as m:
         assert m.index().added == 10_000
         assert search(m, "item9999") == ["memory/inbox/n09999.md"]
+
+
+def test_a_20_mb_note_is_indexed(ws, make_config):
+    section = "## Part {}\n\n" + "lorem ipsum dolor sit amet " * 30 + "\n\n"
+    text = "".join(section.format(i) for i in range(24_500))
+    assert len(text) > 20_000_000
+    ws.write("memory/huge.md", text + "## End\nquetzal\n")
+    with Memory(make_config()) as m:
+        report = m.index()
+        assert report.added == 1 and report.skipped == 0
+        assert search(m, "quetzal") == ["memory/huge.md"]

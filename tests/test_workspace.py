@@ -164,3 +164,21 @@ def test_resolve_existing_and_missing(ws, tmp_path):
     secret.write_text("x\n")
     os.symlink(secret, ws.root / "memory" / "link.md")
     assert w.resolve("memory/link.md") == (str(ws.root / "memory" / "link.md"), False)
+
+
+def test_include_and_exclude_globs_per_root(ws, tmp_path):
+    from memd.config import ExtraPath
+
+    vault = tmp_path / "vault"
+    for rel in ("Notes/a.md", "Notes/Private/secret.md", "Journal/j.md"):
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("x\n")
+    ws.write("memory/m.md", "x\n")
+    extra = ExtraPath(vault, include=("Notes/**",), exclude=("Notes/Private/**",))
+    found = paths(Workspace(WorkspaceConfig("w", ws.root, extra_paths=(extra,))))
+    assert set(found) == {"memory/m.md", "vault/Notes/a.md"}
+    w = Workspace(WorkspaceConfig("w", ws.root, extra_paths=(extra,)))
+    with pytest.raises(PathRefused):
+        w.resolve("vault/Journal/j.md")
+    with pytest.raises(PathRefused):
+        w.resolve("vault/Notes/Private/secret.md")
