@@ -36,7 +36,7 @@ from memd.methods import WRITES, call
 from memd.notify import sd_notify, watchdog_interval
 from memd.server import SocketServer
 from memd.store import IndexCorrupt
-from memd.watcher import Watcher
+from memd.watcher import Watcher, wait_event
 from memd.workspace import MEMORY_DIR, WorkspaceMissing
 
 log = structlog.get_logger()
@@ -171,18 +171,18 @@ class _Runner:
                 activity.embeddings = f"cooling down {cooldown:g} s after: {exc}"
                 log.warning("embeddings_unavailable", workspace=memory.workspace.name,
                             error=str(exc), retry_in_s=cooldown)  # fmt: skip
-                await _sleep(self.stop, cooldown)
+                await wait_event(self.stop, cooldown)
                 continue
             except MemdError as exc:
                 log.error("embedding_failed", workspace=memory.workspace.name, error=str(exc))
-                await _sleep(self.stop, _RETRY_SECONDS)
+                await wait_event(self.stop, _RETRY_SECONDS)
                 continue
             # Nothing ready: sleep until an index pass writes chunks, or until the files
             # that are still settling have been quiet long enough.
             self.embed_kick.clear()
-            timeout = settings.debounce_ms / 1000 + 0.05 if pending else None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.embed_kick.wait(), timeout)
+            await wait_event(
+                self.embed_kick, settings.debounce_ms / 1000 + 0.05 if pending else None
+            )
 
 
 class Daemon:
@@ -325,11 +325,6 @@ class Daemon:
             30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
         )
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
-
-
-async def _sleep(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
 
 
 def _create_default_workspace(config: Config) -> None:

@@ -80,7 +80,7 @@ class Watcher:
         while not stop.is_set():
             if not self.workspace.path.is_dir():
                 self.on_state("waiting for folder")
-                await _wait(stop, self.check_seconds)
+                await wait_event(stop, self.check_seconds)
                 continue
             identity = self._identity()
             flat, deep = self._targets()
@@ -99,7 +99,7 @@ class Watcher:
                 break
             self.on_state("restarting")
             backoff = min(backoff * 2, 30.0) if failed else 1.0
-            await _wait(stop, backoff if failed else 0.1)
+            await wait_event(stop, backoff if failed else 0.1)
         self.on_state("not running")
 
     async def _supervise(
@@ -149,6 +149,7 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-async def _wait(event: asyncio.Event, seconds: float) -> None:
+async def wait_event(event: asyncio.Event, seconds: float | None) -> None:
+    """Wait until ``event`` is set or ``seconds`` pass (None: no time limit)."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), timeout=seconds)

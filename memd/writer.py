@@ -215,10 +215,7 @@ def flush_entries(
         check_size(entry.text)
     written, skipped = [], []
     for n, entry in enumerate(entries):
-        if entry.target == "core":
-            rel, header = core_file(root), "# Memory\n"
-        else:
-            rel, header = f"memory/{today}.md", f"# {today}\n"
+        rel, header = category_file(root, entry.target, today)
         path = root / rel
         with locked(path, header) as fd:
             if already_there(read_locked(fd), entry.text):
