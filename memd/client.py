@@ -16,27 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.config import Config
-from memd.errors import (
-    BackendUnavailable,
-    InvalidParams,
-    InvalidRequest,
-    MemdError,
-    NotFound,
-    PathRefused,
-    UnknownMethod,
-)
-
-_ERRORS: dict[int, type[MemdError]] = {
-    InvalidRequest.code: InvalidRequest,
-    UnknownMethod.code: UnknownMethod,
-    NotFound.code: NotFound,
-    PathRefused.code: PathRefused,
-    BackendUnavailable.code: BackendUnavailable,
-}
-
-
-class DaemonUnavailable(MemdError):
-    """No daemon answers on the socket."""
+from memd.errors import DaemonUnavailable
+from memd.rpc import exception_from
 
 
 class Client:
@@ -70,7 +51,7 @@ class Client:
             raise DaemonUnavailable(f"memd at {self.path} closed the connection")
         response = json.loads(line)
         if "error" in response:
-            raise _to_exception(response["error"])
+            raise exception_from(response["error"])
         return response["result"]
 
     def close(self) -> None:
@@ -82,15 +63,6 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _to_exception(error: dict) -> MemdError:
-    code, message = error.get("code"), error.get("message", "error")
-    data = error.get("data") or {}
-    if code == InvalidParams.code and "param" in data:
-        return InvalidParams(data["param"], data.get("problem", message))
-    exc = _ERRORS.get(code, MemdError)(message)
-    return exc
 
 
 def connect(config: Config, timeout: float | None = 60.0) -> Client | None:

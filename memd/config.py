@@ -7,6 +7,7 @@ environment. Every error names the key and the file it came from.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import difflib
 import os
 import re
@@ -134,6 +135,12 @@ class Flush:
                 raise ValueError(
                     f"timezone {self.timezone!r} is not an IANA time zone such as Europe/Berlin"
                 ) from None
+
+    def now(self) -> dt.datetime:
+        """The time now in ``timezone`` (the system's when unset): "today" for daily notes."""
+        if self.timezone:
+            return dt.datetime.now(ZoneInfo(self.timezone))
+        return dt.datetime.now().astimezone()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import dataclasses
 import fcntl
-import functools
 import os
 import signal
 import threading
@@ -28,16 +27,16 @@ import structlog
 
 from memd import __version__
 from memd.config import Config, load_config
-from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError
+from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError, WorkspaceMissing
 from memd.indexer import IndexReport
 from memd.log import configure_logging
 from memd.memory import Memory
 from memd.methods import WRITES, call
 from memd.notify import sd_notify, watchdog_interval
+from memd.records import Activity
 from memd.server import SocketServer
-from memd.store import IndexCorrupt
 from memd.watcher import Watcher, wait_event
-from memd.workspace import MEMORY_DIR, WorkspaceMissing
+from memd.workspace import MEMORY_DIR
 
 log = structlog.get_logger()
 T = TypeVar("T")
@@ -48,21 +47,46 @@ _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 
 
 class _Runner:
-    """One workspace inside the daemon: its memory, its watcher and its indexing loop."""
+    """One workspace inside the daemon: its memory, its watcher, its indexing and embedding
+    loops, and what they are doing (handed to answers as an ``Activity``)."""
 
-    def __init__(self, daemon: Daemon, memory: Memory) -> None:
+    def __init__(self, daemon: Daemon, name: str, loop: asyncio.AbstractEventLoop) -> None:
         self.daemon = daemon
-        self.memory = memory
+        self.loop = loop
         self.pending: set[str] = set()
         self.in_flight = 0
-        self.full_scan = True  # what the index missed while memd was not running
-        memory.activity.scanning = True
+        self.sweep = True  # what the index missed while memd was not running
         self.rebuild = False
+        self.scanning = True  # a whole-workspace pass is queued or running
+        self.scan_done = self.scan_total = 0
+        self.watcher_state = "not running"
+        self.embeddings = "idle"
+        self.pending_embeddings = 0
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task] = []
-        memory.activity.daemon = True
+        self.memory = Memory(
+            daemon.config,
+            name,
+            concurrent_reads=True,
+            activity=self.activity,
+            commit=daemon.commit,
+            on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
+        )
+
+    def activity(self) -> Activity:
+        """What this workspace's loops are doing right now."""
+        return Activity(
+            daemon=True,
+            watcher=self.watcher_state,
+            pending_files=len(self.pending) + self.in_flight,
+            scanning=self.scanning,
+            scan_done=self.scan_done,
+            scan_total=self.scan_total,
+            embeddings=self.embeddings,
+            pending_embeddings=self.pending_embeddings,
+        )
 
     def start(self) -> None:
         watcher = Watcher(
@@ -89,33 +113,30 @@ class _Runner:
 
     def changed(self, paths: set[str]) -> None:
         self.pending |= paths
-        self._count()
         self.kick.set()
 
     def rescan(self, rebuild: bool = False) -> None:
-        self.full_scan = True
-        self.memory.activity.scanning = True
+        self.sweep = self.scanning = True
         self.rebuild = self.rebuild or rebuild
         self.kick.set()
 
     def _watcher_state(self, state: str) -> None:
-        if state != self.memory.activity.watcher:
+        if state != self.watcher_state:
             log.info("watcher_state", workspace=self.memory.workspace.name, state=state)
-        self.memory.activity.watcher = state
+        self.watcher_state = state
 
-    def _count(self) -> None:
-        self.memory.activity.pending_files = len(self.pending) + self.in_flight
+    def _progress(self, done: int, total: int) -> None:
+        self.scan_done, self.scan_total = done, total
 
     async def _index_loop(self) -> None:
         while True:
             await self.kick.wait()
             self.kick.clear()
-            full, rebuild, paths = self.full_scan, self.rebuild, self.pending
-            self.full_scan, self.rebuild, self.pending = False, False, set()
+            sweep, rebuild, paths = self.sweep, self.rebuild, self.pending
+            self.sweep, self.rebuild, self.pending = False, False, set()
             self.in_flight = len(paths)
-            self._count()
             try:
-                report = await self._pass(full, rebuild, paths)
+                report = await self._pass(sweep, rebuild, paths)
                 if report is not None and report.chunks:
                     self.embed_kick.set()
             except WorkspaceMissing as exc:
@@ -125,50 +146,47 @@ class _Runner:
                 )
             except MemdError as exc:
                 log.error("index_failed", workspace=self.memory.workspace.name, error=str(exc))
-                self.full_scan |= full
+                self.sweep |= sweep
                 self.rebuild |= rebuild
                 self.pending |= paths
-                asyncio.get_running_loop().call_later(_RETRY_SECONDS, self.kick.set)
+                self.loop.call_later(_RETRY_SECONDS, self.kick.set)
             finally:
                 self.in_flight = 0
-                self._count()
-                self.memory.activity.scanning = self.full_scan or self.rebuild
+                self.scanning = self.sweep or self.rebuild
 
-    async def _pass(self, full: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
-        cancel = self.daemon.cancel
-        if full or rebuild:
-            activity = self.memory.activity
-            activity.scan_progress(0, 0)
-            return await self.daemon.write(
-                self.memory.index, rebuild, activity.scan_progress, cancel
-            )
+    async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
+        memory, cancel = self.memory, self.daemon.cancel
+        if rebuild:
+            return await asyncio.to_thread(memory.rebuild)
+        if sweep:
+            self._progress(0, 0)
+            return await asyncio.to_thread(memory.index, False, self._progress, cancel)
         if paths:
-            return await self.daemon.write(self.memory.index_changes, paths, cancel)
+            return await asyncio.to_thread(memory.index_paths, paths, cancel)
         return None
 
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
         growing cool-down while the provider fails. Keyword search never waits for this."""
-        memory, activity = self.memory, self.memory.activity
+        memory = self.memory
         settings = self.daemon.config.embeddings
         cooldown = 0.0
         while True:
             try:
-                pending = (await asyncio.to_thread(memory.store_counts_vectors))[1]
-                activity.pending_embeddings = pending
+                pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
+                self.pending_embeddings = pending
                 quiet_since = time.time() - settings.debounce_ms / 1000
-                rows = []
+                saved = 0
                 if pending:
-                    activity.embeddings = "embedding"
-                    rows = await asyncio.to_thread(memory.embed_prepare, _EMBED_BATCH, quiet_since)
-                if rows:
-                    await self.daemon.write(memory.save_embeddings, rows)
+                    self.embeddings = "embedding"
+                    saved = await asyncio.to_thread(memory.embed_step, _EMBED_BATCH, quiet_since)
+                if saved:
                     cooldown = 0.0
                     continue
-                activity.embeddings = "idle"
+                self.embeddings = "idle"
             except BackendUnavailable as exc:
                 cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
-                activity.embeddings = f"cooling down {cooldown:g} s after: {exc}"
+                self.embeddings = f"cooling down {cooldown:g} s after: {exc}"
                 log.warning("embeddings_unavailable", workspace=memory.workspace.name,
                             error=str(exc), retry_in_s=cooldown)  # fmt: skip
                 await wait_event(self.stop, cooldown)
@@ -199,7 +217,13 @@ class Daemon:
         self.env = os.environ if env is None else env
         self.runners: dict[str, _Runner] = {}
         self.cancel = threading.Event()
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-writer")
+        self._writer = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="memd-writer", initializer=self._is_writer
+        )
+        self._writer_thread: int | None = None
+        # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
+        # a queue of writes never holds the threads that searches run on.
+        self._prepare = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-write")
         self._stop: asyncio.Event | None = None
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
@@ -208,11 +232,15 @@ class Daemon:
         """Serve until SIGTERM or SIGINT; returns the process exit code."""
         return asyncio.run(self._main())
 
-    async def write(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on the writer thread: index writes never run two at a time."""
-        return await asyncio.get_running_loop().run_in_executor(
-            self._writer, functools.partial(fn, *args)
-        )
+    def _is_writer(self) -> None:
+        self._writer_thread = threading.get_ident()
+
+    def commit(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the writer thread and wait for it: the one thread that writes to
+        the indexes and the memory files, so writes never run two at a time."""
+        if threading.get_ident() == self._writer_thread:
+            return fn()
+        return self._writer.submit(fn).result()
 
     def open_memory(self, name: str | None) -> Memory:
         return self.runners[self.config.workspace(name).name].memory
@@ -220,14 +248,18 @@ class Daemon:
     async def dispatch(self, method: str, params: Any) -> dict:
         if method == "health":
             return call(self.open_memory, method, params)
-        try:
-            if method in WRITES:
-                return await self.write(call, self.open_memory, method, params)
-            return await asyncio.to_thread(call, self.open_memory, method, params)
-        except IndexCorrupt:
-            for runner in self.runners.values():
-                runner.rescan(rebuild=True)
-            raise
+        pool = self._prepare if method in WRITES else None
+        return await asyncio.get_running_loop().run_in_executor(
+            pool, call, self.open_memory, method, params
+        )
+
+    async def _open_runners(self, config: Config) -> dict[str, _Runner]:
+        loop = asyncio.get_running_loop()
+
+        def open_all() -> dict[str, _Runner]:
+            return {ws.name: _Runner(self, ws.name, loop) for ws in config.workspaces}
+
+        return await asyncio.to_thread(open_all)
 
     async def _main(self) -> int:
         loop = asyncio.get_running_loop()
@@ -235,8 +267,7 @@ class Daemon:
         try:
             self._lock_fd = _take_lock(self.config.state_dir)
             _create_default_workspace(self.config)
-            memories = await self.write(_open_memories, self.config)
-            self.runners = {name: _Runner(self, m) for name, m in memories.items()}
+            self.runners = await self._open_runners(self.config)
             self._server = SocketServer(
                 self.config.socket, self.dispatch, self.config.server.idle_timeout_s
             )
@@ -272,6 +303,7 @@ class Daemon:
             task.cancel()
         await self._close_runners()
         await asyncio.to_thread(self._writer.shutdown, wait=True)
+        self._prepare.shutdown(wait=False, cancel_futures=True)
         for runner in self.runners.values():
             runner.memory.close()
         self._release()
@@ -316,8 +348,7 @@ class Daemon:
         old = self.runners
         await self._close_runners()
         self.config = new
-        memories = await self.write(_open_memories, new)
-        self.runners = {name: _Runner(self, m) for name, m in memories.items()}
+        self.runners = await self._open_runners(new)
         for runner in self.runners.values():
             runner.start()
         # Searches that started on the old connections may still be running: close later.
@@ -338,10 +369,6 @@ def _create_default_workspace(config: Config) -> None:
     if not folder.exists():
         folder.mkdir(parents=True)
         log.info("workspace_created", path=str(folder.parent))
-
-
-def _open_memories(config: Config) -> dict[str, Memory]:
-    return {ws.name: Memory(config, ws.name, concurrent_reads=True) for ws in config.workspaces}
 
 
 def _close_all(memories: list[Memory]) -> None:

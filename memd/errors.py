@@ -1,16 +1,22 @@
-"""The errors memd raises, each carrying what a user needs to fix it.
+"""Every error memd raises, in one tree; each message says what a user needs to fix it.
 
-    MemdError                 any failure memd reports (JSON-RPC -32603)
-    ├── ConfigError           a bad config file or value; names the key and the file
-    ├── InvalidRequest        a malformed JSON-RPC request (-32600)
-    ├── UnknownMethod         no such method (-32601)
-    ├── InvalidParams         a request parameter is missing or wrong (-32602); names it
-    ├── NotFound              the file or key asked for does not exist (-32001)
-    ├── PathRefused           a path outside what memd indexes (-32002)
-    ├── BackendUnavailable    the embedding or LLM endpoint cannot be reached (-32003)
-    ├── StoreError            the index database cannot be opened or written
+    MemdError                   any failure memd reports
+    ├── ConfigError             a bad config file or value; names the key and the file
+    ├── InvalidRequest          a malformed request (not a JSON-RPC 2.0 object)
+    ├── UnknownMethod           no method of that name
+    ├── InvalidParams           a parameter is missing or wrong; names it
+    ├── NotFound                the file or key asked for does not exist
+    ├── PathRefused             a path outside what memd indexes or may write
+    ├── BackendUnavailable      the embedding, LLM or rerank endpoint failed
+    ├── WorkspaceMissing        the workspace folder is gone or unreadable
+    ├── WriteError              a write to a memory file failed; the file is as it was
+    ├── StoreError              the index database cannot be opened or written
+    │   └── IndexCorrupt        the database is damaged; it is moved aside and rebuilt
+    └── DaemonError             the daemon cannot start, or serve this request
+        └── DaemonUnavailable   no daemon answers on the socket
 
-Each shell (CLI, socket server, MCP) maps these to its own failure form in one place.
+The classes carry no protocol codes: each shell maps them to its own failure form in one
+place (``memd.rpc`` for JSON-RPC, ``cli.main`` for exit codes, ``mcp`` for tool errors).
 """
 
 from __future__ import annotations
@@ -19,17 +25,21 @@ from __future__ import annotations
 class MemdError(Exception):
     """Root of every error memd reports to a user."""
 
-    code = -32603
-
 
 class ConfigError(MemdError):
     """The configuration is invalid; the message names the key and the file."""
 
 
+class InvalidRequest(MemdError):
+    """The request is not a valid JSON-RPC 2.0 request object."""
+
+
+class UnknownMethod(MemdError):
+    """No method of that name."""
+
+
 class InvalidParams(MemdError):
     """A request parameter is missing or has the wrong type or value."""
-
-    code = -32602
 
     def __init__(self, param: str, problem: str) -> None:
         super().__init__(f"invalid parameter '{param}': {problem}")
@@ -37,39 +47,37 @@ class InvalidParams(MemdError):
         self.problem = problem
 
 
-class InvalidRequest(MemdError):
-    """The request is not a valid JSON-RPC 2.0 request object."""
-
-    code = -32600
-
-
-class UnknownMethod(MemdError):
-    """No method of that name."""
-
-    code = -32601
-
-
 class NotFound(MemdError):
     """The file or key asked for does not exist."""
 
-    code = -32001
-
 
 class PathRefused(MemdError):
-    """The path lies outside the files memd indexes."""
-
-    code = -32002
+    """The path lies outside the files memd indexes (or may write)."""
 
 
 class BackendUnavailable(MemdError):
-    """An embedding or LLM endpoint cannot be reached."""
+    """An embedding, LLM or rerank endpoint cannot be reached or answered wrongly."""
 
-    code = -32003
+
+class WorkspaceMissing(MemdError):
+    """The workspace folder does not exist or cannot be read."""
+
+
+class WriteError(MemdError):
+    """A write to a memory file failed; the file is as it was."""
 
 
 class StoreError(MemdError):
     """The index database cannot be opened or written."""
 
 
+class IndexCorrupt(StoreError):
+    """The index database is damaged; it can be moved aside and rebuilt from the files."""
+
+
 class DaemonError(MemdError):
     """The daemon cannot start or serve: another one runs, or the socket is in use."""
+
+
+class DaemonUnavailable(DaemonError):
+    """No daemon answers on the socket."""

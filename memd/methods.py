@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memd import __version__
-from memd.config import Config
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.extract import transcript_text
 from memd.memory import Memory
@@ -56,18 +55,6 @@ class _Params:
             raise InvalidParams(name, f"must be between {low} and {high}, got {value}")
         return value
 
-    def float_in(self, name: str, default: float, low: float, high: float) -> float:
-        value = float(self.get(name, (int, float), default))
-        if not low <= value <= high:
-            raise InvalidParams(name, f"must be between {low} and {high}, got {value}")
-        return value
-
-    def choice(self, name: str, default: str, options: tuple[str, ...]) -> str:
-        value = self.get(name, str, default)
-        if value not in options:
-            raise InvalidParams(name, f"must be one of {', '.join(options)}, got {value!r}")
-        return value
-
     def strings(self, name: str) -> tuple[str, ...]:
         value = self.get(name, (list, str), [])
         items = [value] if isinstance(value, str) else value
@@ -105,21 +92,19 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
 
 
-def search_request(p: _Params, config: Config) -> SearchRequest:
-    """A ``SearchRequest`` from ``memory_search`` params, defaults from the config."""
-    req = SearchRequest(
-        query=p.required_str("query"),
-        max_results=p.int_in("max_results", config.search.max_results, 1, 100),
-        min_score=p.float_in("min_score", config.search.min_score, 0.0, 1.0),
-        mode=p.choice("mode", "auto", ("auto", "hybrid", "keyword", "vector")),
+def search_request(p: _Params) -> SearchRequest:
+    """A ``SearchRequest`` from ``memory_search`` params; ``Searcher.resolve`` fills in
+    the config's defaults and checks the values."""
+    return SearchRequest(
+        query=p.get("query", str, ""),
+        max_results=p.get("max_results", int),
+        min_score=p.get("min_score", (int, float)),
+        mode=p.get("mode", str, "auto"),
         paths=p.strings("paths"),
         tags=p.strings("tags"),
-        since=p.date("since"),
-        until=p.date("until"),
+        since=p.get("since", str),
+        until=p.get("until", str),
     )
-    if req.since and req.until and req.since > req.until:
-        raise InvalidParams("since", f"{req.since} is after until ({req.until})")
-    return req
 
 
 def _open(open_memory: OpenMemory, p: _Params) -> Memory:
@@ -131,9 +116,9 @@ def _open(open_memory: OpenMemory, p: _Params) -> Memory:
 
 def _memory_search(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
-    request = search_request(p, memory.config)
+    request = search_request(p)
     p.finish()
-    return memory.search(request)
+    return memory.search(request).as_dict()
 
 
 def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
@@ -142,13 +127,13 @@ def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
     start = p.int_in("from", 1, 1, 2**31)
     lines = p.int_in("lines", 120, 1, 2**31)
     p.finish()
-    return memory.get(path, start, lines)
+    return memory.get(path, start, lines).as_dict()
 
 
 def _status(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     p.finish()
-    return memory.status()
+    return memory.status().as_dict()
 
 
 def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
@@ -213,7 +198,7 @@ def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
         raise InvalidParams("flush_id", "must be 1 to 200 characters")
     date = p.date("date")
     p.finish()
-    return memory.flush(entries, flush_id=flush_id, date=date, transcript=transcript)
+    return memory.flush(entries, flush_id=flush_id, date=date, transcript=transcript).as_dict()
 
 
 def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:
@@ -222,7 +207,7 @@ def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:
     content = " ".join(p.required_str("content").split())  # one line per key
     category = p.get("category", str, "core")
     p.finish()
-    return memory.store_memory(key, content, category)
+    return memory.store(key, content, category).as_dict()
 
 
 def _memory_forget(open_memory: OpenMemory, p: _Params) -> dict:
@@ -230,21 +215,21 @@ def _memory_forget(open_memory: OpenMemory, p: _Params) -> dict:
     key = _key(p)
     category = p.get("category", str)
     p.finish()
-    return memory.forget(key, category)
+    return memory.forget(key, category).as_dict()
 
 
 def _memory_list(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     category = p.get("category", str)
     p.finish()
-    return memory.list_memories(category)
+    return memory.list(category).as_dict()
 
 
 def _memory_flush_prompt(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     date = p.date("date")
     p.finish()
-    return memory.flush_prompt(date)
+    return memory.flush_prompt(date).as_dict()
 
 
 def _health(open_memory: OpenMemory, p: _Params) -> dict:
@@ -252,7 +237,8 @@ def _health(open_memory: OpenMemory, p: _Params) -> dict:
     return {"ok": True, "version": __version__}
 
 
-# Methods that write to the index run on the daemon's single writer thread.
+# Methods that write. The daemon prepares them on threads of their own, so writes queued for
+# the writer thread never hold the threads that searches run on.
 WRITES = frozenset({"reindex", "memory_flush", "memory_store", "memory_forget"})
 
 METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {

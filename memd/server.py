@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
+from memd.rpc import CODES, INTERNAL_ERROR, PARSE_ERROR, error_for, error_object
 
 log = structlog.get_logger()
 
@@ -33,11 +34,7 @@ _SUN_PATH_MAX = 104  # the smallest sockaddr_un path size (macOS); Linux allows 
 Dispatch = Callable[[str, Any], Awaitable[dict]]
 
 
-def _error(request_id: Any, code: int, message: str, data: dict | None = None) -> dict:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": err}
+_INVALID = CODES[InvalidRequest]
 
 
 async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
@@ -45,36 +42,33 @@ async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
     try:
         request = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
-        return _error(None, -32700, f"parse error: {exc}")
+        return error_object(None, PARSE_ERROR, f"parse error: {exc}")
     if isinstance(request, list):
-        return _error(None, InvalidRequest.code, "batches are not supported; send one per line")
+        return error_object(None, _INVALID, "batches are not supported; send one per line")
     if not isinstance(request, dict):
-        return _error(None, InvalidRequest.code, "a request must be a JSON object")
+        return error_object(None, _INVALID, "a request must be a JSON object")
     request_id = request.get("id")
     if not isinstance(request_id, str | int | type(None)) or isinstance(request_id, bool):
-        return _error(None, InvalidRequest.code, "id must be a string, a number or null")
+        return error_object(None, _INVALID, "id must be a string, a number or null")
     if request.get("jsonrpc") != "2.0":
-        return _error(request_id, InvalidRequest.code, 'jsonrpc must be "2.0"')
+        return error_object(request_id, _INVALID, 'jsonrpc must be "2.0"')
     method = request.get("method")
     if not isinstance(method, str):
-        return _error(request_id, InvalidRequest.code, "method must be a string")
+        return error_object(request_id, _INVALID, "method must be a string")
     started = time.perf_counter()
     outcome = "ok"
     try:
         result = await dispatch(method, request.get("params"))
         response = {"jsonrpc": "2.0", "id": request_id, "result": result}
-    except InvalidParams as exc:
-        outcome = "invalid_params"
-        response = _error(
-            request_id, exc.code, str(exc), {"param": exc.param, "problem": exc.problem}
-        )
     except MemdError as exc:
-        outcome = type(exc).__name__
-        response = _error(request_id, exc.code, str(exc))
+        outcome = "invalid_params" if isinstance(exc, InvalidParams) else type(exc).__name__
+        response = error_for(request_id, exc)
     except Exception as exc:  # a bug must not end the connection or the daemon
         outcome = "internal_error"
         log.exception("rpc_failed", method=method)
-        response = _error(request_id, -32603, f"internal error: {type(exc).__name__}: {exc}")
+        response = error_object(
+            request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+        )
     log.debug(
         "rpc", method=method, outcome=outcome, ms=round((time.perf_counter() - started) * 1000, 2)
     )
@@ -161,7 +155,7 @@ class SocketServer:
                 log.debug("connection_idle_closed", seconds=self.idle_timeout)
                 return
             except (ValueError, asyncio.LimitOverrunError):
-                answer = _error(None, InvalidRequest.code, "request line is over 1 MiB; refused")
+                answer = error_object(None, _INVALID, "request line is over 1 MiB; refused")
                 writer.write(json.dumps(answer).encode() + b"\n")
                 await writer.drain()
                 if await self._skip_rest_of_line(reader):

@@ -22,17 +22,13 @@ import apsw
 import structlog
 
 from memd.chunker import Chunk
-from memd.errors import StoreError
+from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS, FtsRow, fts_row
 
 log = structlog.get_logger()
 
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
-
-
-class IndexCorrupt(StoreError):
-    """The index database is damaged; it can be moved aside and rebuilt from the files."""
 
 
 @contextlib.contextmanager

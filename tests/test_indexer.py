@@ -14,11 +14,11 @@ from memd.workspace import Workspace, WorkspaceMissing
 
 def chunk_ids(memory: Memory, path: str) -> list[int]:
     sql = "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?"
-    return [r[0] for r in memory.store.db.execute(sql, (path,))]
+    return [r[0] for r in memory.db.store.db.execute(sql, (path,))]
 
 
 def found(memory: Memory, query: str) -> set[str]:
-    answer = memory.search(SearchRequest(query, max_results=20, min_score=0))
+    answer = memory.search(SearchRequest(query, max_results=20, min_score=0)).as_dict()
     return {r["path"] for r in answer["results"]}
 
 
@@ -54,7 +54,7 @@ def test_touched_but_same_content_is_not_rechunked(ws, memory):
     report = memory.index()
     assert report.unchanged == 1 and report.changed == 0
     assert chunk_ids(memory, "memory/a.md") == ids
-    assert memory.store.files()["memory/a.md"].mtime_ns == 1_000_000_000
+    assert memory.db.store.files()["memory/a.md"].mtime_ns == 1_000_000_000
 
 
 def test_deleted_and_renamed_files(ws, memory):
@@ -65,7 +65,7 @@ def test_deleted_and_renamed_files(ws, memory):
     os.rename(ws.root / "memory" / "b.md", ws.root / "memory" / "c.md")
     report = memory.index()
     assert (report.added, report.removed) == (1, 2)
-    assert set(memory.store.files()) == {"memory/c.md"}
+    assert set(memory.db.store.files()) == {"memory/c.md"}
     assert found(memory, "alpha") == set()
     assert found(memory, "bravo") == {"memory/c.md"}
 
@@ -83,24 +83,24 @@ def test_full_rebuild_rechunks_everything(ws, memory):
 def test_generation_moves_only_when_something_changed(ws, memory):
     ws.write("memory/a.md", "x\n")
     memory.index()
-    g = memory.freshness()["generation"]
+    g = memory.status().generation
     memory.index()
-    assert memory.freshness()["generation"] == g
+    assert memory.status().generation == g
     ws.write("memory/a.md", "y\n")
     memory.index()
-    assert memory.freshness()["generation"] == g + 1
+    assert memory.status().generation == g + 1
 
 
 def test_deleting_the_database_loses_nothing(ws, config):
     ws.write("memory/a.md", "# A\nalpha\n")
     with Memory(config) as m:
         m.index()
-        db = m.store.path
+        db = m.db.store.path
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(f"{db}{suffix}"):
             os.remove(f"{db}{suffix}")
     with Memory(config) as m:
-        assert m.status()["files"] == 0
+        assert m.status().as_dict()["files"] == 0
         m.index()
         assert found(m, "alpha") == {"memory/a.md"}
 
@@ -115,7 +115,7 @@ def test_non_utf8_file_is_indexed_with_a_warning(ws, memory):
     assert any(e["event"] == "file_warning" and e["path"] == "memory/latin1.md" for e in logs)
     assert found(memory, "caf") == {"memory/latin1.md"}  # 'Caf\ufffd' still has its word
     assert found(memory, "fine") == {"memory/ok.md"}
-    text = memory.get("memory/latin1.md")["text"]
+    text = memory.get("memory/latin1.md").as_dict()["text"]
     assert "\ufffd" in text
 
 
@@ -123,7 +123,7 @@ def test_empty_file_is_indexed_without_chunks(ws, memory):
     ws.write("memory/empty.md", "")
     report = memory.index()
     assert report.added == 1 and report.chunks == 0
-    assert memory.get("memory/empty.md")["total_lines"] == 0
+    assert memory.get("memory/empty.md").as_dict()["total_lines"] == 0
 
 
 def test_huge_file_is_skipped_with_a_warning(ws, memory):
@@ -138,7 +138,7 @@ def test_huge_file_is_skipped_with_a_warning(ws, memory):
     assert report.skipped == 1 and report.added == 1
     assert any("over the 20 MiB limit" in w for w in report.warnings)
     assert any(e["event"] == "file_skipped" for e in logs)
-    assert set(memory.store.files()) == {"memory/small.md"}
+    assert set(memory.db.store.files()) == {"memory/small.md"}
 
 
 def test_file_that_vanishes_between_listing_and_reading(ws, config):
@@ -166,7 +166,7 @@ def test_missing_workspace_raises_and_keeps_the_index(ws, memory):
     os.rename(ws.root, ws.root.with_name("moved"))
     with pytest.raises(WorkspaceMissing, match="does not exist"):
         memory.index()
-    assert memory.status()["files"] == 1  # a vanished folder does not wipe the index
+    assert memory.status().as_dict()["files"] == 1  # a vanished folder does not wipe the index
 
 
 def test_read_only_workspace_is_indexed(ws, memory):
@@ -222,8 +222,8 @@ def test_a_damaged_index_is_moved_aside_and_rebuilt(ws, config):
         ws.write(f"memory/n{i}.md", f"# N{i}\n" + f"word{i} " * 200 + "\n")
     with Memory(config) as m:
         m.index()
-        m.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        path = m.store.path
+        m.db.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = m.db.store.path
     size = path.stat().st_size
     with open(path, "r+b") as f:
         f.seek(size // 2)

@@ -7,7 +7,7 @@ from memd.errors import NotFound, PathRefused
 
 def test_get_reads_lines_from_disk(ws, memory):
     ws.write("memory/a.md", "".join(f"line {i}\n" for i in range(1, 11)))
-    got = memory.get("memory/a.md", 3, 4)
+    got = memory.get("memory/a.md", 3, 4).as_dict()
     assert got == {
         "path": "memory/a.md",
         "from": 3,
@@ -17,36 +17,36 @@ def test_get_reads_lines_from_disk(ws, memory):
         "truncated": False,
         "next_from": 7,
     }
-    tail = memory.get("memory/a.md", 9, 120)
+    tail = memory.get("memory/a.md", 9, 120).as_dict()
     assert tail["lines"] == 2 and tail["next_from"] is None
-    assert memory.get("memory/a.md", 50)["text"] == ""
+    assert memory.get("memory/a.md", 50).as_dict()["text"] == ""
 
 
 def test_get_caps_lines_at_1000(ws, memory):
     ws.write("memory/big.md", "x\n" * 1500)
-    got = memory.get("memory/big.md", 1, 5000)
+    got = memory.get("memory/big.md", 1, 5000).as_dict()
     assert got["lines"] == 1000 and got["truncated"] and got["next_from"] == 1001
-    rest = memory.get("memory/big.md", 1001, 5000)  # fewer left than the cap: all of it
+    rest = memory.get("memory/big.md", 1001, 5000).as_dict()  # fewer left than the cap: all of it
     assert rest["lines"] == 500 and not rest["truncated"] and rest["next_from"] is None
 
 
 def test_get_caps_text_at_64_kib(ws, memory):
     ws.write("memory/wide.md", ("w" * 1000 + "\n") * 200)
-    got = memory.get("memory/wide.md", 1, 200)
+    got = memory.get("memory/wide.md", 1, 200).as_dict()
     assert len(got["text"].encode()) <= 64 * 1024
     assert got["truncated"] and got["next_from"] == got["lines"] + 1
 
 
 def test_get_one_huge_line_is_cut(ws, memory):
     ws.write("memory/line.md", "z" * 200_000 + "\nnext\n")
-    got = memory.get("memory/line.md")
+    got = memory.get("memory/line.md").as_dict()
     assert got["lines"] == 1 and got["truncated"] and got["next_from"] == 2
     assert len(got["text"].encode()) <= 64 * 1024 + 1
 
 
 def test_get_reads_the_file_even_if_not_yet_indexed(ws, memory):
     ws.write("MEMORY.md", "# fresh\n")
-    assert memory.get("MEMORY.md")["text"] == "# fresh\n"
+    assert memory.get("MEMORY.md").as_dict()["text"] == "# fresh\n"
 
 
 def test_get_refusals(ws, memory):
@@ -65,7 +65,7 @@ def test_get_symlink_out_of_the_workspace(ws, memory, tmp_path):
     (outside / "shared.md").write_text("# shared\n")
     os.symlink(outside, ws.root / "memory")
     memory.index()
-    assert memory.get("memory/shared.md")["text"] == "# shared\n"
+    assert memory.get("memory/shared.md").as_dict()["text"] == "# shared\n"
     # swapping the link to another target after indexing is refused
     secret = tmp_path / "secret"
     secret.mkdir()
@@ -73,13 +73,13 @@ def test_get_symlink_out_of_the_workspace(ws, memory, tmp_path):
     os.remove(ws.root / "memory")
     os.symlink(secret, ws.root / "memory")
     with pytest.raises(PathRefused, match="outside the workspace"):
-        memory.get("memory/shared.md")
+        memory.get("memory/shared.md").as_dict()
 
 
 def test_status(ws, memory):
     ws.write("memory/a.md", "# a\ntext\n")
     memory.index()
-    status = memory.status()
+    status = memory.status().as_dict()
     assert status["files"] == 1 and status["chunks"] == 1
     assert status["workspace"] == "default" and status["path"] == str(ws.root)
     assert status["last_indexed_at"].endswith("Z")

@@ -2,6 +2,7 @@ import pytest
 
 from memd.errors import InvalidParams, UnknownMethod
 from memd.methods import call
+from memd.rpc import code_of
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_bad_params_name_the_parameter(open_memory, method, params, param):
         call(open_memory, method, params)
     assert err.value.param == param
     assert f"'{param}'" in str(err.value)
-    assert err.value.code == -32602
+    assert code_of(err.value) == -32602
 
 
 def test_unknown_param_suggests_the_right_one(open_memory):
@@ -61,7 +62,7 @@ def test_unknown_param_suggests_the_right_one(open_memory):
 def test_unknown_method(open_memory):
     with pytest.raises(UnknownMethod) as err:
         call(open_memory, "memory_delete_everything")
-    assert err.value.code == -32601
+    assert code_of(err.value) == -32601
 
 
 def test_unknown_workspace_is_a_bad_param(open_memory, config):

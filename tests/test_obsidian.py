@@ -36,11 +36,11 @@ def mem(make_config, ws, vault, tmp_path):
 
 
 def search(m, q, **kw):
-    return [r["path"] for r in m.search(SearchRequest(q, min_score=0, **kw))["results"]]
+    return [r["path"] for r in m.search(SearchRequest(q, min_score=0, **kw)).as_dict()["results"]]
 
 
 def test_vault_notes_are_indexed_and_obsidian_folders_are_not(mem):
-    files = set(mem.store.files())
+    files = set(mem.db.store.files())
     assert files == {"MEMORY.md", "vault/Notes/Tomatoes.md", "vault/Notes/Basil.md"}
     assert search(mem, "zebra") == []
 
@@ -50,7 +50,7 @@ def test_links_embeds_and_callouts_read_as_text(mem):
     assert "vault/Notes/Tomatoes.md" in search(mem, "bed-plan png")
     assert "vault/Notes/Basil.md" in search(mem, "tomatoes care")
     assert "vault/Notes/Tomatoes.md" in search(mem, "tip water daily")
-    hits = mem.search(SearchRequest("the basil", min_score=0))["results"]
+    hits = mem.search(SearchRequest("the basil", min_score=0)).as_dict()["results"]
     (hit,) = [h for h in hits if h["path"] == "vault/Notes/Tomatoes.md"]
     assert "[[Basil|the basil]]" in hit["snippet"]  # snippets stay as written
 
@@ -76,9 +76,9 @@ def test_awkward_names_line_endings_and_depth(ws, make_config):
         assert report.added == 5 and report.skipped == 0
         assert any("front matter is not valid YAML" in w for w in report.warnings)
         assert search(m, "西红柿") == ["memory/with spaces 🍅 番茄.md"]
-        (hit,) = m.search(SearchRequest("carriage", min_score=0))["results"]
+        (hit,) = m.search(SearchRequest("carriage", min_score=0)).as_dict()["results"]
         assert (hit["start_line"], hit["end_line"]) == (1, 3)
-        assert m.get("memory/crlf.md")["text"] == "# CRLF\n\ncarriage returns here\n"
+        assert m.get("memory/crlf.md").as_dict()["text"] == "# CRLF\n\ncarriage returns here\n"
         assert search(m, "byte order mark") == ["memory/bom.md"]
         assert search(m, "buried") == [deep]
         assert search(m, "malformed") == ["memory/bad-fm.md"]

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 from memd.config import Search
-from memd.search import (
+from memd.ranking import (
     Candidate,
-    SearchRequest,
     decay_factor,
     fuse_rrf,
     fuse_weighted,
@@ -60,31 +59,26 @@ def test_a_year_old_clear_answer_outranks_last_weeks_weak_match():
     """Decay prefers recent notes among near-equals; it does not bury a clearly better one."""
     old = Candidate(hit(1, "memory/2025-11-21.md", days_ago(365)), vector=0.9)
     recent = Candidate(hit(2, "memory/2026-11-14.md", days_ago(7)), vector=0.45)
-    results = rank(
-        [recent, old], SearchRequest("q", min_score=0.0), vector_only(), TODAY, "weighted"
-    )
+    results = rank([recent, old], 6, 0.0, vector_only(), TODAY, "weighted")
     assert [r.path for r in results] == ["memory/2025-11-21.md", "memory/2026-11-14.md"]
 
 
 def test_an_evergreen_weak_match_does_not_bury_a_strong_daily_one():
     evergreen = Candidate(hit(1, "MEMORY.md"), vector=0.45)
     daily = Candidate(hit(2, "memory/2026-01-20.md", days_ago(305)), vector=0.9)
-    results = rank(
-        [evergreen, daily], SearchRequest("q", min_score=0.0), vector_only(), TODAY, "weighted"
-    )
+    results = rank([evergreen, daily], 6, 0.0, vector_only(), TODAY, "weighted")
     assert results[0].path == "memory/2026-01-20.md"
 
 
 def test_decay_breaks_near_ties_toward_recent_notes():
     older = Candidate(hit(1, "memory/2026-08-01.md", days_ago(112)), vector=0.8)
     newer = Candidate(hit(2, "memory/2026-11-19.md", days_ago(2)), vector=0.78)
-    results = rank(
-        [older, newer], SearchRequest("q", min_score=0.0), vector_only(), TODAY, "weighted"
-    )
+    results = rank([older, newer], 6, 0.0, vector_only(), TODAY, "weighted")
     assert results[0].path == "memory/2026-11-19.md"
     off = rank(
         [older, newer],
-        SearchRequest("q", min_score=0.0),
+        6,
+        0.0,
         Search(vector_weight=1, text_weight=0, mmr=False, decay=False),
         TODAY,
         "weighted",
@@ -95,7 +89,7 @@ def test_decay_breaks_near_ties_toward_recent_notes():
 def test_min_score_is_applied_before_decay():
     """An old note above min_score stays in the results though decay lowers its score."""
     old = Candidate(hit(1, "memory/2020-01-01.md", "2020-01-01"), vector=0.5)
-    results = rank([old], SearchRequest("q", min_score=0.4), vector_only(), TODAY, "weighted")
+    results = rank([old], 6, 0.4, vector_only(), TODAY, "weighted")
     assert len(results) == 1 and results[0].score == pytest.approx(0.3, abs=0.01)
 
 

@@ -1,13 +1,9 @@
 import pytest
 
-from memd.search import (
-    SearchRequest,
-    bm25_score,
-    citation,
-    keyword_score,
-    keyword_search,
-    snippet,
-)
+from memd.errors import InvalidParams
+from memd.memory import Memory
+from memd.ranking import bm25_score, citation, keyword_score, snippet
+from memd.search import SearchRequest
 
 
 @pytest.fixture
@@ -52,7 +48,7 @@ def notes(ws, memory):
 
 def search(memory, query, **kw):
     kw.setdefault("min_score", 0.0)
-    return memory.search(SearchRequest(query, **kw))
+    return memory.search(SearchRequest(query, **kw)).as_dict()
 
 
 def test_result_shape_matches_the_contract(notes):
@@ -107,8 +103,10 @@ def test_max_results_and_min_score(notes):
     every = search(notes, "postgres", max_results=10)["results"]
     assert len(every) >= 3
     cut = every[1]["score"]
+    assert every[-1]["score"] < cut
     kept = search(notes, "postgres", max_results=10, min_score=cut)["results"]
-    assert all(r["score"] >= cut for r in kept) and len(kept) < len(every) + 1
+    assert [r["citation"] for r in kept] == [r["citation"] for r in every if r["score"] >= cut]
+    assert len(kept) < len(every)
     assert search(notes, "postgres", min_score=1.0)["results"] == []
 
 
@@ -138,9 +136,11 @@ def test_cjk_query(notes):
 
 
 def test_punctuation_and_fts_syntax_are_safe(notes):
-    for q in ['"unclosed', "AND OR NOT", "col:postgres*", "NEAR(a b)", "(", "-postgres", "^x"]:
-        assert isinstance(search(notes, q)["results"], list)
-    assert search(notes, "postgres?!")["results"]
+    for q in ['"unclosed', "NEAR(a b)", "(", "^x", "col:postgres*"]:
+        assert search(notes, q)["results"] == []  # col:postgres is one word, not a column
+    for q in ["-postgres", "postgres?!", "postgres AND OR NOT"]:
+        found = search(notes, q, max_results=10)["results"]
+        assert found and all("Postgres" in r["snippet"] for r in found)
 
 
 def test_queries_without_words_return_nothing(notes):
@@ -155,7 +155,7 @@ def test_vector_mode_without_embeddings_warns(notes):
 
 def test_default_min_score_keeps_a_clear_match(notes):
     """With default settings a natural question still finds the note that answers it."""
-    answer = notes.search(SearchRequest("which database did we pick"))
+    answer = notes.search(SearchRequest("which database did we pick")).as_dict()
     paths = {r["path"] for r in answer["results"]}
     assert "MEMORY.md" in paths
 
@@ -171,7 +171,7 @@ def test_a_one_note_workspace_finds_its_note_with_default_settings(ws, memory):
     """Tiny workspaces have no useful idf; the best match still clears min_score."""
     ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n")
     memory.index()
-    (hit,) = memory.search(SearchRequest("postgres"))["results"]
+    (hit,) = memory.search(SearchRequest("postgres")).as_dict()["results"]
     assert hit["path"] == "MEMORY.md" and hit["score"] >= 0.5
 
 
@@ -189,5 +189,22 @@ def test_snippet_and_citation():
     assert citation("memory/a.md", 3, 3) == "memory/a.md#L3-L3"
 
 
-def test_keyword_search_on_empty_index(memory):
-    assert keyword_search(memory.store, SearchRequest("anything")) == []
+def test_search_on_empty_index(memory):
+    assert search(memory, "anything")["results"] == []
+
+
+def test_library_and_socket_take_the_same_defaults(ws, make_config):
+    """``search.max_results`` applies to a library search that sets none, as on the socket."""
+    for n in range(5):
+        ws.write(f"memory/n{n}.md", f"# Note {n}\nPostgres note number {n}.\n")
+    with Memory(make_config(search={"max_results": 1})) as m:
+        m.index()
+        assert len(m.search("postgres").results) == 1
+        assert len(m.search(SearchRequest("postgres")).results) == 1
+        assert len(m.search("postgres", max_results=3).results) == 3
+
+
+def test_unknown_mode_is_an_error_naming_the_modes(notes):
+    with pytest.raises(InvalidParams, match="auto, hybrid, keyword, vector") as err:
+        notes.search("postgres", mode="semantic")
+    assert err.value.param == "mode"

@@ -5,7 +5,8 @@ import pytest
 
 from memd.chunker import Chunk
 from memd.errors import StoreError
-from memd.store import SCHEMA_VERSION, FileMeta, IndexCorrupt, Store, chunk_rows
+from memd.errors import IndexCorrupt
+from memd.store import SCHEMA_VERSION, FileMeta, Store, chunk_rows
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:

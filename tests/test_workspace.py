@@ -4,7 +4,8 @@ import pytest
 
 from memd.config import WorkspaceConfig
 from memd.errors import NotFound, PathRefused
-from memd.workspace import Workspace, WorkspaceMissing, daily_date
+from memd.errors import WorkspaceMissing
+from memd.workspace import Workspace, daily_date
 
 
 def paths(ws: Workspace) -> dict[str, tuple[str, str | None]]:

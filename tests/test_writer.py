@@ -10,7 +10,8 @@ from memd.errors import InvalidParams
 from memd.memory import Memory
 from memd.methods import call
 from memd.search import SearchRequest
-from memd.writer import WriteError, replace_text
+from memd.errors import WriteError
+from memd.writer import replace_text
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def test_flush_appends_under_a_timed_heading_and_is_searchable_at_once(mem, ws):
     lines = text.split("\n")
     assert re.fullmatch(r"## \d\d:\d\d — DB", lines[w["start_line"] - 1])
     assert lines[w["end_line"] - 1] == "We picked Postgres 16."
-    hits = mem.search(SearchRequest("postgres"))["results"]
+    hits = mem.search(SearchRequest("postgres")).as_dict()["results"]
     assert hits[0]["path"] == "memory/2026-01-20.md"
     assert hits[0]["start_line"] <= w["start_line"] <= hits[0]["end_line"]
 
@@ -145,7 +146,10 @@ def test_forget_and_list(mem, ws):
     assert rpc(mem, "memory_forget", key="editor") == {"removed": True, "paths": ["MEMORY.md"]}
     assert (ws.root / "MEMORY.md").read_text() == before.replace("- **editor**: vim\n", "")
     assert rpc(mem, "memory_forget", key="editor")["removed"] is False
-    assert mem.search(SearchRequest("Europe Berlin"))["results"][0]["path"] == "memory/prefs.md"
+    assert (
+        mem.search(SearchRequest("Europe Berlin")).as_dict()["results"][0]["path"]
+        == "memory/prefs.md"
+    )
 
 
 def test_bad_store_params(mem):
@@ -199,7 +203,7 @@ def test_many_writers_never_interleave(mem, ws, tmp_path, config):
         with Memory(cfg) as m:
             for i in range(15):
                 m.flush([Entry("body " + sys.argv[1] + "-" + str(i) + " " + "x" * 3000,
-                               title="t" + sys.argv[1] + "-" + str(i))], date="2026-04-01")
+                               title="t" + sys.argv[1] + "-" + str(i))], date="2026-04-01").as_dict()
     """)
     procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(8)]
     assert all(p.wait(120) == 0 for p in procs)
@@ -257,7 +261,7 @@ def test_transcript_extraction_writes_what_the_model_keeps(llm_memory, embed_ser
     assert sent[0]["role"] == "system" and "decisions" in sent[0]["content"]
     assert "Let's go with Postgres." in sent[1]["content"]
     assert "2026-07-01" in sent[2]["content"]
-    assert llm_memory.search(SearchRequest("jsonb"))["results"]
+    assert llm_memory.search(SearchRequest("jsonb")).as_dict()["results"]
 
 
 def test_transcript_with_nothing_worth_keeping_writes_nothing(llm_memory, embed_server, ws):
@@ -297,7 +301,7 @@ def test_written_but_not_yet_indexed_is_a_warning_not_an_error(mem, ws, config, 
     cfg_file.write_text(
         f"workspace: {ws.root}\nstate_dir: {config.state_dir}\nembeddings: {{provider: none}}\n"
     )
-    mem.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    mem.db.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     script = textwrap.dedent(f"""
         import resource, sys
         from memd.cli import main
@@ -325,7 +329,7 @@ def test_a_target_that_cannot_be_written_is_a_clear_error(mem, ws):
 def test_missing_workspace_is_a_clear_error_for_writes(mem, ws):
     import shutil
 
-    from memd.workspace import WorkspaceMissing
+    from memd.errors import WorkspaceMissing
 
     shutil.rmtree(ws.root)
     with pytest.raises(WorkspaceMissing, match="does not exist"):

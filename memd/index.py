@@ -1,0 +1,234 @@
+"""One workspace's index: its database (one writer, a read connection per thread), its
+vectors in memory, keeping both in line with the files, and recovery from damage.
+
+Indexing methods write and must run on one thread at a time (the daemon's writer thread).
+Reads go through ``read``; with ``concurrent_reads`` each thread has its own read-only
+connection, so searches never wait for indexing (SQLite WAL). Corruption is handled here
+and only here: the damaged database is moved aside and this workspace alone is rebuilt.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+import structlog
+
+from memd.config import Chunking, Config
+from memd.embeddings import Embedder
+from memd.errors import IndexCorrupt
+from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
+from memd.markdown import readable
+from memd.records import Activity, Freshness
+from memd.store import Store
+from memd.vectors import VectorIndex, to_blob
+from memd.workspace import Workspace
+
+log = structlog.get_logger()
+T = TypeVar("T")
+
+_EMBED_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
+
+
+def database_path(config: Config, workspace: str) -> Path:
+    """Where a workspace's index lives under the state folder."""
+    return config.state_dir / f"index-{workspace}.sqlite"
+
+
+class Index:
+    """The database, vectors and indexing of one workspace."""
+
+    def __init__(
+        self,
+        path: Path,
+        workspace: Workspace,
+        chunking: Chunking,
+        embedder: Embedder,
+        cache_size: int,
+        concurrent_reads: bool = False,
+        on_corrupt: Callable[[], None] | None = None,
+    ) -> None:
+        self.path = path
+        self.workspace = workspace
+        self.chunking = chunking
+        self.embedder = embedder
+        self.cache_size = cache_size
+        self.store = Store.open(path)
+        self.vectors = VectorIndex(embedder.key)
+        self._concurrent = concurrent_reads
+        self._on_corrupt = on_corrupt
+        self._local = threading.local()
+        self._readers: list[Store] = []
+        self._readers_lock = threading.Lock()
+        self._epoch = 0  # bumped when the database file is replaced
+
+    def close(self) -> None:
+        with self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+        self.store.close()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn`` on this thread's read connection.
+
+        On damage: alone (CLI, library), rebuild and try once more; in the daemon, ask it to
+        rebuild this workspace on its writer thread and report the error meanwhile.
+        """
+        try:
+            return fn(self._reader())
+        except IndexCorrupt as exc:
+            if self._concurrent:
+                if self._on_corrupt is not None:
+                    self._on_corrupt()
+                raise
+            self.recover(exc)
+            return fn(self._reader())
+
+    def _reader(self) -> Store:
+        if not self._concurrent:
+            return self.store
+        cached = getattr(self._local, "reader", None)
+        if cached is not None and cached[0] == self._epoch:
+            return cached[1]
+        reader = Store.open(self.store.path, readonly=True)
+        with self._readers_lock:
+            self._readers.append(reader)
+        self._local.reader = (self._epoch, reader)
+        return reader
+
+    def freshness(self, activity: Activity) -> Freshness:
+        """How current the index is, given what the daemon (if any) is doing."""
+        return self.read(lambda store: self._freshness(store, activity))
+
+    def _freshness(self, store: Store, activity: Activity) -> Freshness:
+        pending_embeddings = activity.pending_embeddings
+        if pending_embeddings is None:
+            pending_embeddings = 0
+            if self.embedder.enabled:
+                pending_embeddings = store.count_vectors(self.embedder.key)[1]
+        return Freshness(
+            generation=int(store.get_meta("generation", "0") or 0),
+            pending_files=activity.pending,
+            pending_embeddings=pending_embeddings,
+            stale=activity.stale,
+            last_indexed_at=_iso(store.get_meta("last_indexed_at")),
+        )
+
+    def vector_counts(self) -> tuple[int, int]:
+        """``(chunks with a vector, chunks without)`` for the current embedder."""
+        return self.read(lambda store: store.count_vectors(self.embedder.key))
+
+    def database_bytes(self) -> int:
+        db = self.store.path
+        return sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
+
+    # -- writing (one thread) ---------------------------------------------------------------
+
+    def sync(
+        self,
+        full: bool = False,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """Bring the index in line with the files; ``full`` re-reads and re-chunks every
+        file (and checks the database for damage first)."""
+
+        def run() -> IndexReport:
+            if full:
+                self.store.check()
+            return reconcile(
+                self.store, self.workspace, self.chunking, full, progress, cancel=cancel
+            )
+
+        return self._write(run, cancel)
+
+    def sync_paths(
+        self, paths: Iterable[str], cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Re-index after changes at these absolute paths: the Markdown files among them,
+        or the whole workspace when a folder appeared, moved or vanished."""
+        paths = set(paths)
+        for path in paths:
+            if path.endswith(".md"):
+                continue
+            shown = self.workspace.shown(path)
+            # Editors also create and delete stray files (vim's '4913'): only a folder,
+            # or a path that held indexed files, calls for a whole pass.
+            if os.path.isdir(path) or (shown and self.store.has_files_under(shown)):
+                return self.sync(cancel=cancel)
+        md = [p for p in paths if p.endswith(".md")]
+        return self._write(
+            lambda: reconcile_paths(self.store, self.workspace, self.chunking, md, cancel=cancel),
+            cancel,
+        )
+
+    def rebuild(self, reason: str = "rebuild requested") -> IndexReport:
+        """Move the database aside and index every file into a new one."""
+        self.recover(IndexCorrupt(reason))
+        return self.sync()
+
+    def recover(self, exc: IndexCorrupt) -> None:
+        """Move a damaged database aside and start an empty one (the files are the truth)."""
+        path = self.store.path
+        self.store.close()
+        Store.move_aside(path, str(exc))
+        self.store = Store.open(path)
+        self._epoch += 1
+        self.vectors = VectorIndex(self.embedder.key)
+
+    def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
+        try:
+            return run()
+        except IndexCorrupt as exc:
+            self.recover(exc)
+            return reconcile(self.store, self.workspace, self.chunking, cancel=cancel)
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
+        """Vectors for up to ``limit`` chunks that have none (cache first): rows for
+        ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
+        pending = self.read(
+            lambda store: store.pending_chunks(self.embedder.key, limit, quiet_since)
+        )
+        if not pending:
+            return []
+        texts = [embedding_text(heading, text) for _, heading, text in pending]
+        keys = [self.embedder.cache_key(t) for t in texts]
+        cached = self.read(lambda store: store.cached_vectors(keys))
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else []
+        blobs = dict(cached)
+        for i, vector in zip(missing, fresh, strict=True):
+            blobs[keys[i]] = to_blob(vector)
+        return [
+            (chunk_id, key, blobs[key]) for (chunk_id, _, _), key in zip(pending, keys, strict=True)
+        ]
+
+    def save_embeddings(self, rows: list[tuple]) -> None:
+        """Write what ``embed_prepare`` made (the writer's job)."""
+        with self.store.transaction():
+            self.store.save_vectors(self.embedder.key, rows, self.cache_size)
+
+
+def embedding_text(heading: str, text: str) -> str:
+    """What is embedded: the chunk as a reader sees it, led by its heading path when it does
+    not start with it."""
+    text = readable(text[:_EMBED_MAX_CHARS])
+    if heading and not text.lstrip().startswith("#"):
+        return f"{heading.replace('#', '').strip()}\n\n{text}"
+    return text
+
+
+def _iso(epoch: str | None) -> str | None:
+    if epoch is None:
+        return None
+    moment = dt.datetime.fromtimestamp(float(epoch), tz=dt.UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

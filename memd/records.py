@@ -1,0 +1,203 @@
+"""The typed records memd's library returns; ``as_dict()`` is the socket's JSON shape.
+
+Every shell (socket, CLI, MCP) sends ``as_dict()``; library users read the attributes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class _Record:
+    def as_dict(self) -> dict[str, Any]:
+        """This record as the socket returns it (a ``warning`` only when there is one)."""
+        out = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name == "warning" and value is None:
+                continue
+            out[f.metadata.get("key", f.name)] = _plain(value)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _Record):
+        return value.as_dict()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class SearchResult(_Record):
+    """One ranked chunk: where it is, how well it answers, and its text."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    heading: str
+    source: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class Freshness(_Record):
+    """How current the index is; every search answer carries one."""
+
+    generation: int
+    pending_files: int
+    pending_embeddings: int
+    stale: bool
+    last_indexed_at: str | None
+
+
+@dataclass(frozen=True)
+class SearchAnswer(_Record):
+    """Results best first, what really ran (``mode``), and how fresh the index was."""
+
+    results: list[SearchResult]
+    mode: str
+    provider: str
+    model: str | None
+    index: Freshness
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Lines(_Record):
+    """Lines of a memory file as ``memory_get`` returns them."""
+
+    path: str
+    start: int = field(metadata={"key": "from"})
+    lines: int
+    text: str
+    total_lines: int
+    truncated: bool
+    next_from: int | None
+
+
+@dataclass(frozen=True)
+class Written(_Record):
+    """Where a write landed: 1-based inclusive lines of ``path`` (workspace-relative)."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class FlushAnswer(_Record):
+    """What a flush wrote, what it skipped as already there, and whether the id was seen."""
+
+    written: list[Written]
+    skipped: list[dict]
+    duplicate: bool = False
+    warning: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict, duplicate: bool) -> FlushAnswer:
+        """An answer kept in the flush ledger, given back for a repeated ``flush_id``."""
+        return cls([Written(**w) for w in d["written"]], d["skipped"], duplicate, d.get("warning"))
+
+
+@dataclass(frozen=True)
+class StoreAnswer(_Record):
+    """The line a key now holds, and whether it replaced an older one."""
+
+    path: str
+    start_line: int
+    end_line: int
+    replaced: bool
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class ForgetAnswer(_Record):
+    """Whether the key's line existed, and which files it was removed from."""
+
+    removed: bool
+    paths: list[str]
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class KeyEntry(_Record):
+    """One ``- **key**: value`` line."""
+
+    key: str
+    path: str
+    line: int
+    category: str
+
+
+@dataclass(frozen=True)
+class KeyList(_Record):
+    """Every stored key found."""
+
+    entries: list[KeyEntry]
+    count: int
+
+
+@dataclass(frozen=True)
+class FlushPrompt(_Record):
+    """The prompt an agent runs over its context before compaction, and where notes land."""
+
+    system: str
+    user: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What a running daemon is doing for a workspace; a library alone is always at rest.
+
+    The daemon builds one whenever an answer needs it; memd's library never writes it.
+    """
+
+    daemon: bool = False
+    watcher: str = "not running"  # running | restarting | waiting for folder | not running
+    pending_files: int = 0  # changed files waiting for (or in) a targeted pass
+    scanning: bool = False  # a whole-workspace pass is queued or running
+    scan_done: int = 0
+    scan_total: int = 0
+    embeddings: str = "idle"  # idle | embedding | cooling down ... after: <error>
+    pending_embeddings: int | None = None  # None: count them in the database
+
+    @property
+    def pending(self) -> int:
+        remaining = self.scan_total - self.scan_done if self.scanning else 0
+        return self.pending_files + remaining
+
+    @property
+    def stale(self) -> bool:
+        """The index may be behind the files: edits wait, a pass runs, or nothing watches."""
+        unwatched = self.daemon and self.watcher != "running"
+        return self.pending > 0 or self.scanning or unwatched
+
+
+@dataclass(frozen=True)
+class Status(_Record):
+    """Counts, freshness and where things live, for people and monitoring."""
+
+    version: str
+    workspace: str
+    path: str
+    roots: list[str]
+    files: int
+    chunks: int
+    embedded_chunks: int
+    pending_files: int
+    pending_embeddings: int
+    provider: str
+    model: str | None
+    embeddings: str
+    generation: int
+    last_indexed_at: str | None
+    watcher: str
+    indexing: dict | None
+    database: str
+    database_bytes: int
