@@ -4,8 +4,7 @@ import apsw
 import pytest
 
 from memd.chunker import Chunk
-from memd.errors import StoreError
-from memd.errors import IndexCorrupt
+from memd.errors import IndexCorrupt, StoreError
 from memd.store import SCHEMA_VERSION, FileMeta, Store, chunk_rows
 
 

@@ -3,8 +3,7 @@ import os
 import pytest
 
 from memd.config import WorkspaceConfig
-from memd.errors import NotFound, PathRefused
-from memd.errors import WorkspaceMissing
+from memd.errors import NotFound, PathRefused, WorkspaceMissing
 from memd.workspace import Workspace, daily_date
 
 

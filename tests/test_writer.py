@@ -6,11 +6,10 @@ import textwrap
 
 import pytest
 
-from memd.errors import InvalidParams
+from memd.errors import InvalidParams, WriteError
 from memd.memory import Memory
 from memd.methods import call
 from memd.search import SearchRequest
-from memd.errors import WriteError
 from memd.writer import replace_text
 
 
@@ -203,7 +202,7 @@ def test_many_writers_never_interleave(mem, ws, tmp_path, config):
         with Memory(cfg) as m:
             for i in range(15):
                 m.flush([Entry("body " + sys.argv[1] + "-" + str(i) + " " + "x" * 3000,
-                               title="t" + sys.argv[1] + "-" + str(i))], date="2026-04-01").as_dict()
+                               title="t" + sys.argv[1] + "-" + str(i))], date="2026-04-01")
     """)
     procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(8)]
     assert all(p.wait(120) == 0 for p in procs)
