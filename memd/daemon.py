@@ -23,13 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import structlog
-
 from memd import __version__
 from memd.config import Config, load_config
 from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError, WorkspaceMissing
 from memd.indexer import IndexReport
-from memd.log import configure_logging
+from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.methods import WRITES, call
 from memd.notify import sd_notify, watchdog_interval
@@ -38,7 +36,7 @@ from memd.server import SocketServer
 from memd.watcher import Watcher, wait_event
 from memd.workspace import MEMORY_DIR
 
-log = structlog.get_logger()
+log = get_logger()
 T = TypeVar("T")
 
 _RETRY_SECONDS = 5.0

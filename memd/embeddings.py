@@ -19,12 +19,12 @@ import threading
 from typing import Literal
 
 import numpy as np
-import structlog
 
 from memd.config import Embeddings
 from memd.errors import BackendUnavailable, ConfigError
+from memd.log import get_logger
 
-log = structlog.get_logger()
+log = get_logger()
 
 Kind = Literal["query", "passage"]
 

@@ -16,19 +16,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-import structlog
-
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
+from memd.log import get_logger
 from memd.markdown import readable
 from memd.records import Activity, Freshness
 from memd.store import Store
 from memd.vectors import VectorIndex, to_blob
 from memd.workspace import Workspace
 
-log = structlog.get_logger()
+log = get_logger()
 T = TypeVar("T")
 
 _EMBED_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length

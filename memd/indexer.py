@@ -8,9 +8,13 @@ cores work while this process writes to SQLite.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,18 +22,18 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 
-import structlog
-
 from memd.chunker import chunk_document
 from memd.config import Chunking
+from memd.log import get_logger
 from memd.markdown import parse
 from memd.store import ChunkRow, FileMeta, FileRow, Store, chunk_rows
 from memd.workspace import FileEntry, Workspace
 
-log = structlog.get_logger()
+log = get_logger()
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
+_PR_SET_PDEATHSIG = 1
 _PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 
 Progress = Callable[[int, int], None]
@@ -225,7 +229,9 @@ def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
     done = 0
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
+    )
     try:
         for prepared in pool.map(prepare, jobs, chunksize=32):
             yield prepared
@@ -238,6 +244,24 @@ def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
     finally:
         # Also reached when the caller stops early: drop the queued work, do not wait it out.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _die_with(parent: int) -> None:
+    """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
+    leave ~85 MB behind."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:  # where prctl is missing (macOS)
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
 
 
 def prepare(job: _Job) -> _Prepared:

@@ -1,6 +1,9 @@
-"""structlog set-up for entry points: JSON lines when not on a terminal, readable otherwise.
+"""memd's logging: structlog events, set up by entry points (JSON lines when not on a
+terminal, readable otherwise).
 
-Only entry points call ``configure_logging``; library modules just ``get_logger()``.
+Only entry points call ``configure_logging``; library modules call ``get_logger()``. Until
+a program configures structlog, memd's events go to the standard library's ``memd``
+logger instead, so a program that imports memd as a library never sees them on stdout.
 """
 
 from __future__ import annotations
@@ -8,9 +11,40 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import structlog
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "exception": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+
+
+class _Logger:
+    """Emits to structlog once a program configured it, else to ``logging.getLogger("memd")``."""
+
+    def __getattr__(self, level: str) -> Callable[..., None]:
+        def emit(event: str, **fields: Any) -> None:
+            if structlog.is_configured():
+                getattr(structlog.get_logger(), level)(event, **fields)
+                return
+            stdlib = logging.getLogger("memd")
+            number = _LEVELS.get(level, logging.INFO)
+            if stdlib.isEnabledFor(number):
+                stdlib.log(number, "%s %s", event, fields, exc_info=level == "exception")
+
+        return emit
+
+
+def get_logger() -> Any:
+    """The logger memd's modules use (``log.info("event", key=value)``)."""
+    return _Logger()
 
 
 def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:

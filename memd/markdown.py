@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-import structlog
 import yaml
 from markdown_it import MarkdownIt
 
-log = structlog.get_logger()
+from memd.log import get_logger
+
+log = get_logger()
 
 _FM_MAX_LINES = 200
 

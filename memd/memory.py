@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-import structlog
-
 from memd import __version__
 from memd.config import Config, load_config
 from memd.embeddings import Embedder, make_embedder
@@ -29,6 +27,7 @@ from memd.extract import extract_notes, flush_prompt
 from memd.index import Index, database_path
 from memd.indexer import IndexReport, Progress
 from memd.ledger import FlushLedger
+from memd.log import get_logger
 from memd.records import (
     Activity,
     FlushAnswer,
@@ -45,7 +44,7 @@ from memd.search import Searcher, SearchRequest
 from memd.workspace import Workspace, read_lines
 from memd.writer import Entry, flush_entries, forget_key, list_keys, store_key
 
-log = structlog.get_logger()
+log = get_logger()
 T = TypeVar("T")
 
 

@@ -9,9 +9,9 @@ import os
 import socket
 from collections.abc import Mapping
 
-import structlog
+from memd.log import get_logger
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 def sd_notify(message: str, env: Mapping[str, str] | None = None) -> bool:

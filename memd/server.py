@@ -20,12 +20,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
+from memd.log import get_logger
 from memd.rpc import CODES, INTERNAL_ERROR, PARSE_ERROR, error_for, error_object
 
-log = structlog.get_logger()
+log = get_logger()
 
 MAX_LINE = 1024 * 1024
 _MAX_SKIP_LINES = 64  # give up on a connection after discarding 64 MiB of one line

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import apsw
-import structlog
 
 from memd.chunker import Chunk
 from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS, FtsRow, fts_row
+from memd.log import get_logger
 
-log = structlog.get_logger()
+log = get_logger()
 
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")

@@ -15,12 +15,12 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import structlog
 from watchfiles import Change, awatch
 
+from memd.log import get_logger
 from memd.workspace import MEMORY_DIR, Workspace
 
-log = structlog.get_logger()
+log = get_logger()
 
 MAX_GROUP_MS = 2000  # a file written continuously is still indexed this often
 

@@ -16,15 +16,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import structlog
-
 from memd.config import ExtraPath, WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
 from memd.globs import GlobSet
+from memd.log import get_logger
 from memd.markdown import split_lines
 from memd.records import Lines
 
-log = structlog.get_logger()
+log = get_logger()
 
 CORE_NAMES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"

@@ -145,7 +145,8 @@ def test_stop_during_a_long_index_is_prompt(serve, ws):
             f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 6,
         )
     d = serve()
-    time.sleep(0.3)
+    d.wait_for(lambda: (d.call("status")["indexing"] or {}).get("done"), what="pass under way")
+    assert d.call("status")["files"] < 1500  # still indexing when the signal comes
     started = time.monotonic()
     assert d.stop() == 0
     assert time.monotonic() - started < 5
@@ -155,9 +156,14 @@ def test_kill_9_mid_index_then_restart_matches_the_files(serve, ws):
     for i in range(400):
         ws.write(f"memory/n{i}.md", f"# N{i}\n\nterm{i} " + "filler words " * 50 + "\n")
     d = serve()
-    time.sleep(0.4)
+    d.wait_for(lambda: children(d.proc.pid), what="parse workers")
+    workers = children(d.proc.pid)
     d.kill()  # SIGKILL: no clean-up at all; the socket file stays behind
     assert d.socket.exists()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in workers):
+        time.sleep(0.1)
+    assert not [p for p in workers if os.path.exists(f"/proc/{p}")], "workers outlived the daemon"
     (ws.root / "memory" / "n0.md").unlink()
     ws.write("memory/late.md", "# Late\nwombat\n")
     d.start()  # replaces the stale socket
@@ -170,6 +176,21 @@ def test_kill_9_mid_index_then_restart_matches_the_files(serve, ws):
     assert d.search("term0") == []
     assert d.call("status")["files"] == 400
     assert paths(d.search("term399")) == {"memory/n399.md"}
+
+
+def children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
 
 
 def test_workspace_deleted_and_recreated(serve, ws, notes):
@@ -195,7 +216,7 @@ def test_sighup_reloads_config(serve, notes):
     d.proc.send_signal(signal.SIGHUP)
     d.wait_for(lambda: '"config_reloaded"' in d.log(), what="reload")
     answer = d.call("memory_search", query="we")  # both notes match 'we'... capped at 1
-    assert len(answer["results"]) <= 1
+    assert len(answer["results"]) == 1
     d.config_path.write_text(text + "search: {max_results: many}\n")
     d.proc.send_signal(signal.SIGHUP)
     d.wait_for(lambda: '"config_reload_failed"' in d.log(), what="bad reload logged")

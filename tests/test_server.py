@@ -196,3 +196,14 @@ def test_fifty_clients_at_once(daemon):
         t.join(60)
     assert not errors
     assert results == [1] * 250
+
+
+def test_every_error_class_survives_the_round_trip():
+    """The client raises the class the daemon raised, for every class in the code table."""
+    from memd.rpc import CODES, error_for, exception_from
+
+    for cls in CODES:
+        exc = cls("param", "problem") if cls is InvalidParams else cls("it failed")
+        back = exception_from(error_for(1, exc)["error"])
+        assert type(back) is cls and str(back) == str(exc)
+    assert len(set(CODES.values())) == len(CODES)
