@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.common import percentile, write_result  # noqa: E402
-from memd.config import parse_config  # noqa: E402
+from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
 from memd.search import SearchRequest  # noqa: E402

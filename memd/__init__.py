@@ -13,7 +13,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from memd.config import Config, WorkspaceConfig, load_config, parse_config
+from memd.config import Config, WorkspaceConfig
+from memd.configfile import load_config, parse_config
 from memd.errors import (
     BackendUnavailable,
     ConfigError,

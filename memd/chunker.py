@@ -28,18 +28,51 @@ class Chunk:
 
 
 def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[Chunk]:
-    """Chunks covering every non-blank body line of ``doc``, in file order."""
+    """Chunks covering every non-blank body line of ``doc``, in file order.
+
+    A heading with nothing under it is never a chunk of its own: it joins the section that
+    follows (a daily note's ``# date`` its first entry), or, at the end of the file, the
+    chunk before it.
+    """
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
+    carried: list[Block] = []  # headings still waiting for text
     for blocks in _sections(doc.blocks):
         head = blocks[0]
         if head.heading_level:
             while stack and stack[-1][0] >= head.heading_level:
                 stack.pop()
             stack.append((head.heading_level, "#" * head.heading_level + " " + head.title))
+        if head.heading_level and not _has_body(doc.lines, blocks):
+            carried.extend(blocks)
+            continue
         path = " > ".join(title for _, title in stack)
-        chunks.extend(_chunk_section(doc.lines, blocks, path, budget, overlap))
+        chunks.extend(_chunk_section(doc.lines, [*carried, *blocks], path, budget, overlap))
+        carried = []
+    if carried:
+        chunks = _attach_tail(doc.lines, chunks, carried, budget, stack)
     return chunks
+
+
+def _has_body(lines: list[str], blocks: list[Block]) -> bool:
+    """Whether a section holds any non-blank line besides its heading."""
+    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
+    return any(lines[i].strip() for i in range(start + 1, end))
+
+
+def _attach_tail(
+    lines: list[str], chunks: list[Chunk], tail: list[Block], budget: int, stack: list
+) -> list[Chunk]:
+    """Headings at the end of a file: onto the last chunk if it has room, else a chunk."""
+    _, end = _trim(lines, tail[0].start, tail[-1].end)
+    if chunks:
+        last = chunks[-1]
+        text = "\n".join(lines[last.start_line - 1 : end])
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return [*chunks[:-1], Chunk(last.start_line, end, last.heading, text, tokens)]
+    path = " > ".join(title for _, title in stack)
+    return [*chunks, *_chunk_section(lines, tail, path, budget, 0)]
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from memd import __version__, service
-from memd.config import Config, load_config
+from memd.config import Config
+from memd.configfile import load_config
 from memd.daemon import Daemon
 from memd.errors import InvalidParams, MemdError
 from memd.log import configure_logging

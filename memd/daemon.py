@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memd import __version__
-from memd.config import Config, load_config
+from memd.config import Config
+from memd.configfile import load_config
 from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError, WorkspaceMissing
 from memd.indexer import IndexReport
 from memd.log import configure_logging, get_logger
@@ -59,7 +60,7 @@ class _Runner:
         self.scan_done = self.scan_total = 0
         self.watcher_state = "not running"
         self.embeddings = "idle"
-        self.pending_embeddings = 0
+        self.pending_embeddings: int | None = None  # None: counted when asked
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -71,6 +72,7 @@ class _Runner:
             activity=self.activity,
             commit=daemon.commit,
             on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
+            on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
         )
 
     def activity(self) -> Activity:
@@ -113,6 +115,11 @@ class _Runner:
         self.pending |= paths
         self.kick.set()
 
+    def _chunks_written(self) -> None:
+        """An index pass or a flush/store wrote chunks: they wait for vectors from now on."""
+        self.pending_embeddings = None  # unknown until the embed loop counts: answers count
+        self.embed_kick.set()
+
     def rescan(self, rebuild: bool = False) -> None:
         self.sweep = self.scanning = True
         self.rebuild = self.rebuild or rebuild
@@ -134,9 +141,7 @@ class _Runner:
             self.sweep, self.rebuild, self.pending = False, False, set()
             self.in_flight = len(paths)
             try:
-                report = await self._pass(sweep, rebuild, paths)
-                if report is not None and report.chunks:
-                    self.embed_kick.set()
+                await self._pass(sweep, rebuild, paths)
             except WorkspaceMissing as exc:
                 # Nothing to index until the folder is back; the watcher reports that.
                 log.warning(

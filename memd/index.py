@@ -50,6 +50,7 @@ class Index:
         cache_size: int,
         concurrent_reads: bool = False,
         on_corrupt: Callable[[], None] | None = None,
+        on_written: Callable[[], None] | None = None,
     ) -> None:
         self.path = path
         self.workspace = workspace
@@ -60,6 +61,7 @@ class Index:
         self.vectors = VectorIndex(embedder.key)
         self._concurrent = concurrent_reads
         self._on_corrupt = on_corrupt
+        self._on_written = on_written
         self._local = threading.local()
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
@@ -184,10 +186,13 @@ class Index:
 
     def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
         try:
-            return run()
+            report = run()
         except IndexCorrupt as exc:
             self.recover(exc)
-            return reconcile(self.store, self.workspace, self.chunking, cancel=cancel)
+            report = reconcile(self.store, self.workspace, self.chunking, cancel=cancel)
+        if report.chunks and self._on_written is not None:
+            self._on_written()  # new chunks have no vectors yet: whoever embeds, wake up
+        return report
 
     # -- embeddings -------------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ from memd.chunker import chunk_document
 from memd.config import Chunking
 from memd.log import get_logger
 from memd.markdown import parse
-from memd.store import ChunkRow, FileMeta, FileRow, Store, chunk_rows
+from memd.schema import ChunkRow, FileMeta, FileRow, chunk_rows
+from memd.store import Store
 from memd.workspace import FileEntry, Workspace
 
 log = get_logger()

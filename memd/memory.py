@@ -3,7 +3,8 @@
 ``Memory`` is a thin facade: search is ``memd.search``, the database ``memd.index``, the
 file layout ``memd.workspace``, safe writes ``memd.writer``. It prints nothing and holds
 no daemon state: a daemon hands in what it is doing (``activity``), where writes run
-(``commit``) and what to do when the database is damaged (``on_corrupt``).
+(``commit``), and what to do when the database is damaged (``on_corrupt``) or new chunks
+wait for vectors (``on_written``).
 
     import memd
     with memd.open() as memory:
@@ -20,20 +21,18 @@ from pathlib import Path
 from typing import TypeVar
 
 from memd import __version__
-from memd.config import Config, load_config
+from memd.config import Config
+from memd.configfile import load_config
 from memd.embeddings import Embedder, make_embedder
-from memd.errors import MemdError, PathRefused, WorkspaceMissing
-from memd.extract import extract_notes, flush_prompt
+from memd.errors import PathRefused
 from memd.index import Index, database_path
 from memd.indexer import IndexReport, Progress
-from memd.ledger import FlushLedger
-from memd.log import get_logger
+from memd.journal import Journal
 from memd.records import (
     Activity,
     FlushAnswer,
     FlushPrompt,
     ForgetAnswer,
-    KeyEntry,
     KeyList,
     Lines,
     SearchAnswer,
@@ -42,9 +41,8 @@ from memd.records import (
 )
 from memd.search import Searcher, SearchRequest
 from memd.workspace import Workspace, read_lines
-from memd.writer import Entry, flush_entries, forget_key, list_keys, store_key
+from memd.writer import Entry
 
-log = get_logger()
 T = TypeVar("T")
 
 
@@ -65,6 +63,7 @@ class Memory:
         activity: Callable[[], Activity] | None = None,
         commit: Callable[[Callable[[], T]], T] | None = None,
         on_corrupt: Callable[[], None] | None = None,
+        on_written: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
@@ -77,6 +76,7 @@ class Memory:
             config.embeddings.cache_size,
             concurrent_reads=concurrent_reads,
             on_corrupt=on_corrupt,
+            on_written=on_written,
         )
         self.searcher = Searcher(
             config.search,
@@ -87,13 +87,11 @@ class Memory:
         )
         self._activity = activity or Activity
         self._commit = commit or _inline
-        self._ledger: FlushLedger | None = None
-        self._ledger_lock = threading.Lock()
+        self.journal = Journal(config, self.workspace, self.db, self._commit)
 
     def close(self) -> None:
         self.searcher.close()
-        if self._ledger is not None:
-            self._ledger.close()
+        self.journal.close()
         self.db.close()
 
     def __enter__(self) -> Memory:
@@ -198,7 +196,7 @@ class Memory:
             database_bytes=self.db.database_bytes(),
         )
 
-    # -- write ------------------------------------------------------------------------------
+    # -- write: memd.journal ----------------------------------------------------------------
 
     def flush(
         self,
@@ -207,110 +205,25 @@ class Memory:
         date: str | None = None,
         transcript: str | list[dict] | None = None,
     ) -> FlushAnswer:
-        """Append entries to today's note (or ``date``'s) or the core file, once per
-        ``flush_id``; searchable by keyword when this returns. With ``transcript`` and
-        ``flush.llm``, the notes a model extracts from it are appended too."""
-        if flush_id is not None and (first := self._flushed(flush_id)):
-            return first
-        root = self._root()
-        now = self.config.flush.now()
-        today = date or now.date().isoformat()
-        llm = self.config.flush.llm
-        if transcript is not None and llm is not None:
-            # A network call of up to a minute: made here, before taking the writer.
-            prompt = self.flush_prompt(today)
-            if notes := extract_notes(llm, prompt.system, prompt.user, transcript):
-                entries = [*entries, Entry(notes, title="memory flush")]
-
-        def write() -> FlushAnswer:
-            if flush_id is not None and (first := self._flushed(flush_id)):
-                return first  # the same id raced in while this one prepared
-            target = lambda category: self.workspace.target(category, today)  # noqa: E731
-            written, skipped = flush_entries(root, entries, target, now.strftime("%H:%M"))
-            warning = self._reindex_written({w.path for w in written})
-            answer = FlushAnswer(written, skipped, False, warning)
-            if flush_id is not None:
-                self._flush_ledger().put(self.workspace.name, flush_id, answer.as_dict())
-            return answer
-
-        return self._commit(write)
+        """Append entries to today's note (or ``date``'s) or MEMORY.md, once per
+        ``flush_id``; searchable when this returns. See ``Journal.flush``."""
+        return self.journal.flush(entries, flush_id, date, transcript)
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
         """Keep one ``- **key**: content`` line in the category's file."""
-        root = self._root()
-        rel, header = self.workspace.target(category, self._today())
-
-        def write() -> StoreAnswer:
-            written, replaced = store_key(root, rel, header, key, content)
-            warning = self._reindex_written({rel})
-            return StoreAnswer(
-                written.path, written.start_line, written.end_line, replaced, warning
-            )
-
-        return self._commit(write)
+        return self.journal.store(key, content, category)
 
     def forget(self, key: str, category: str | None = None) -> ForgetAnswer:
         """Remove the key's line (from one category's file, or from wherever it is)."""
-        root = self._root()
-        rels = (
-            [self.workspace.target(category, self._today())[0]]
-            if category
-            else [entry.path for entry in self.list().entries if entry.key == key]
-        )
-
-        def write() -> ForgetAnswer:
-            removed = [rel for rel in dict.fromkeys(rels) if forget_key(root, rel, key)]
-            return ForgetAnswer(bool(removed), removed, self._reindex_written(set(removed)))
-
-        return self._commit(write)
+        return self.journal.forget(key, category)
 
     def list(self, category: str | None = None) -> KeyList:
         """Every stored key with its file and line (one category, or all memory files)."""
-        root = self._root()
-        if category:
-            rels = [self.workspace.target(category, self._today())[0]]
-        else:
-            rels = [e.path for e in self.workspace.scan() if e.source != "extra"]
-        entries = [
-            KeyEntry(e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]))
-            for e in list_keys(root, rels)
-        ]
-        return KeyList(entries, len(entries))
+        return self.journal.list(category)
 
     def flush_prompt(self, date: str | None = None) -> FlushPrompt:
         """The prompt an agent runs to decide what to flush before compacting."""
-        day = date or self._today()
-        return flush_prompt(day, self.workspace.daily_note(day))
-
-    def _today(self) -> str:
-        return self.config.flush.now().date().isoformat()
-
-    def _root(self) -> Path:
-        if not self.workspace.path.is_dir():
-            raise WorkspaceMissing(f"workspace folder {self.workspace.path} does not exist")
-        return self.workspace.path
-
-    def _reindex_written(self, rels: set[str]) -> str | None:
-        """Index what was just written; a failure here must not turn a written entry into
-        an error (a retry would write it twice), so it comes back as a warning."""
-        if not rels:
-            return None
-        try:
-            self.db.sync_paths([str(self.workspace.path / rel) for rel in rels])
-        except MemdError as exc:
-            log.warning("written_not_indexed", paths=sorted(rels), error=str(exc))
-            return f"written, but not searchable until the index catches up: {exc}"
-        return None
-
-    def _flushed(self, flush_id: str) -> FlushAnswer | None:
-        first = self._flush_ledger().get(self.workspace.name, flush_id)
-        return FlushAnswer.from_dict(first, duplicate=True) if first else None
-
-    def _flush_ledger(self) -> FlushLedger:
-        with self._ledger_lock:
-            if self._ledger is None:
-                self._ledger = FlushLedger(self.config.state_dir)
-            return self._ledger
+        return self.journal.flush_prompt(date)
 
 
 def open(

@@ -14,7 +14,7 @@ import numpy as np
 
 from memd.config import Search
 from memd.records import SearchResult
-from memd.store import Hit
+from memd.schema import Hit
 
 SNIPPET_CHARS = 700
 RRF_K = 60

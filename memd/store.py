@@ -2,7 +2,7 @@
 
 The database is a cache of the Markdown files; deleting it loses only time. It runs in
 WAL mode so readers never wait for the writer. The schema version lives in
-``PRAGMA user_version`` and is moved forward by the functions in ``_MIGRATIONS``.
+``PRAGMA user_version`` and is moved forward by ``memd.schema.MIGRATIONS``.
 A file that is not a database, or is corrupt, is moved aside and rebuilt.
 """
 
@@ -14,16 +14,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
-from memd.chunker import Chunk
 from memd.errors import IndexCorrupt, StoreError
-from memd.fts import COLUMN_WEIGHTS, FtsRow, fts_row
+from memd.fts import COLUMN_WEIGHTS
 from memd.log import get_logger
+from memd.schema import MIGRATIONS, SCHEMA_VERSION, ChunkRow, FileMeta, FileRow, Hit
 
 log = get_logger()
 
@@ -53,138 +52,6 @@ def _guard(method: Callable[..., T]) -> Callable[..., T]:
             return method(self, *args, **kwargs)
 
     return wrapper
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """What the index knows about one file."""
-
-    id: int
-    path: str
-    realpath: str
-    size: int
-    mtime_ns: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class FileMeta:
-    """A file's facts as the indexer found them, written with its chunks."""
-
-    path: str
-    abspath: str
-    realpath: str
-    source: str
-    date: str | None
-    size: int
-    mtime_ns: int
-    hash: str
-    lines: int
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-
-
-class ChunkRow(NamedTuple):
-    """A chunk ready to write: where it is, its text, and its FTS5 columns."""
-
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    tokens: int
-    fts: FtsRow
-
-
-def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes)."""
-    # Tags, aliases and a custom note's name go on its first chunk only, so a match on
-    # them finds the note once rather than once per chunk.
-    title = "" if meta.source == "daily" else Path(meta.path).stem
-    first_meta = " ".join([*meta.tags, *meta.aliases, title])
-    rows = []
-    for n, c in enumerate(chunks):
-        fts = fts_row(_heading_words(c.heading), c.text, first_meta if n == 0 else "")
-        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
-    return rows
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One chunk matched by a keyword query, with its raw (positive) BM25 score."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    source: str
-    date: str | None
-    bm25: float
-
-
-def _schema_v1(db: apsw.Connection) -> None:
-    db.execute(
-        """
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE files(
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,
-            abspath TEXT NOT NULL,
-            realpath TEXT NOT NULL,
-            source TEXT NOT NULL,
-            date TEXT,
-            size INTEGER NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            lines INTEGER NOT NULL,
-            tags TEXT NOT NULL DEFAULT '[]',
-            aliases TEXT NOT NULL DEFAULT '[]',
-            indexed_at REAL NOT NULL
-        );
-        CREATE INDEX files_date ON files(date);
-        CREATE TABLE chunks(
-            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: vectors key on it
-            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-            start_line INTEGER NOT NULL,
-            end_line INTEGER NOT NULL,
-            heading TEXT NOT NULL,
-            text TEXT NOT NULL,
-            tokens INTEGER NOT NULL
-        );
-        CREATE INDEX chunks_file ON chunks(file_id);
-        CREATE VIRTUAL TABLE chunks_fts USING fts5(
-            heading, body, meta, cjk,
-            content='', contentless_delete=1,
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        """
-    )
-
-
-def _schema_v2(db: apsw.Connection) -> None:
-    db.execute(
-        """
-        CREATE TABLE embedding_cache(
-            key BLOB PRIMARY KEY,      -- sha256(provider, model, dimensions, text)
-            vector BLOB NOT NULL,      -- float32, normalised
-            used INTEGER NOT NULL      -- a counter: least recently used go first
-        ) WITHOUT ROWID;
-        CREATE INDEX embedding_cache_used ON embedding_cache(used);
-        CREATE TABLE vectors(
-            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
-            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-            model TEXT NOT NULL,                   -- the embedder key: never mix two
-            vector BLOB NOT NULL,
-            UNIQUE(chunk_id, model)
-        );
-        """
-    )
-
-
-# Each entry moves the schema from version i to i + 1; append, never edit.
-_MIGRATIONS = [_schema_v1, _schema_v2]
-SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 class Store:
@@ -252,7 +119,7 @@ class Store:
                     )
                 for step in range(version, SCHEMA_VERSION):
                     with db:
-                        _MIGRATIONS[step](db)
+                        MIGRATIONS[step](db)
                         db.execute(f"PRAGMA user_version={step + 1}")
         except apsw.ReadOnlyError as exc:
             db.close()
@@ -526,8 +393,3 @@ class Store:
         """``(id, path, tags)`` of every file, for filtering searches."""
         rows = self.db.execute("SELECT id, path, tags FROM files")
         return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]
-
-
-def _heading_words(heading: str) -> str:
-    """The words of a heading path, without its '#' and '>' markers."""
-    return heading.replace(">", " ").replace("#", " ")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memd.client import Client
-from memd.config import Config, parse_config
+from memd.config import Config
+from memd.configfile import parse_config
 from memd.errors import MemdError
 from memd.memory import Memory
 

@@ -1,3 +1,4 @@
+import re
 from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,23 @@ def test_small_sections_are_one_chunk_each_with_heading_paths():
         (8, 9, "# Day > ## API > ### Auth"),
         (11, 12, "# Day > ## DB"),
     ]
+
+
+def test_a_heading_alone_joins_the_text_under_it():
+    """memd's own daily notes: '# date' then '## HH:MM — title' and the entry."""
+    text = (
+        "# 2026-01-20\n\n## 10:00 — Deploys\n\nMoved to Thursdays.\n\n## 11:00 — DB\n\nPostgres.\n"
+    )
+    got = [(c.start_line, c.end_line, c.heading) for c in chunks_of(text)]
+    assert got == [
+        (1, 5, "# 2026-01-20 > ## 10:00 — Deploys"),
+        (7, 9, "# 2026-01-20 > ## 11:00 — DB"),
+    ]
+
+
+def test_a_heading_at_the_end_joins_the_chunk_before_it():
+    assert [(c.start_line, c.end_line) for c in chunks_of("# A\ntext\n\n## Later\n")] == [(1, 4)]
+    assert [(c.start_line, c.end_line) for c in chunks_of("# Memory\n")] == [(1, 1)]
 
 
 def test_text_before_the_first_heading_has_an_empty_heading_path():
@@ -154,3 +172,21 @@ def test_chunking_properties(text, budget, overlap_ratio):
         if line.strip():
             assert i in covered, (i, line)
     assert chunk_document(parse(text), budget, overlap) == chunks
+    # A chunk that is only headings exists only when the file holds nothing else.
+    body = [line for line in doc.lines[doc.body_start :] if line.strip()]
+    for n, c in enumerate(chunks):
+        if all(is_heading(t) for t in c.text.split("\n") if t.strip()):
+            # allowed only when the file holds nothing else, or the text it joins (the next
+            # chunk, or at the end the one before) leaves no room for it
+            other = chunks[n + 1] if n + 1 < len(chunks) else (chunks[n - 1] if n else None)
+            a, b = (
+                (c.start_line, other.end_line)
+                if other and other.start_line > c.start_line
+                else ((other.start_line, c.end_line) if other else (0, 0))
+            )
+            no_room = other is not None and count_tokens("\n".join(doc.lines[a - 1 : b])) > budget
+            assert all(is_heading(line) for line in body) or no_room, c
+
+
+def is_heading(line: str) -> bool:
+    return bool(re.match(r" {0,3}#{1,6}( |$)", line))

@@ -46,7 +46,7 @@ def test_index_then_search_for_people(cli, notes):
     out = cli("search", "graphql")
     assert out.returncode == 0
     first = out.stdout.splitlines()[0]
-    assert "memory/2026-01-20.md#L3-L4" in first and "# 2026-01-20 > ## API" in first
+    assert "memory/2026-01-20.md#L1-L4" in first and "# 2026-01-20 > ## API" in first
     assert "We chose REST over GraphQL." in out.stdout
 
 
@@ -55,7 +55,7 @@ def test_search_json_is_the_socket_result(cli, notes):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert set(data) >= {"results", "mode", "provider", "model", "index"}
-    assert data["results"][0]["citation"] == "MEMORY.md#L3-L4"
+    assert data["results"][0]["citation"] == "MEMORY.md#L1-L4"
 
 
 def test_search_sees_edits_without_a_daemon(cli, notes, ws):
@@ -153,7 +153,7 @@ def test_workers_that_cannot_start_fall_back_to_in_process(tmp_path, ws):
         f"""
         from pathlib import Path
         from memd import indexer
-        from memd.config import parse_config
+        from memd.configfile import parse_config
         from memd.memory import Memory
         indexer._PARALLEL_MIN = 10
         cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(tmp_path / "s")!r}}})

@@ -2,13 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.config import (
-    Config,
-    default_config_path,
-    default_state_dir,
-    load_config,
-    parse_config,
-)
+from memd.config import Config
+from memd.configfile import default_config_path, default_state_dir, load_config, parse_config
 from memd.errors import ConfigError
 
 

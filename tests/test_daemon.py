@@ -30,7 +30,7 @@ def test_serves_search_get_status_health(serve, notes):
     d = serve()
     d.wait_for(lambda: d.search("graphql"), what="start-up index")
     (hit,) = d.search("graphql")
-    assert hit["citation"] == "memory/2026-01-20.md#L3-L4"
+    assert hit["citation"] == "memory/2026-01-20.md#L1-L4"
     answer = d.call("memory_search", query="postgres")
     assert answer["index"]["stale"] is False and answer["index"]["generation"] >= 1
     assert d.call("memory_get", path="MEMORY.md", lines=1)["text"] == "# Memory\n"
@@ -305,7 +305,7 @@ def test_cli_goes_through_the_daemon(serve, notes, ws, tmp_path):
     out = cli("status", "--json")
     assert out.returncode == 0 and '"watcher": "running"' in out.stdout
     out = cli("search", "graphql")
-    assert "memory/2026-01-20.md#L3-L4" in out.stdout
+    assert "memory/2026-01-20.md#L1-L4" in out.stdout
     out = cli("index", "--json")
     assert out.returncode == 0 and '"unchanged": 2' in out.stdout
     out = cli("get", "../x.md")

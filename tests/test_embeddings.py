@@ -3,7 +3,7 @@ import time
 import numpy as np
 import pytest
 
-from memd.config import parse_config
+from memd.configfile import parse_config
 from memd.embeddings import LocalEmbedder, OpenAIEmbedder, local_available, make_embedder
 from memd.errors import BackendUnavailable, ConfigError
 from memd.memory import Memory
@@ -83,7 +83,7 @@ def test_paraphrase_is_found_in_hybrid_mode_not_keyword(openai_config, notes):
     """A question with no word of the note's finds it by meaning."""
     with Memory(openai_config()) as m:
         m.index()
-        assert m.embed_all() == 6  # each file also has a heading-only chunk
+        assert m.embed_all() == 3  # one chunk a file: a heading alone joins its text
         request = SearchRequest("which datastore did we select")
         keyword = m.search(SearchRequest(request.query, mode="keyword")).as_dict()
         assert keyword["results"] == [] and keyword["mode"] == "keyword"
@@ -103,12 +103,12 @@ def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_ser
         m.index()
         m.embed_all()
     sent = len(embed_server.texts)
-    assert sent == 6
+    assert sent == 3
     (ws.root / "memory" / "2026-01-21.md").rename(ws.root / "memory" / "2026-01-22.md")
     with Memory(cfg) as m:  # a restart
         m.index(full=True)
-        assert m.embed_all() == 6  # every chunk has a new id, so six vectors are written...
-        assert m.status().as_dict()["embedded_chunks"] == 6
+        assert m.embed_all() == 3  # every chunk has a new id, so three vectors are written...
+        assert m.status().as_dict()["embedded_chunks"] == 3
     assert len(embed_server.texts) == sent  # ...but all came from the cache
 
 
@@ -119,13 +119,13 @@ def test_changing_the_model_reembeds_and_never_mixes(openai_config, embed_server
     with Memory(openai_config(embeddings={"model": "concepts-2"})) as m:
         answer = m.search(SearchRequest("which datastore did we select")).as_dict()
         assert answer["mode"] == "keyword" and "no chunk has a vector yet" in answer["warning"]
-        assert answer["index"]["pending_embeddings"] == 6
-        assert m.embed_all() == 6
+        assert answer["index"]["pending_embeddings"] == 3
+        assert m.embed_all() == 3
         assert embed_server.models[-1] == "concepts-2"
         assert (
             m.search(SearchRequest("which datastore did we select")).as_dict()["mode"] == "hybrid"
         )
-        assert len(m.db.vectors) == 6  # only this model's vectors are in the search matrix
+        assert len(m.db.vectors) == 3  # only this model's vectors are in the search matrix
 
 
 def test_cache_is_capped_least_recently_used_first(openai_config, ws):
@@ -188,7 +188,7 @@ def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(
         "embeddings: {provider: openai, model: concepts-1, base_url: "
         f"'{embed_server.url}', retries: 0, debounce_ms: 100}}\n"
     )
-    d.wait_for(lambda: d.call("status")["embedded_chunks"] == 6, what="back-fill")
+    d.wait_for(lambda: d.call("status")["embedded_chunks"] == 3, what="back-fill")
     answer = d.call("memory_search", query="which datastore did we select")
     assert answer["mode"] == "hybrid" and answer["results"][0]["path"] == "memory/2026-01-20.md"
 
@@ -227,7 +227,7 @@ def test_cli_index_embeds_what_is_missing(tmp_path, embed_server, notes, ws):
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["embedded"] == 6
+    assert json.loads(out.stdout)["embedded"] == 3
     out = subprocess.run(
         [
             sys.executable,

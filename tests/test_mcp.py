@@ -74,7 +74,7 @@ def test_search_flush_get_without_a_daemon(host):
         return found, flushed, again, read
 
     found, flushed, again, read = run_session(*host, steps)
-    assert found["results"][0]["citation"] == "MEMORY.md#L3-L4"
+    assert found["results"][0]["citation"] == "MEMORY.md#L1-L4"
     assert again["results"][0]["path"] == flushed["written"][0]["path"]
     assert read["text"] == "## Decisions\n"
 

@@ -14,7 +14,7 @@ from memd.ranking import (
     normalise_cosines,
     rank,
 )
-from memd.store import Hit
+from memd.schema import Hit
 
 TODAY = dt.date(2026, 11, 21)
 

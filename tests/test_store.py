@@ -5,7 +5,8 @@ import pytest
 
 from memd.chunker import Chunk
 from memd.errors import IndexCorrupt, StoreError
-from memd.store import SCHEMA_VERSION, FileMeta, Store, chunk_rows
+from memd.schema import SCHEMA_VERSION, FileMeta, chunk_rows
+from memd.store import Store
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:

@@ -3,7 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memd.chunker import Chunk
-from memd.store import FileMeta, Store, chunk_rows
+from memd.schema import FileMeta, chunk_rows
+from memd.store import Store
 from memd.vectors import VectorIndex, from_blob, to_blob
 
 

@@ -194,7 +194,7 @@ def test_many_writers_never_interleave(mem, ws, tmp_path, config):
     """Eight processes flushing to one note at once: every entry lands whole."""
     script = textwrap.dedent(f"""
         import sys
-        from memd.config import parse_config
+        from memd.configfile import parse_config
         from memd.memory import Memory
         from memd.writer import Entry
         cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(config.state_dir)!r},

@@ -1,0 +1,287 @@
+"""Reading the config: where the file is, YAML, ``${VAR}`` expansion, and validation into
+a ``Config``. Every error names the key and the file it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from memd.config import (
+    DEFAULT_WORKSPACE,
+    DEFAULT_WORKSPACE_NAME,
+    Chunking,
+    Config,
+    Embeddings,
+    ExtraPath,
+    Flush,
+    Log,
+    Rerank,
+    Search,
+    Server,
+    Watch,
+    WorkspaceConfig,
+)
+from memd.errors import ConfigError
+
+# Top-level keys that are not sections; each maps to how it is read.
+_TOP_LEVEL = ("workspace", "workspaces", "extra_paths", "exclude", "state_dir", "socket")
+_SECTIONS: dict[str, type] = {
+    "chunking": Chunking,
+    "watch": Watch,
+    "server": Server,
+    "embeddings": Embeddings,
+    "search": Search,
+    "rerank": Rerank,
+    "flush": Flush,
+    "log": Log,
+}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    """Where memd looks for its config: ``$MEMD_CONFIG``, else the XDG config folder."""
+    if env.get("MEMD_CONFIG"):
+        return _expand_home(env["MEMD_CONFIG"], env)
+    base = env.get("XDG_CONFIG_HOME") or f"{_home(env)}/.config"
+    return _expand_home(base, env) / "memd" / "config.yaml"
+
+
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    """Where memd keeps its databases: ``$XDG_STATE_HOME/memd``, else ``~/.local/state/memd``."""
+    base = env.get("XDG_STATE_HOME") or f"{_home(env)}/.local/state"
+    return _expand_home(base, env) / "memd"
+
+
+def default_socket(env: Mapping[str, str], state_dir: Path) -> Path:
+    """``$XDG_RUNTIME_DIR/memd/memd.sock`` when that is set, else ``memd.sock`` in the
+    state folder (``~/.local/state/memd/memd.sock`` by default)."""
+    runtime = env.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / "memd" / "memd.sock" if runtime else state_dir / "memd.sock"
+
+
+def _home(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")
+
+
+def _expand_home(path: str, env: Mapping[str, str]) -> Path:
+    """``~`` and ``~/x`` from the given environment's HOME (other users' ``~name`` too)."""
+    if path == "~" or path.startswith("~/"):
+        return Path(_home(env) + path[1:])
+    return Path(path).expanduser()
+
+
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Load the config from ``path``, ``$MEMD_CONFIG`` or the default file, else defaults.
+
+    An explicit ``path`` that does not exist is an error; a missing default file is not.
+    """
+    env = os.environ if env is None else env
+    explicit = path is not None or bool(env.get("MEMD_CONFIG"))
+    file = _expand_home(str(path), env) if path is not None else default_config_path(env)
+    if not file.exists():
+        if explicit:
+            raise ConfigError(f"config file {file} does not exist")
+        return parse_config({}, env=env, source=None)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {file} is not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {file} must be a mapping of keys to values")
+    return parse_config(raw, env=env, source=file.resolve())
+
+
+def parse_config(
+    raw: Mapping[str, Any], env: Mapping[str, str] | None = None, source: Path | None = None
+) -> Config:
+    """Build a validated ``Config`` from a mapping as read from YAML."""
+    env = os.environ if env is None else env
+    ctx = _Context(env=env, source=source)
+    for key in raw:
+        if key not in _TOP_LEVEL and key not in _SECTIONS:
+            ctx.unknown(str(key), [*_TOP_LEVEL, *_SECTIONS])
+    if "workspace" in raw and "workspaces" in raw:
+        raise ctx.error("workspaces", "give either 'workspace' or 'workspaces', not both")
+    extra = tuple(_extra(ctx, p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
+    exclude = tuple(ctx.string(g, f"exclude[{i}]") for i, g in _items(ctx, raw, "exclude"))
+    if "workspaces" in raw:
+        workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude)
+    else:
+        path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
+        workspaces = (WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude),)
+    state = raw.get("state_dir")
+    state_dir = ctx.path(state, "state_dir") if state is not None else default_state_dir(env)
+    socket = raw.get("socket")
+    sections = {
+        name: _build(ctx, cls, raw.get(name) or {}, name) for name, cls in _SECTIONS.items()
+    }
+    return Config(
+        workspaces=workspaces,
+        state_dir=state_dir,
+        socket=ctx.path(socket, "socket") if socket is not None else default_socket(env, state_dir),
+        source=source,
+        **sections,
+    )
+
+
+@dataclass
+class _Context:
+    env: Mapping[str, str]
+    source: Path | None
+
+    @property
+    def where(self) -> str:
+        return f"config file {self.source}" if self.source else "the built-in config"
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{key} in {self.where}: {problem}")
+
+    def unknown(self, key: str, known: list[str]) -> typing.NoReturn:
+        close = difflib.get_close_matches(key.rsplit(".", 1)[-1], known, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
+        raise ConfigError(f"unknown key '{key}' in {self.where}{hint}")
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.error(key, f"must be a string, got {value!r}")
+        return self.expand(value, key)
+
+    def expand(self, value: str, key: str) -> str:
+        def sub(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in self.env:
+                raise self.error(key, f"environment variable {name} is not set")
+            return self.env[name]
+
+        return _ENV_REF.sub(sub, value)
+
+    def path(self, value: Any, key: str) -> Path:
+        path = _expand_home(self.string(value, key), self.env)
+        if not path.is_absolute():
+            # Relative paths mean relative to the config file, so a config and its
+            # workspace can travel together; without a file, to the current folder.
+            base = self.source.parent if self.source else Path.cwd()
+            path = base / path
+        return Path(os.path.normpath(path))
+
+
+def _items(ctx: _Context, raw: Mapping[str, Any], key: str) -> list[tuple[int, Any]]:
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ctx.error(key, f"must be a list, got {value!r}")
+    return list(enumerate(value))
+
+
+def _extra(ctx: _Context, value: Any, key: str) -> ExtraPath:
+    """An extra root: a path, or ``{path, include, exclude}``."""
+    if not isinstance(value, dict):
+        return ExtraPath(ctx.path(value, key))
+    for sub in value:
+        if sub not in ("path", "include", "exclude"):
+            ctx.unknown(f"{key}.{sub}", ["path", "include", "exclude"])
+    if "path" not in value:
+        raise ctx.error(key, "needs a 'path'")
+    globs = {
+        name: tuple(ctx.string(g, f"{key}.{name}[{i}]") for i, g in _items(ctx, value, name))
+        for name in ("include", "exclude")
+    }
+    return ExtraPath(ctx.path(value["path"], f"{key}.path"), **globs)
+
+
+def _workspaces(
+    ctx: _Context, raw: Any, extra: tuple[Path, ...], exclude: tuple[str, ...]
+) -> tuple[WorkspaceConfig, ...]:
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.error("workspaces", "must be a non-empty mapping of names to folders")
+    result = []
+    for name, spec in raw.items():
+        key = f"workspaces.{name}"
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+            raise ctx.error(key, "a workspace name uses letters, digits, '-', '_' and '.'")
+        if isinstance(spec, str):
+            result.append(WorkspaceConfig(name, ctx.path(spec, key), extra, exclude))
+            continue
+        if not isinstance(spec, dict):
+            raise ctx.error(key, "must be a folder or a mapping with 'workspace'")
+        for sub in spec:
+            if sub not in ("workspace", "extra_paths", "exclude"):
+                ctx.unknown(f"{key}.{sub}", ["workspace", "extra_paths", "exclude"])
+        if "workspace" not in spec:
+            raise ctx.error(key, "needs a 'workspace' folder")
+        ws_extra = extra
+        if "extra_paths" in spec:
+            items = _items(ctx, spec, "extra_paths")
+            ws_extra = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
+        ws_exclude = exclude
+        if "exclude" in spec:
+            items = _items(ctx, spec, "exclude")
+            ws_exclude = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
+        path = ctx.path(spec["workspace"], f"{key}.workspace")
+        result.append(WorkspaceConfig(name, path, ws_extra, ws_exclude))
+    return tuple(result)
+
+
+def _build(ctx: _Context, cls: type, raw: Any, prefix: str) -> Any:
+    """Build dataclass ``cls`` from ``raw``, checking every key and type."""
+    if not isinstance(raw, dict):
+        raise ctx.error(prefix, f"must be a mapping, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in raw:
+        if key not in names:
+            ctx.unknown(f"{prefix}.{key}", names)
+    values = {name: _value(ctx, hints[name], raw[name], f"{prefix}.{name}") for name in raw}
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a required field is missing
+        raise ctx.error(prefix, str(exc)) from exc
+    except ValueError as exc:
+        raise ctx.error(prefix, str(exc)) from exc
+
+
+def _value(ctx: _Context, hint: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None:
+            return None
+        return _value(ctx, options[0], value, key)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ctx.error(key, f"must be one of {', '.join(map(str, allowed))}, got {value!r}")
+        return value
+    if dataclasses.is_dataclass(hint):
+        return _build(ctx, hint, value, key)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ctx.error(key, f"must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ctx.error(key, f"must be a whole number, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ctx.error(key, f"must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        return ctx.string(value, key)
+    raise ctx.error(key, f"has an unsupported type {hint!r}")  # pragma: no cover

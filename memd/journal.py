@@ -1,0 +1,160 @@
+"""What memd adds to a workspace's notes: flush entries and keyed memories.
+
+Each write is prepared on the caller's thread (checks, and the LLM call that extracts
+notes from a transcript) and committed through ``commit`` (the daemon's writer thread),
+which appends or replaces lines with ``memd.writer`` and indexes the file at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from memd.config import Config
+from memd.errors import MemdError, WorkspaceMissing
+from memd.extract import extract_notes, flush_prompt
+from memd.index import Index
+from memd.ledger import FlushLedger
+from memd.log import get_logger
+from memd.records import FlushAnswer, FlushPrompt, ForgetAnswer, KeyEntry, KeyList, StoreAnswer
+from memd.workspace import Workspace
+from memd.writer import Entry, flush_entries, forget_key, list_keys, store_key
+
+log = get_logger()
+T = TypeVar("T")
+
+
+class Journal:
+    """The write methods of one workspace."""
+
+    def __init__(
+        self,
+        config: Config,
+        workspace: Workspace,
+        db: Index,
+        commit: Callable[[Callable[[], T]], T],
+    ) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.db = db
+        self._commit = commit
+        self._ledger: FlushLedger | None = None
+        self._ledger_lock = threading.Lock()
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+
+    def flush(
+        self,
+        entries: list[Entry],
+        flush_id: str | None = None,
+        date: str | None = None,
+        transcript: str | list[dict] | None = None,
+    ) -> FlushAnswer:
+        """Append entries to today's note (or ``date``'s) or the core file, once per
+        ``flush_id``; searchable by keyword when this returns. With ``transcript`` and
+        ``flush.llm``, the notes a model extracts from it are appended too."""
+        if flush_id is not None and (first := self._flushed(flush_id)):
+            return first
+        root = self._root()
+        now = self.config.flush.now()
+        today = date or now.date().isoformat()
+        llm = self.config.flush.llm
+        if transcript is not None and llm is not None:
+            # A network call of up to a minute: made here, before taking the writer.
+            prompt = self.flush_prompt(today)
+            if notes := extract_notes(llm, prompt.system, prompt.user, transcript):
+                entries = [*entries, Entry(notes, title="memory flush")]
+
+        def write() -> FlushAnswer:
+            if flush_id is not None and (first := self._flushed(flush_id)):
+                return first  # the same id raced in while this one prepared
+            target = lambda category: self.workspace.target(category, today)  # noqa: E731
+            written, skipped = flush_entries(root, entries, target, now.strftime("%H:%M"))
+            warning = self._reindex_written({w.path for w in written})
+            answer = FlushAnswer(written, skipped, False, warning)
+            if flush_id is not None:
+                self._flush_ledger().put(self.workspace.name, flush_id, answer.as_dict())
+            return answer
+
+        return self._commit(write)
+
+    def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
+        """Keep one ``- **key**: content`` line in the category's file."""
+        root = self._root()
+        rel, header = self.workspace.target(category, self._today())
+
+        def write() -> StoreAnswer:
+            written, replaced = store_key(root, rel, header, key, content)
+            warning = self._reindex_written({rel})
+            return StoreAnswer(
+                written.path, written.start_line, written.end_line, replaced, warning
+            )
+
+        return self._commit(write)
+
+    def forget(self, key: str, category: str | None = None) -> ForgetAnswer:
+        """Remove the key's line (from one category's file, or from wherever it is)."""
+        root = self._root()
+        rels = (
+            [self.workspace.target(category, self._today())[0]]
+            if category
+            else [entry.path for entry in self.list().entries if entry.key == key]
+        )
+
+        def write() -> ForgetAnswer:
+            removed = [rel for rel in dict.fromkeys(rels) if forget_key(root, rel, key)]
+            return ForgetAnswer(bool(removed), removed, self._reindex_written(set(removed)))
+
+        return self._commit(write)
+
+    def list(self, category: str | None = None) -> KeyList:
+        """Every stored key with its file and line (one category, or all memory files)."""
+        root = self._root()
+        if category:
+            rels = [self.workspace.target(category, self._today())[0]]
+        else:
+            rels = [e.path for e in self.workspace.scan() if e.source != "extra"]
+        entries = [
+            KeyEntry(e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]))
+            for e in list_keys(root, rels)
+        ]
+        return KeyList(entries, len(entries))
+
+    def flush_prompt(self, date: str | None = None) -> FlushPrompt:
+        """The prompt an agent runs to decide what to flush before compacting."""
+        day = date or self._today()
+        return flush_prompt(day, self.workspace.daily_note(day))
+
+    def _today(self) -> str:
+        return self.config.flush.now().date().isoformat()
+
+    def _root(self) -> Path:
+        if not self.workspace.path.is_dir():
+            raise WorkspaceMissing(f"workspace folder {self.workspace.path} does not exist")
+        return self.workspace.path
+
+    def _reindex_written(self, rels: set[str]) -> str | None:
+        """Index what was just written; a failure here must not turn a written entry into
+        an error (a retry would write it twice), so it comes back as a warning."""
+        if not rels:
+            return None
+        try:
+            self.db.sync_paths([str(self.workspace.path / rel) for rel in rels])
+        except MemdError as exc:
+            log.warning("written_not_indexed", paths=sorted(rels), error=str(exc))
+            return f"written, but not searchable until the index catches up: {exc}"
+        return None
+
+    def _flushed(self, flush_id: str) -> FlushAnswer | None:
+        first = self._flush_ledger().get(self.workspace.name, flush_id)
+        return FlushAnswer.from_dict(first, duplicate=True) if first else None
+
+    def _flush_ledger(self) -> FlushLedger:
+        with self._ledger_lock:
+            if self._ledger is None:
+                self._ledger = FlushLedger(self.config.state_dir)
+            return self._ledger

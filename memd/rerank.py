@@ -1,0 +1,75 @@
+"""An optional second opinion on the best candidates: a reranking endpoint.
+
+One seam, ``Reranker.rerank(query, documents) -> scores``. ``http`` speaks the common
+``POST {base_url}/rerank`` protocol of llama.cpp's server, Jina, Cohere and vLLM:
+``{"model", "query", "documents", "top_n"}`` in, ``{"results": [{"index",
+"relevance_score"}]}`` out. Scores outside [0, 1] (raw logits) are squashed with the
+logistic function so that they read like every other memd score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+
+from memd.config import Rerank
+from memd.errors import BackendUnavailable
+
+
+class Reranker:
+    """No reranking: the fusion order stands."""
+
+    enabled = False
+
+    def rerank(self, query: str, documents: list[str]) -> list[float]:
+        """A relevance in [0, 1] for each document, in the documents' order."""
+        raise NotImplementedError
+
+
+class HttpReranker(Reranker):
+    """A ``/rerank`` endpoint."""
+
+    enabled = True
+
+    def __init__(self, config: Rerank) -> None:
+        assert config.base_url is not None
+        self.url = config.base_url.rstrip("/") + "/rerank"
+        self.model = config.model
+        self.api_key = config.api_key
+        self.timeout = config.timeout_s
+
+    def rerank(self, query: str, documents: list[str]) -> list[float]:
+        body: dict = {"query": query, "documents": documents, "top_n": len(documents)}
+        if self.model:
+            body["model"] = self.model
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, json.dumps(body).encode(), headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise BackendUnavailable(f"rerank endpoint {self.url} failed: HTTP {exc.code}") from exc
+        except (OSError, ValueError) as exc:
+            raise BackendUnavailable(f"rerank endpoint {self.url} failed: {exc}") from exc
+        return _scores(answer, len(documents), self.url)
+
+
+def _scores(answer: object, n: int, url: str) -> list[float]:
+    try:
+        rows = answer["results"]  # type: ignore[index]
+        raw = {int(r["index"]): float(r.get("relevance_score", r.get("score"))) for r in rows}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendUnavailable(f"rerank endpoint {url} answered in an unknown shape") from exc
+    if set(raw) != set(range(n)) or not all(math.isfinite(v) for v in raw.values()):
+        raise BackendUnavailable(f"rerank endpoint {url} did not score every document")
+    squash = any(not 0.0 <= v <= 1.0 for v in raw.values())
+    return [1 / (1 + math.exp(-raw[i])) if squash else raw[i] for i in range(n)]
+
+
+def make_reranker(config: Rerank) -> Reranker:
+    """The reranker ``config`` asks for."""
+    return HttpReranker(config) if config.provider == "http" else Reranker()
