@@ -246,3 +246,28 @@ def test_cli_index_embeds_what_is_missing(tmp_path, embed_server, notes, ws):
     )
     answer = json.loads(out.stdout)
     assert answer["mode"] == "hybrid" and answer["results"][0]["path"] == "memory/2026-01-20.md"
+
+
+def test_a_flushed_note_is_found_in_every_mode(serve, embed_server, notes):
+    """What memd writes gets vectors too: pending_embeddings counts it until it has them,
+    and a paraphrase then finds it in the default mode."""
+    d = serve(
+        "embeddings: {provider: openai, model: concepts-1, base_url: "
+        f"'{embed_server.url}', retries: 0, debounce_ms: 100}}\n"
+    )
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0 and d.call("status")[
+        "embedded_chunks"] == 3, what="first back-fill")  # fmt: skip
+    embed_server.delay = 1.0  # slow enough to see the new chunks wait for their vectors
+    d.call("memory_flush", entries=[{"text": "Meal plan: ramen on Fridays.", "title": "Food"}])
+    assert d.search("ramen", mode="keyword")  # by keyword at once
+    pending = d.call("memory_search", query="ramen")["index"]["pending_embeddings"]
+    assert pending >= 1
+    embed_server.delay = 0.0
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, what="written note embedded")
+    answer = d.call("memory_search", query="where do we eat dinner", min_score=0)
+    assert answer["mode"] == "hybrid"
+    assert "ramen on Fridays" in answer["results"][0]["snippet"]
+    d.call("memory_store", key="lunch", content="noodles at the corner restaurant")
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, what="stored key embedded")
+    found = d.call("memory_search", query="meal spot", mode="vector", min_score=0)["results"]
+    assert any("noodles" in r["snippet"] for r in found[:2])
