@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
-from memd.markdown import Block, Document
+from memd.markdown import Block, Document, readable
 from memd.tokens import count_tokens, encoder
+
+_MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
 
 
 @dataclass(frozen=True)
@@ -198,3 +200,12 @@ def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
     while end > start and not lines[end - 1].strip():
         end -= 1
     return start, end
+
+
+def model_text(heading: str, text: str) -> str:
+    """What a model reads of a chunk (to embed or rerank it): the text as a reader sees it,
+    led by its heading path when it does not start with it."""
+    text = readable(text[:_MODEL_MAX_CHARS])
+    if heading and not text.lstrip().startswith("#"):
+        return f"{heading.replace('#', '').strip()}\n\n{text}"
+    return text

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from memd.chunker import model_text
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.log import get_logger
-from memd.markdown import readable
 from memd.records import Activity, Freshness
 from memd.store import Store
 from memd.vectors import VectorIndex, to_blob
@@ -29,8 +29,6 @@ from memd.workspace import Workspace
 
 log = get_logger()
 T = TypeVar("T")
-
-_EMBED_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
 
 
 def database_path(config: Config, workspace: str) -> Path:
@@ -204,7 +202,7 @@ class Index:
         )
         if not pending:
             return []
-        texts = [embedding_text(heading, text) for _, heading, text in pending]
+        texts = [model_text(heading, text) for _, heading, text in pending]
         keys = [self.embedder.cache_key(t) for t in texts]
         cached = self.read(lambda store: store.cached_vectors(keys))
         missing = [i for i, key in enumerate(keys) if key not in cached]
@@ -220,15 +218,6 @@ class Index:
         """Write what ``embed_prepare`` made (the writer's job)."""
         with self.store.transaction():
             self.store.save_vectors(self.embedder.key, rows, self.cache_size)
-
-
-def embedding_text(heading: str, text: str) -> str:
-    """What is embedded: the chunk as a reader sees it, led by its heading path when it does
-    not start with it."""
-    text = readable(text[:_EMBED_MAX_CHARS])
-    if heading and not text.lstrip().startswith("#"):
-        return f"{heading.replace('#', '').strip()}\n\n{text}"
-    return text
 
 
 def _iso(epoch: str | None) -> str | None:

@@ -39,6 +39,7 @@ from memd.records import (
     Status,
     StoreAnswer,
 )
+from memd.rerank import make_reranker
 from memd.search import Searcher, SearchRequest
 from memd.workspace import Workspace, read_lines
 from memd.writer import Entry
@@ -84,6 +85,8 @@ class Memory:
             lambda: self.db.vectors,
             lambda: config.flush.now().date(),
             config.embeddings.query_timeout_s,
+            make_reranker(config.rerank),
+            config.rerank.top_n,
         )
         self._activity = activity or Activity
         self._commit = commit or _inline

@@ -149,22 +149,23 @@ def mmr(cands: list[Candidate], lam: float, n: int) -> list[Candidate]:
     return [pool[i] for i in picked]
 
 
-def rank(
-    cands: list[Candidate],
-    max_results: int,
-    min_score: float,
-    settings: Search,
-    today: dt.date,
-    fusion: str,
-) -> list[SearchResult]:
-    """Fuse, drop what is below ``min_score``, decay, diversify, cut to ``max_results``.
-
-    ``min_score`` applies to relevance before decay, so decay reorders but never filters.
-    """
+def fuse(cands: list[Candidate], settings: Search, fusion: str) -> None:
+    """Give every candidate its ``relevance`` from the evidence each side found."""
     if fusion == "rrf":
         fuse_rrf(cands)
     else:
         fuse_weighted(cands, settings.vector_weight, settings.text_weight)
+
+
+def select(
+    cands: list[Candidate], max_results: int, min_score: float, settings: Search, today: dt.date
+) -> list[SearchResult]:
+    """Drop what is below ``min_score``, decay, diversify, and return the best
+    ``max_results`` in score order.
+
+    ``min_score`` applies to relevance before decay, so decay reorders but never filters;
+    diversity chooses which results are shown, never the order they are shown in.
+    """
     # Compared as printed: a score read off a result, given back as min_score, keeps it.
     kept = [c for c in cands if round(c.relevance, 4) >= min_score]
     for c in kept:
@@ -176,10 +177,22 @@ def rank(
             )  # fmt: skip
         c.score = c.relevance * factor
     if settings.mmr and any(c.vec is not None for c in kept):
-        ordered = mmr(kept, settings.mmr_lambda, max_results)
-    else:
-        ordered = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]
+        kept = mmr(kept, settings.mmr_lambda, max_results)
+    ordered = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]
     return [_result(c.hit, c.score) for c in ordered]
+
+
+def rank(
+    cands: list[Candidate],
+    max_results: int,
+    min_score: float,
+    settings: Search,
+    today: dt.date,
+    fusion: str,
+) -> list[SearchResult]:
+    """``fuse`` then ``select``: the ranking when nothing reranks in between."""
+    fuse(cands, settings, fusion)
+    return select(cands, max_results, min_score, settings, today)
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:

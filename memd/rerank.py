@@ -22,6 +22,7 @@ class Reranker:
     """No reranking: the fusion order stands."""
 
     enabled = False
+    timeout_s = 0.0
 
     def rerank(self, query: str, documents: list[str]) -> list[float]:
         """A relevance in [0, 1] for each document, in the documents' order."""
@@ -38,7 +39,7 @@ class HttpReranker(Reranker):
         self.url = config.base_url.rstrip("/") + "/rerank"
         self.model = config.model
         self.api_key = config.api_key
-        self.timeout = config.timeout_s
+        self.timeout_s = config.timeout_s
 
     def rerank(self, query: str, documents: list[str]) -> list[float]:
         body: dict = {"query": query, "documents": documents, "top_n": len(documents)}
@@ -49,7 +50,7 @@ class HttpReranker(Reranker):
             headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(self.url, json.dumps(body).encode(), headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise BackendUnavailable(f"rerank endpoint {self.url} failed: HTTP {exc.code}") from exc

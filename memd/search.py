@@ -17,13 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memd.chunker import model_text
 from memd.config import Search
 from memd.embeddings import Embedder
 from memd.errors import InvalidParams, MemdError
 from memd.fts import match_query
 from memd.globs import GlobSet
-from memd.ranking import Candidate, keyword_score, merge, normalise_cosines, rank
+from memd.ranking import Candidate, fuse, keyword_score, merge, normalise_cosines, select
 from memd.records import SearchResult
+from memd.rerank import Reranker
 from memd.store import Store
 from memd.vectors import VectorIndex
 
@@ -65,8 +67,12 @@ class Searcher:
         vectors: Callable[[], VectorIndex],
         today: Callable[[], dt.date],
         query_timeout_s: float,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
     ) -> None:
         self.settings = settings
+        self.reranker = reranker or Reranker()
+        self._rerank_top_n = rerank_top_n
         self.embedder = embedder
         self._vectors = vectors
         self._today = today
@@ -135,15 +141,30 @@ class Searcher:
             "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
             "vector": {"vector_weight": 1.0, "text_weight": 0.0},
         }[mode]
-        results = rank(
-            cands,
-            req.max_results,
-            req.min_score,
-            dataclasses.replace(settings, **weights),
-            self._today(),
-            settings.fusion if mode == "hybrid" else "weighted",
-        )
+        ranking = dataclasses.replace(settings, **weights)
+        fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
+        if self.reranker.enabled and cands:
+            cands, failed = self._rerank(req, cands)
+            warning = "; ".join(w for w in (warning, failed) if w) or None
+        results = select(cands, req.max_results, req.min_score, ranking, self._today())
         return Ranked(results, mode, warning)
+
+    def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:
+        """The best candidates, scored again by the reranker; on failure, unchanged and why."""
+        assert req.max_results is not None
+        top = sorted(cands, key=lambda c: -c.relevance)[: max(self._rerank_top_n, req.max_results)]
+        texts = [model_text(c.hit.heading, c.hit.text) for c in top]
+        budget = self.reranker.timeout_s
+        future = self._pool.submit(self.reranker.rerank, req.query, texts)
+        try:
+            scores = future.result(timeout=budget)
+        except TimeoutError:
+            return cands, f"reranking took over {budget:g} s; results in fusion order"
+        except MemdError as exc:
+            return cands, f"reranking failed ({exc}); results in fusion order"
+        for c, score in zip(top, scores, strict=True):
+            c.relevance = score
+        return top, None
 
     def _query_vector(self, req: SearchRequest, store: Store) -> tuple:
         """The query's vector, or None and the reason (never a silent downgrade)."""
