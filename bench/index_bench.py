@@ -53,8 +53,8 @@ def hybrid_latency(config, qs: list[str]) -> dict:
     """Hybrid search p50/p95 with a vector for every chunk, query embedding excluded."""
     memory = Memory(config, embedder=RandomEmbedder())
     t = time.perf_counter()
-    while rows := memory.embed_prepare(4096):
-        memory.save_embeddings(rows)
+    while memory.embed_step(4096):
+        pass
     fill_s = time.perf_counter() - t
     for q in qs:  # embeds each query once (cached), and warms the vector matrix
         memory.search(SearchRequest(q))
@@ -63,8 +63,8 @@ def hybrid_latency(config, qs: list[str]) -> dict:
         t = time.perf_counter()
         answer = memory.search(SearchRequest(q))
         latencies.append((time.perf_counter() - t) * 1000)
-        assert answer["mode"] == "hybrid", answer.get("warning")
-    vectors = len(memory.vectors)
+        assert answer.mode == "hybrid", answer.warning
+    vectors = len(memory.db.vectors)
     memory.close()
     return {
         "hybrid_vectors": vectors,
@@ -130,9 +130,9 @@ def main() -> int:
             t = time.perf_counter()
             answer = memory.search(SearchRequest(q))
             latencies.append((time.perf_counter() - t) * 1000)
-            hits += bool(answer["results"])
+            hits += bool(answer.results)
 
-        status = memory.status()
+        status = memory.status().as_dict()
         memory.close()
         hybrid = hybrid_latency(config, qs) if args.vectors else None
 

@@ -77,10 +77,10 @@ def run_mode(memory: Memory, queries: dict, qrels: dict, mode: str) -> dict:
         t = time.perf_counter()
         answer = memory.search(SearchRequest(text, max_results=100, min_score=0.0, mode=mode))
         latencies.append((time.perf_counter() - t) * 1000)
-        modes.add(answer["mode"])
+        modes.add(answer.mode)
         ranked: list[str] = []
-        for r in answer["results"]:
-            did = Path(r["path"]).stem
+        for r in answer.results:
+            did = Path(r.path).stem
             if did not in ranked:
                 ranked.append(did)
         ndcgs.append(ndcg_at(ranked, qrels[qid]))
@@ -119,9 +119,9 @@ def main() -> int:
         t = time.perf_counter()
         memory.index()
         result["index_s"] = round(time.perf_counter() - t, 2)
-        result["chunks"] = memory.status()["chunks"]
+        result["chunks"] = memory.status().chunks
         if provider == "local":
-            _, pending = memory.store.count_vectors(memory.embedder.key)
+            _, pending = memory.db.vector_counts()
             t = time.perf_counter()
             done = memory.embed_all(progress=lambda d, n: print(f"\rembedding {d}/{n}", end=""))
             seconds = time.perf_counter() - t

@@ -34,6 +34,9 @@ log = get_logger()
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
+# Bumped when chunking or FTS columns change: an index built before is re-chunked once.
+# 2: a heading alone joins the text under it; a daily note's date leads its headings.
+CHUNK_FORMAT = 2
 _PR_SET_PDEATHSIG = 1
 _PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 
@@ -142,7 +145,7 @@ def _sync(
     started: float,
 ) -> IndexReport:
     report = IndexReport()
-    settings = f"{chunking.tokens}/{chunking.overlap}"
+    settings = f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}"
     if store.get_meta("chunking", settings) != settings:
         full = True  # chunks cut with other settings would not match the new ones
     known = changes.known

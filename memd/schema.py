@@ -7,6 +7,7 @@ functions in ``MIGRATIONS``: append one, never edit one.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,9 +65,13 @@ def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk]) -> list[ChunkRow]:
     # them finds the note once rather than once per chunk.
     title = "" if meta.source == "daily" else Path(meta.path).stem
     first_meta = " ".join([*meta.tags, *meta.aliases, title])
+    # A daily note's date in words leads every chunk's heading: "what did we do in May"
+    # or "on Thursday" then finds it, as a reader of the note knows its day.
+    day = spoken_date(meta.date) if meta.date else ""
     rows = []
     for n, c in enumerate(chunks):
-        fts = fts_row(_heading_words(c.heading), c.text, first_meta if n == 0 else "")
+        heading = f"{day} {_heading_words(c.heading)}".strip()
+        fts = fts_row(heading, c.text, first_meta if n == 0 else "")
         rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
     return rows
 
@@ -148,6 +153,12 @@ def _schema_v2(db: apsw.Connection) -> None:
 # Each entry moves the schema from version i to i + 1; append, never edit.
 MIGRATIONS = [_schema_v1, _schema_v2]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def spoken_date(iso: str) -> str:
+    """``2023-05-25`` as people say it: ``Thursday 25 May 2023``."""
+    day = dt.date.fromisoformat(iso)
+    return f"{day:%A} {day.day} {day:%B %Y}"
 
 
 def _heading_words(heading: str) -> str:
