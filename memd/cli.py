@@ -256,7 +256,7 @@ def _print_search(r: dict) -> None:
     if r.get("warning"):
         print(f"warning: {r['warning']}", file=sys.stderr)
     if not r["results"]:
-        print("no results")
+        print("nothing relevant found")
         return
     for n, hit in enumerate(r["results"]):
         if n:

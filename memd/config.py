@@ -22,7 +22,7 @@ DEFAULT_WORKSPACE_NAME = "default"
 @dataclass(frozen=True)
 class Chunking:
     tokens: int = 400
-    overlap: int = 80
+    overlap: int = 120
 
     def __post_init__(self) -> None:
         if self.tokens < 16:
@@ -82,15 +82,15 @@ class Search:
     max_results: int = 6
     min_score: float = 0.35
     fusion: Literal["weighted", "rrf"] = "weighted"
-    vector_weight: float = 0.7
-    text_weight: float = 0.3
+    vector_weight: float = 0.4
+    text_weight: float = 0.6
     half_life_days: float = 30.0
     mmr_lambda: float = 0.7
     candidate_multiplier: int = 4
     decay: bool = True
     decay_floor: float = 0.6
     decay_weight: float = 0.4
-    mmr: bool = True
+    mmr: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:

@@ -37,6 +37,8 @@ class Embedder:
     provider = "none"
     model: str | None = None
     batch_size = 32
+    # Cosines of (unrelated, clearly related) text for this model: memd's 0-1 vector score.
+    cosine_band: tuple[float, float] = (0.2, 0.7)
 
     def __init__(self) -> None:
         self.dimensions: int | None = None
@@ -96,6 +98,7 @@ class LocalEmbedder(Embedder):
     provider = "local"
     model = LOCAL_MODEL
     batch_size = 8
+    cosine_band = (0.75, 0.90)  # measured on locomo-dev (README)
 
     def __init__(self) -> None:
         super().__init__()

@@ -73,10 +73,14 @@ def _bigrams(run: str) -> str:
 
 @dataclass(frozen=True)
 class MatchQuery:
-    """An FTS5 MATCH expression and how many query terms it holds."""
+    """An FTS5 MATCH expression, and one clause per query term (for coverage)."""
 
     expression: str
-    terms: int
+    clauses: tuple[str, ...]
+
+    @property
+    def terms(self) -> int:
+        return len(self.clauses)
 
 
 def match_query(query: str) -> MatchQuery | None:
@@ -93,15 +97,12 @@ def match_query(query: str) -> MatchQuery | None:
     meaningful = [p for p in phrases if p not in STOPWORDS]
     phrases = list(dict.fromkeys(meaningful or phrases))
     cjk = list(dict.fromkeys(_NOSPACE_RUN.findall(query)))
-    clauses = []
-    if phrases:
-        inner = " OR ".join(f'"{p}"' for p in phrases)
-        clauses.append(f"{{heading body meta}} : ({inner})")
+    terms = [f'{{heading body meta}} : "{p}"' for p in phrases]
     for run in cjk:
         if len(run) == 1:
-            clauses.append(f'cjk : "{run}" *')
+            terms.append(f'cjk : "{run}" *')
         else:
-            clauses.append(f'cjk : "{" ".join(run[i : i + 2] for i in range(len(run) - 1))}"')
-    if not clauses:
+            terms.append(f'cjk : "{" ".join(run[i : i + 2] for i in range(len(run) - 1))}"')
+    if not terms:
         return None
-    return MatchQuery(" OR ".join(clauses), len(phrases) + len(cjk))
+    return MatchQuery(" OR ".join(f"({t})" for t in terms), tuple(terms))

@@ -8,6 +8,7 @@ stage has its own small tests.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,57 +23,59 @@ RRF_K = 60
 
 @dataclass
 class Candidate:
-    """A chunk proposed by either side, with each side's score in [0, 1]."""
+    """A chunk proposed by either side, with the evidence each side found for it."""
 
     hit: Hit
-    text: float = 0.0
-    vector: float = 0.0  # cosine, normalised over the query's candidates
-    cosine: float | None = None
+    per_term: float = 0.0  # how often the matched terms occur (BM25 over their idf; 0: none)
+    coverage: float = 0.0  # idf-weighted share of the query's terms the chunk holds
+    cosine: float | None = None  # None: the chunk has no vector (yet)
+    vector: float = 0.0  # the cosine on memd's 0-1 scale
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
 
+    def text(self, exponent: float) -> float:
+        """Keyword evidence in [0, 1): BM25 squashed, times how much of the query matched."""
+        return self.coverage**exponent * self.per_term / (self.per_term + 1.0)
 
-def bm25_score(raw: float, terms: int) -> float:
-    """Map FTS5's BM25 (0 = no evidence, unbounded above) into [0, 1).
 
-    BM25 sums over query terms, so it is taken per term before squashing: a chunk that
-    matches one term of five weakly does not outscore a strong one-term match.
+# How much a chunk's share of the query's terms counts: fully beside a vector score, less
+# when keywords are all the evidence there is (measured on locomo-dev, README).
+COVERAGE_HYBRID, COVERAGE_KEYWORD = 0.5, 0.25
+
+
+def idf(n: int, total: int) -> float:
+    """FTS5's idf of a term found in ``n`` of ``total`` chunks (clamped as FTS5 does)."""
+    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
+
+
+def per_term(raw: float, matched_idf: float) -> float:
+    """BM25's term-frequency part: BM25 divided by the idf of the terms that matched.
+
+    How rare the terms are is already in ``coverage``; what is left says how much the
+    chunk is about them. It reads alike in workspaces of 10 and of 100,000 chunks (where
+    raw BM25 grows with the idf, and FTS5 clamps it to ~0 in a tiny one).
     """
-    per_term = max(raw, 0.0) / max(terms, 1)
-    return per_term / (per_term + 0.5)
+    return max(raw, 0.0) / max(matched_idf, 1e-6)
 
 
-def keyword_score(raw: float, best: float, terms: int) -> float:
-    """Half relative to the query's best hit, half absolute (``bm25_score``).
+def coverage(weights: list[float], held: list[bool]) -> float:
+    """The idf-weighted share of query terms held: a speaker's name found in every chunk
+    counts ~0, the one rare word that matters counts most."""
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    return sum(w for w, h in zip(weights, held, strict=True) if h) / total
 
-    BM25 alone says nothing in a small workspace: a term found in half the chunks or more
-    has an idf of ~0 (FTS5 clamps it), so a one-note workspace would never clear
-    ``min_score``. The relative half keeps the best match at 0.5 or more; the absolute
-    half keeps a strong match above a weak one across queries.
+
+def cosine_score(cosine: float, band: tuple[float, float]) -> float:
+    """A cosine on a 0-1 scale fixed per model: ``band`` is (unrelated, clearly related).
+
+    Embedding models keep cosines in a narrow band (e5: unrelated text ~0.75, a clear
+    match ~0.9); a fixed mapping keeps a score meaning the same whatever else was found.
     """
-    relative = raw / best if best > 0 else 0.0
-    return 0.5 * relative + 0.5 * bm25_score(raw, terms)
-
-
-def normalise_cosines(cands: list[Candidate]) -> None:
-    """Vector score = cosine scaled from the weakest to the strongest candidate (0 to 1).
-
-    Embedding models keep cosines in a narrow band (for e5, unrelated text is ~0.75 and a
-    good match ~0.85), so a raw cosine makes every weak match look strong. Relative to
-    the query's own candidates, the background level goes to 0.
-    """
-    cosines = [c.cosine for c in cands if c.cosine is not None]
-    if not cosines:
-        return
-    lo, hi = min(cosines), max(cosines)
-    for c in cands:
-        if c.cosine is None:
-            c.vector = 0.0
-        elif hi > lo:
-            c.vector = (c.cosine - lo) / (hi - lo)
-        else:
-            c.vector = 1.0 if c.cosine > 0 else 0.0
+    lo, hi = band
+    return min(max((cosine - lo) / (hi - lo), 0.0), 1.0)
 
 
 def merge(*sides: list[Candidate]) -> list[Candidate]:
@@ -84,25 +87,36 @@ def merge(*sides: list[Candidate]) -> list[Candidate]:
             if have is None:
                 merged[c.hit.chunk_id] = c
             else:
-                have.text = max(have.text, c.text)
+                have.per_term = max(have.per_term, c.per_term)
+                have.coverage = max(have.coverage, c.coverage)
                 if have.cosine is None:
                     have.cosine = c.cosine
     return list(merged.values())
 
 
 def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: float) -> None:
-    """relevance = weighted mean of the two scores (a side that did not propose counts 0)."""
+    """relevance = weighted sum of the vector score and the keyword evidence.
+
+    A chunk with no vector yet is ranked on the keyword evidence it has, as in keyword
+    mode, rather than losing the vector's share; keyword mode is ``vector_weight`` 0.
+    """
     total = vector_weight + text_weight or 1.0
     for c in cands:
-        c.relevance = (vector_weight * c.vector + text_weight * c.text) / total
+        if text_weight == 0:
+            c.relevance = c.vector
+        elif vector_weight == 0 or c.cosine is None:
+            c.relevance = c.text(COVERAGE_KEYWORD)
+        else:
+            c.relevance = (vector_weight * c.vector + text_weight * c.text(COVERAGE_HYBRID)) / total
 
 
 def fuse_rrf(cands: list[Candidate], k: int = RRF_K) -> None:
     """Reciprocal rank fusion, scaled so that first on both sides is 1."""
     for c in cands:
         c.relevance = 0.0
-    for attr in ("text", "vector"):
-        ranked = sorted((c for c in cands if getattr(c, attr) > 0), key=lambda c: -getattr(c, attr))
+    sides = {"text": lambda c: c.text(COVERAGE_HYBRID), "vector": lambda c: c.vector}
+    for key in sides.values():
+        ranked = sorted((c for c in cands if key(c) > 0), key=lambda c: -key(c))
         for rank, c in enumerate(ranked, start=1):
             c.relevance += 1.0 / (k + rank)
     for c in cands:

@@ -23,7 +23,16 @@ from memd.embeddings import Embedder
 from memd.errors import InvalidParams, MemdError
 from memd.fts import match_query
 from memd.globs import GlobSet
-from memd.ranking import Candidate, fuse, keyword_score, merge, normalise_cosines, select
+from memd.ranking import (
+    Candidate,
+    cosine_score,
+    coverage,
+    fuse,
+    idf,
+    merge,
+    per_term,
+    select,
+)
 from memd.records import SearchResult
 from memd.rerank import Reranker
 from memd.store import Store
@@ -134,8 +143,7 @@ class Searcher:
             sides.append(vector_candidates(store, vectors, query_vector, req, limit, allowed))
         cands = merge(*sides)
         if query_vector is not None:
-            attach_vectors(cands, vectors, query_vector)
-            normalise_cosines(cands)
+            attach_vectors(cands, vectors, query_vector, self.embedder.cosine_band)
         weights = {
             "hybrid": {},
             "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
@@ -229,7 +237,7 @@ def file_filter(
 def keyword_candidates(
     store: Store, req: SearchRequest, limit: int, allowed: Mapping[int, str] | None
 ) -> list[Candidate]:
-    """Chunks matching any query word, best first, scored by ``keyword_score``."""
+    """Chunks matching any query word, best first, scored on BM25 per term and coverage."""
     match = match_query(req.query)
     if match is None or allowed == {}:
         return []
@@ -240,8 +248,17 @@ def keyword_candidates(
         until=req.until,
         file_ids=None if allowed is None else list(allowed),
     )
-    best = max((h.bm25 for h in hits), default=0.0)
-    return [Candidate(h, text=keyword_score(h.bm25, best, match.terms)) for h in hits]
+    if not hits:
+        return []
+    total = store.chunk_count()
+    stats = store.term_stats(match.clauses, [h.chunk_id for h in hits])
+    weights = [idf(n, total) for n, _ in stats]
+    out = []
+    for h in hits:
+        held = [h.chunk_id in chunks for _, chunks in stats]
+        matched = sum(w for w, has in zip(weights, held, strict=True) if has)
+        out.append(Candidate(h, per_term(h.bm25, matched), coverage(weights, held)))
+    return out
 
 
 def vector_candidates(
@@ -279,10 +296,14 @@ def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
     return (since is None or date >= since) and (until is None or date <= until)
 
 
-def attach_vectors(cands: list[Candidate], index: VectorIndex, query: np.ndarray) -> None:
-    """Give every candidate its vector, and its cosine if only keywords proposed it."""
+def attach_vectors(
+    cands: list[Candidate], index: VectorIndex, query: np.ndarray, band: tuple[float, float]
+) -> None:
+    """Give every candidate its vector, cosine and vector score (``cosine_score``)."""
     vectors = index.vectors_of([c.hit.chunk_id for c in cands])
     for c in cands:
         c.vec = vectors.get(c.hit.chunk_id)
-        if c.vec is not None and c.cosine is None:
-            c.cosine = float(c.vec @ query)
+        if c.vec is not None:
+            if c.cosine is None:
+                c.cosine = float(c.vec @ query)
+            c.vector = cosine_score(c.cosine, band)

@@ -237,6 +237,28 @@ class Store:
     # -- reading ----------------------------------------------------------------------------
 
     @_guard
+    def term_stats(self, clauses: Sequence[str], ids: Sequence[int]) -> list[tuple[int, set[int]]]:
+        """For each FTS5 clause (one query term): in how many chunks it occurs, and which of
+        the chunks ``ids`` hold it."""
+        out = []
+        for clause in clauses:
+            (n,) = self.db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
+            ).fetchone()
+            rows = self.db.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "AND rowid IN (SELECT value FROM json_each(?))",
+                (clause, json.dumps(list(ids))),
+            )
+            out.append((n, {r[0] for r in rows}))
+        return out
+
+    @_guard
+    def chunk_count(self) -> int:
+        (n,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        return n
+
+    @_guard
     def counts(self) -> dict[str, int]:
         files, chunks = self.db.execute(
             "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"

@@ -48,7 +48,7 @@ def test_readme_library_example_runs(tmp_path, ws, capsys):
     assert isinstance(answer, SearchAnswer)
     assert answer.results[0].path.startswith("memory/") and answer.results[0].score > 0
     out = capsys.readouterr().out
-    assert "We chose Postgres 16" in out and "['editor']" in out
+    assert "We picked Postgres 16" in out and "['editor']" in out
 
 
 def test_a_library_user_sees_nothing_on_stdout(tmp_path, ws):

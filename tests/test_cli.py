@@ -68,7 +68,7 @@ def test_search_sees_edits_without_a_daemon(cli, notes, ws):
 
 def test_no_results(cli, notes):
     out = cli("search", "zzyzx")
-    assert out.returncode == 0 and out.stdout.strip() == "no results"
+    assert out.returncode == 0 and out.stdout.strip() == "nothing relevant found"
 
 
 def test_get_and_status(cli, notes):

@@ -6,12 +6,15 @@ import pytest
 from memd.config import Search
 from memd.ranking import (
     Candidate,
+    cosine_score,
+    coverage,
     decay_factor,
     fuse_rrf,
     fuse_weighted,
+    idf,
     merge,
     mmr,
-    normalise_cosines,
+    per_term,
     rank,
 )
 from memd.schema import Hit
@@ -32,16 +35,47 @@ def vector_only(settings=None):
 
 
 def test_fuse_weighted():
-    a, b = Candidate(hit(1), text=1.0, vector=0.5), Candidate(hit(2), text=0.0, vector=1.0)
-    fuse_weighted([a, b], 0.7, 0.3)
-    assert a.relevance == pytest.approx(0.65) and b.relevance == pytest.approx(0.7)
-    fuse_weighted([a], 2.0, 2.0)  # weights are normalised
-    assert a.relevance == pytest.approx(0.75)
+    a = Candidate(hit(1), per_term=1.0, coverage=1.0, cosine=0.8, vector=0.5)
+    b = Candidate(hit(2), cosine=0.9, vector=1.0)
+    fuse_weighted([a, b], 0.4, 0.6)
+    assert a.relevance == pytest.approx(0.4 * 0.5 + 0.6 * 0.5) and b.relevance == pytest.approx(0.4)
+    fuse_weighted([a], 2.0, 3.0)  # weights are normalised
+    assert a.relevance == pytest.approx(0.5)
+
+
+def test_a_chunk_without_a_vector_keeps_its_keyword_evidence():
+    """Hybrid never loses to keyword: no vector yet means ranked as keyword mode ranks it."""
+    pending = Candidate(hit(1), per_term=3.0, coverage=1.0)
+    fuse_weighted([pending], 0.4, 0.6)
+    assert pending.relevance == pytest.approx(0.75)
+    fuse_weighted([pending], 0.0, 1.0)
+    assert pending.relevance == pytest.approx(0.75)
+
+
+def test_coverage_weighs_rare_terms():
+    common, rare = idf(90, 100), idf(2, 100)
+    assert common < 0.1 < rare
+    assert coverage([common, rare], [False, True]) > 0.9  # the name everywhere hardly counts
+    assert coverage([common, rare], [True, False]) < 0.1
+    assert coverage([], []) == 0.0
+
+
+def test_scores_read_alike_in_small_and_large_workspaces():
+    """A one-chunk workspace (FTS5 idf ~0) and a big one give a good match the same score."""
+    tiny = per_term(1e-6 * 1.5, 1e-6)
+    big = per_term(idf(1, 50_000) * 1.5, idf(1, 50_000))
+    assert tiny == pytest.approx(big) == pytest.approx(1.5)
+
+
+def test_cosine_score_is_fixed_per_model():
+    assert cosine_score(0.70, (0.75, 0.9)) == 0.0
+    assert cosine_score(0.825, (0.75, 0.9)) == pytest.approx(0.5)
+    assert cosine_score(0.95, (0.75, 0.9)) == 1.0
 
 
 def test_fuse_rrf():
-    a = Candidate(hit(1), text=0.9, vector=0.8)  # first on both sides
-    b = Candidate(hit(2), text=0.5, vector=0.0)  # second on text only
+    a = Candidate(hit(1), per_term=9.0, coverage=1.0, vector=0.8)  # first on both sides
+    b = Candidate(hit(2), per_term=1.0, coverage=1.0, vector=0.0)  # second on text only
     fuse_rrf([a, b])
     assert a.relevance == pytest.approx(1.0)
     assert b.relevance == pytest.approx((1 / 62) / (2 / 61))
@@ -103,20 +137,9 @@ def test_mmr_prefers_diverse_results():
     assert [x.hit.chunk_id for x in mmr([a, b, c], 1.0, 2)] == [1, 2]  # lambda 1: relevance
 
 
-def test_normalise_cosines():
-    cands = [
-        Candidate(hit(1), cosine=0.85),
-        Candidate(hit(2), cosine=0.75),
-        Candidate(hit(3), cosine=0.80),
-        Candidate(hit(4)),
-    ]
-    normalise_cosines(cands)
-    assert [c.vector for c in cands] == pytest.approx([1.0, 0.0, 0.5, 0.0])
-
-
 def test_merge_keeps_both_scores():
-    kw = [Candidate(hit(1), text=0.8)]
+    kw = [Candidate(hit(1), per_term=2.0, coverage=0.5)]
     vec = [Candidate(hit(1), cosine=0.9), Candidate(hit(2), cosine=0.7)]
     merged = {c.hit.chunk_id: c for c in merge(kw, vec)}
-    assert merged[1].text == 0.8 and merged[1].cosine == 0.9
-    assert merged[2].text == 0.0
+    assert (merged[1].per_term, merged[1].coverage, merged[1].cosine) == (2.0, 0.5, 0.9)
+    assert merged[2].per_term == 0.0

@@ -85,5 +85,5 @@ def test_cli_workspace_option(two):
         text=True,
         timeout=60,
     )
-    assert out.stdout.strip() == "no results"
+    assert out.stdout.strip() == "nothing relevant found"
     assert os.path.exists(d.config_path)
