@@ -59,7 +59,9 @@ def recall(ranks: list[int | None]) -> dict:
     return {f"R@{k}": round(sum(1 for r in ranks if r and r <= k) / len(ranks), 3) for k in CUTS}
 
 
-def open_memories(data: Path, work: Path, provider: str) -> dict[str, Memory]:
+def open_memories(
+    data: Path, work: Path, provider: str, search: dict | None = None
+) -> dict[str, Memory]:
     """One memory per conversation, and the bundled demo (some unanswerable questions are
     asked of it)."""
     memories = {}
@@ -71,7 +73,8 @@ def open_memories(data: Path, work: Path, provider: str) -> dict[str, Memory]:
                 "workspace": str(folder),
                 "state_dir": str(work / f"state-{provider}" / conv),
                 "embeddings": {"provider": provider, "query_timeout_s": 60},
-                "search": {"decay": False},  # the notes are years old; 'today' is arbitrary
+                # The notes are years old and 'today' is arbitrary: no decay.
+                "search": {"decay": False, **(search or {})},
             },
             env=os.environ,
         )
@@ -86,13 +89,14 @@ def main() -> int:
     ap.add_argument("--modes", default="keyword,vector,auto")
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "locomo")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "locomo.json")
+    ap.add_argument("--search", type=json.loads, default={}, help="search settings, as JSON")
     args = ap.parse_args()
     configure_logging("warning")
     modes = args.modes.split(",")
     provider = "local" if {"vector", "auto", "hybrid"} & set(modes) else "none"
     qs = questions(args.data, args.all)
     unanswerable = json.loads((HERE / "unanswerable.json").read_text())
-    memories = open_memories(args.data, args.work, provider)
+    memories = open_memories(args.data, args.work, provider, args.search)
     result: dict = {"benchmark": "locomo-dev", "questions": len(qs), "provider": provider}
     t = time.perf_counter()
     for memory in memories.values():
