@@ -96,7 +96,9 @@ class _Runner:
             on_started=self.rescan,
             on_state=self._watcher_state,
         )
-        self.kick.set()
+        # The first pass starts when the watcher does (its on_started), so edits made during
+        # the pass are seen and one pass is enough; without a watcher it starts anyway.
+        self.loop.call_later(_RETRY_SECONDS, self.kick.set)
         name = self.memory.workspace.name
         self.tasks = [
             asyncio.create_task(self._index_loop(), name=f"index-{name}"),

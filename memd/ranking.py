@@ -196,19 +196,6 @@ def select(
     return [_result(c.hit, c.score) for c in ordered]
 
 
-def rank(
-    cands: list[Candidate],
-    max_results: int,
-    min_score: float,
-    settings: Search,
-    today: dt.date,
-    fusion: str,
-) -> list[SearchResult]:
-    """``fuse`` then ``select``: the ranking when nothing reranks in between."""
-    fuse(cands, settings, fusion)
-    return select(cands, max_results, min_score, settings, today)
-
-
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """The chunk text, cut to ``limit`` characters with an ellipsis when longer."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

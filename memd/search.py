@@ -250,8 +250,7 @@ def keyword_candidates(
     )
     if not hits:
         return []
-    total = store.chunk_count()
-    stats = store.term_stats(match.clauses, [h.chunk_id for h in hits])
+    total, stats = store.term_stats(match.clauses, [h.chunk_id for h in hits])
     weights = [idf(n, total) for n, _ in stats]
     out = []
     for h in hits:

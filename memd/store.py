@@ -237,26 +237,21 @@ class Store:
     # -- reading ----------------------------------------------------------------------------
 
     @_guard
-    def term_stats(self, clauses: Sequence[str], ids: Sequence[int]) -> list[tuple[int, set[int]]]:
-        """For each FTS5 clause (one query term): in how many chunks it occurs, and which of
-        the chunks ``ids`` hold it."""
+    def term_stats(
+        self, clauses: Sequence[str], ids: Sequence[int]
+    ) -> tuple[int, list[tuple[int, set[int]]]]:
+        """How many chunks there are, and for each FTS5 clause (one query term) in how many
+        it occurs and which of the chunks ``ids`` hold it."""
+        (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        wanted = set(ids)
         out = []
         for clause in clauses:
-            (n,) = self.db.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
-            ).fetchone()
-            rows = self.db.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "AND rowid IN (SELECT value FROM json_each(?))",
-                (clause, json.dumps(list(ids))),
-            )
-            out.append((n, {r[0] for r in rows}))
-        return out
-
-    @_guard
-    def chunk_count(self) -> int:
-        (n,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        return n
+            # One pass over the term's matches gives both numbers.
+            found = [r[0] for r in self.db.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
+            )]  # fmt: skip
+            out.append((len(found), wanted.intersection(found)))
+        return total, out
 
     @_guard
     def counts(self) -> dict[str, int]:

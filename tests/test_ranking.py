@@ -9,15 +9,23 @@ from memd.ranking import (
     cosine_score,
     coverage,
     decay_factor,
+    fuse,
     fuse_rrf,
     fuse_weighted,
     idf,
     merge,
     mmr,
     per_term,
-    rank,
+    select,
 )
 from memd.schema import Hit
+
+
+def rank(cands, max_results, min_score, settings, today, fusion):
+    """What ``Searcher`` does between candidates and results, when nothing reranks."""
+    fuse(cands, settings, fusion)
+    return select(cands, max_results, min_score, settings, today)
+
 
 TODAY = dt.date(2026, 11, 21)
 
