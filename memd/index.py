@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from memd.chunker import model_text
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
 from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.log import get_logger
+from memd.passages import passages
 from memd.records import Activity, Freshness
 from memd.store import Store
 from memd.vectors import VectorIndex, to_blob
@@ -195,23 +195,29 @@ class Index:
     # -- embeddings -------------------------------------------------------------------------
 
     def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
-        """Vectors for up to ``limit`` chunks that have none (cache first): rows for
-        ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
+        """Vectors for the passages of up to ``limit`` chunks that have none (cache first):
+        rows for ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
         pending = self.read(
             lambda store: store.pending_chunks(self.embedder.key, limit, quiet_since)
         )
         if not pending:
             return []
-        texts = [model_text(heading, text) for _, heading, text in pending]
-        keys = [self.embedder.cache_key(t) for t in texts]
-        cached = self.read(lambda store: store.cached_vectors(keys))
-        missing = [i for i, key in enumerate(keys) if key not in cached]
-        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else []
-        blobs = dict(cached)
-        for i, vector in zip(missing, fresh, strict=True):
-            blobs[keys[i]] = to_blob(vector)
+        parts = [
+            (chunk_id, n, text)
+            for chunk_id, heading, body, date, path in pending
+            for n, text in enumerate(passages(heading, body, date, path))
+        ]
+        keys = [self.embedder.cache_key(text) for _, _, text in parts]
+        blobs = self.read(lambda store: store.cached_vectors(keys))
+        # Overlapping chunks share passages: embed each text once.
+        missing = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
+        missing = {key: text for key, text in missing.items() if key not in blobs}
+        if missing:
+            fresh = self.embedder.embed(list(missing.values()))
+            blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
         return [
-            (chunk_id, key, blobs[key]) for (chunk_id, _, _), key in zip(pending, keys, strict=True)
+            (chunk_id, n, key, blobs[key])
+            for (chunk_id, n, _), key in zip(parts, keys, strict=True)
         ]
 
     def save_embeddings(self, rows: list[tuple]) -> None:

@@ -131,7 +131,7 @@ class Memory:
         rows = self.db.embed_prepare(limit, quiet_since)
         if rows:
             self._commit(lambda: self.db.save_embeddings(rows))
-        return len(rows)
+        return len({row[0] for row in rows})
 
     def embed_all(self, progress: Progress | None = None, batch: int = 64) -> int:
         """Embed every chunk that has no vector yet (``memd index`` without a daemon)."""

@@ -26,7 +26,7 @@ class Candidate:
     """A chunk proposed by either side, with the evidence each side found for it."""
 
     hit: Hit
-    per_term: float = 0.0  # how often the matched terms occur (BM25 over their idf; 0: none)
+    per_term: float = 0.0  # BM25 over the query's idf (0: no keyword match)
     coverage: float = 0.0  # idf-weighted share of the query's terms the chunk holds
     cosine: float | None = None  # None: the chunk has no vector (yet)
     vector: float = 0.0  # the cosine on memd's 0-1 scale
@@ -34,14 +34,18 @@ class Candidate:
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
 
-    def text(self, exponent: float) -> float:
-        """Keyword evidence in [0, 1): BM25 squashed, times how much of the query matched."""
-        return self.coverage**exponent * self.per_term / (self.per_term + 1.0)
+    def text(self, exponent: float, half: float = 1.0) -> float:
+        """Keyword evidence in [0, 1): BM25 squashed (``half`` is where it reaches 0.5),
+        times how much of the query matched."""
+        return self.coverage**exponent * self.per_term / (self.per_term + half)
 
 
-# How much a chunk's share of the query's terms counts: fully beside a vector score, less
-# when keywords are all the evidence there is (measured on locomo-dev, README).
+# How much a chunk's share of the query's terms counts, and where squashed BM25 reaches
+# half: beside a vector score, and when keywords are all the evidence there is (then a
+# lower half point puts a good keyword match on the same 0-1 scale as a hybrid one).
+# Measured on locomo-dev and SciFact (README).
 COVERAGE_HYBRID, COVERAGE_KEYWORD = 0.5, 0.25
+HALF_HYBRID, HALF_KEYWORD = 1.0, 0.5
 
 
 def idf(n: int, total: int) -> float:
@@ -49,14 +53,14 @@ def idf(n: int, total: int) -> float:
     return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
 
 
-def per_term(raw: float, matched_idf: float) -> float:
-    """BM25's term-frequency part: BM25 divided by the idf of the terms that matched.
+def per_term(raw: float, query_idf: float) -> float:
+    """BM25 per unit of the query's idf: how much a chunk is about the query's terms.
 
-    How rare the terms are is already in ``coverage``; what is left says how much the
-    chunk is about them. It reads alike in workspaces of 10 and of 100,000 chunks (where
-    raw BM25 grows with the idf, and FTS5 clamps it to ~0 in a tiny one).
+    Dividing by the whole query's idf keeps BM25's order within a query while making the
+    value read alike in workspaces of 10 and of 100,000 chunks (raw BM25 grows with the
+    idf, and FTS5 clamps it to ~0 in a tiny one).
     """
-    return max(raw, 0.0) / max(matched_idf, 1e-6)
+    return max(raw, 0.0) / max(query_idf, 1e-6)
 
 
 def coverage(weights: list[float], held: list[bool]) -> float:
@@ -105,16 +109,17 @@ def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: flo
         if text_weight == 0:
             c.relevance = c.vector
         elif vector_weight == 0 or c.cosine is None:
-            c.relevance = c.text(COVERAGE_KEYWORD)
+            c.relevance = c.text(COVERAGE_KEYWORD, HALF_KEYWORD)
         else:
-            c.relevance = (vector_weight * c.vector + text_weight * c.text(COVERAGE_HYBRID)) / total
+            text = c.text(COVERAGE_HYBRID, HALF_HYBRID)
+            c.relevance = (vector_weight * c.vector + text_weight * text) / total
 
 
 def fuse_rrf(cands: list[Candidate], k: int = RRF_K) -> None:
     """Reciprocal rank fusion, scaled so that first on both sides is 1."""
     for c in cands:
         c.relevance = 0.0
-    sides = {"text": lambda c: c.text(COVERAGE_HYBRID), "vector": lambda c: c.vector}
+    sides = {"text": lambda c: c.text(COVERAGE_HYBRID, HALF_HYBRID), "vector": lambda c: c.vector}
     for key in sides.values():
         ranked = sorted((c for c in cands if key(c) > 0), key=lambda c: -key(c))
         for rank, c in enumerate(ranked, start=1):

@@ -50,7 +50,8 @@ class HttpReranker(Reranker):
             headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(self.url, json.dumps(body).encode(), headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            # The caller waits ``timeout_s``; the socket's own limit only frees this thread.
+            with urllib.request.urlopen(request, timeout=2 * self.timeout_s + 1) as response:
                 answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise BackendUnavailable(f"rerank endpoint {self.url} failed: HTTP {exc.code}") from exc

@@ -150,8 +150,26 @@ def _schema_v2(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v3(db: apsw.Connection) -> None:
+    # A chunk's meaning is now its passages' vectors (memd.passages): several rows a chunk.
+    # Whole-chunk vectors mean something else, so they go and chunks are embedded again.
+    db.execute(
+        """
+        DROP TABLE vectors;
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            part INTEGER NOT NULL,                 -- the passage's place in its chunk
+            vector BLOB NOT NULL,
+            UNIQUE(chunk_id, model, part)
+        );
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_schema_v1, _schema_v2]
+MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -255,8 +255,7 @@ def keyword_candidates(
     out = []
     for h in hits:
         held = [h.chunk_id in chunks for _, chunks in stats]
-        matched = sum(w for w, has in zip(weights, held, strict=True) if has)
-        out.append(Candidate(h, per_term(h.bm25, matched), coverage(weights, held)))
+        out.append(Candidate(h, per_term(h.bm25, sum(weights)), coverage(weights, held)))
     return out
 
 
@@ -298,11 +297,12 @@ def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
 def attach_vectors(
     cands: list[Candidate], index: VectorIndex, query: np.ndarray, band: tuple[float, float]
 ) -> None:
-    """Give every candidate its vector, cosine and vector score (``cosine_score``)."""
-    vectors = index.vectors_of([c.hit.chunk_id for c in cands])
+    """Give every candidate its best passage's vector, cosine and vector score."""
+    nearest = index.nearest_parts([c.hit.chunk_id for c in cands], query)
     for c in cands:
-        c.vec = vectors.get(c.hit.chunk_id)
-        if c.vec is not None:
+        found = nearest.get(c.hit.chunk_id)
+        if found is not None:
+            cosine, c.vec = found
             if c.cosine is None:
-                c.cosine = float(c.vec @ query)
+                c.cosine = cosine
             c.vector = cosine_score(c.cosine, band)

@@ -311,11 +311,12 @@ class Store:
     @_guard
     def pending_chunks(
         self, model: str, limit: int, quiet_since: float | None = None
-    ) -> list[tuple[int, str, str]]:
-        """``(chunk id, heading, text)`` of chunks with no vector for ``model``; with
-        ``quiet_since``, only from files last indexed before that time."""
+    ) -> list[tuple[int, str, str, str | None, str]]:
+        """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``;
+        with ``quiet_since``, only from files last indexed before that time."""
         sql = (
-            "SELECT c.id, c.heading, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "SELECT c.id, c.heading, c.text, f.date, f.path "
+            "FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?)"
         )
         args: list[object] = [model]
@@ -326,12 +327,21 @@ class Store:
 
     @_guard
     def count_vectors(self, model: str) -> tuple[int, int]:
-        """``(chunks with a vector for model, chunks without)``."""
+        """``(chunks with vectors for model, chunks without)``."""
         done, total = self.db.execute(
-            "SELECT (SELECT count(*) FROM vectors WHERE model = ?), (SELECT count(*) FROM chunks)",
+            "SELECT (SELECT count(*) FROM chunks c WHERE EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?)), "
+            "(SELECT count(*) FROM chunks)",
             (model,),
         ).fetchone()
         return done, total - done
+
+    @_guard
+    def count_vector_rows(self, model: str) -> int:
+        """Passage vectors stored for ``model`` (live chunks only)."""
+        return self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[
+            0
+        ]
 
     @_guard
     def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -348,21 +358,21 @@ class Store:
     def save_vectors(
         self,
         model: str,
-        rows: Sequence[tuple[int, bytes, bytes]],
+        rows: Sequence[tuple[int, int, bytes, bytes]],
         cache_size: int,
     ) -> None:
-        """Store ``(chunk id, cache key, vector)`` rows, remember them in the cache, and
-        trim the cache to ``cache_size`` (call inside ``transaction``)."""
+        """Store ``(chunk id, passage number, cache key, vector)`` rows, remember them in the
+        cache, and trim the cache to ``cache_size`` (call inside ``transaction``)."""
         used = int(self.get_meta("cache_clock", "0"))
         self.db.executemany(
-            "INSERT OR IGNORE INTO vectors(chunk_id, model, vector) "
-            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
-            [(chunk_id, model, vector, chunk_id) for chunk_id, _, vector in rows],
+            "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector) "
+            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            [(chunk_id, model, part, vector, chunk_id) for chunk_id, part, _, vector in rows],
         )
         self.db.executemany(
             "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET used = excluded.used",
-            [(key, vector, used + n) for n, (_, key, vector) in enumerate(rows, start=1)],
+            [(key, vector, used + n) for n, (_, _, key, vector) in enumerate(rows, start=1)],
         )
         self.set_meta("cache_clock", str(used + len(rows)))
         excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size

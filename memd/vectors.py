@@ -1,6 +1,7 @@
 """Nearest chunks by meaning: an in-memory float32 matrix, top-k by dot product.
 
-Vectors are normalised, so the dot product is the cosine. Brute force is fast to ~10^5
+Each row is one passage of a chunk (memd.passages); a chunk is as near as its nearest
+passage. Vectors are normalised, so the dot product is the cosine. Brute force is fast to ~10^5
 chunks; ``VectorIndex`` is the one seam an ANN index would replace. It loads rows it has
 not seen yet from the store (by row id), so keeping it current costs only the new rows.
 Chunks that were deleted stay in the matrix until the next compaction; search results are
@@ -47,7 +48,7 @@ class VectorIndex:
             rows = store.vectors_after(self.model, self._last_row)
             if not rows:
                 return
-            live, _ = store.count_vectors(self.model)
+            live = store.count_vector_rows(self.model)
             if self._size + len(rows) > live * _COMPACT_AT + 1024:
                 # Edited chunks get new ids; the old vectors are dead weight: start over.
                 self._size, self._last_row = 0, 0
@@ -72,22 +73,40 @@ class VectorIndex:
         self._size = need
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` chunk ids nearest ``query`` with their cosine, best first."""
+        """The ``k`` chunks nearest ``query``, each with its best passage's cosine, best
+        first."""
         with self._lock:
             if self._size == 0 or k <= 0:
                 return []
             scores = self._matrix[: self._size] @ query.astype(np.float32)
             # A compaction rewrites ``_ids`` in place: copy while no one can.
             ids = self._ids[: self._size].copy()
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        # A chunk has several rows: take more rows until ``k`` distinct chunks are in.
+        want = min(len(scores), 4 * k + 16)
+        while True:
+            top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None
+            order = np.argsort(-scores) if top is None else top[np.argsort(-scores[top])]
+            best: dict[int, float] = {}
+            for i in order:
+                best.setdefault(int(ids[i]), float(scores[i]))
+                if len(best) == k:
+                    return list(best.items())
+            if top is None:
+                return list(best.items())
+            want = min(len(scores), want * 4)
 
-    def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
-        """The vectors of the given chunks that are in memory (for diversity ranking)."""
+    def nearest_parts(
+        self, chunk_ids: list[int], query: np.ndarray
+    ) -> dict[int, tuple[float, np.ndarray]]:
+        """For each given chunk in memory: its best passage's cosine with ``query`` and that
+        passage's vector (what diversity ranking compares)."""
         with self._lock:
             ids = self._ids[: self._size]
-            wanted = np.isin(ids, np.array(chunk_ids, dtype=np.int64))
-            rows = np.nonzero(wanted)[0]
-            return {int(ids[i]): self._matrix[i].copy() for i in rows}
+            rows = np.nonzero(np.isin(ids, np.array(chunk_ids, dtype=np.int64)))[0]
+            matrix = self._matrix[rows]
+            owners = ids[rows].copy()
+        scores = matrix @ query.astype(np.float32)
+        out: dict[int, tuple[float, np.ndarray]] = {}
+        for j in np.argsort(-scores):
+            out.setdefault(int(owners[j]), (float(scores[j]), matrix[j]))
+        return out

@@ -104,7 +104,9 @@ def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_ser
         m.embed_all()
     sent = len(embed_server.texts)
     assert sent == 3
-    (ws.root / "memory" / "2026-01-21.md").rename(ws.root / "memory" / "2026-01-22.md")
+    # Moved into a folder: the same day, so the same passages.
+    (ws.root / "memory" / "2025").mkdir()
+    (ws.root / "memory" / "2026-01-21.md").rename(ws.root / "memory" / "2025" / "2026-01-21.md")
     with Memory(cfg) as m:  # a restart
         m.index(full=True)
         assert m.embed_all() == 3  # every chunk has a new id, so three vectors are written...

@@ -55,9 +55,9 @@ def test_a_chunk_without_a_vector_keeps_its_keyword_evidence():
     """Hybrid never loses to keyword: no vector yet means ranked as keyword mode ranks it."""
     pending = Candidate(hit(1), per_term=3.0, coverage=1.0)
     fuse_weighted([pending], 0.4, 0.6)
-    assert pending.relevance == pytest.approx(0.75)
+    assert pending.relevance == pytest.approx(3.0 / 3.5)
     fuse_weighted([pending], 0.0, 1.0)
-    assert pending.relevance == pytest.approx(0.75)
+    assert pending.relevance == pytest.approx(3.0 / 3.5)
 
 
 def test_coverage_weighs_rare_terms():

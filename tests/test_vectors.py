@@ -34,7 +34,7 @@ def test_search_top_k_and_incremental_refresh(tmp_path):
     store, ids = store_with_chunks(tmp_path, 3)
     vectors = [unit(1, 0), unit(0, 1), unit(1, 1)]
     with store.transaction():
-        store.save_vectors("m", [(ids[0], b"k0", to_blob(vectors[0]))], cache_size=10)
+        store.save_vectors("m", [(ids[0], 0, b"k0", to_blob(vectors[0]))], cache_size=10)
     index = VectorIndex("m")
     index.refresh(store)
     assert len(index) == 1
@@ -42,18 +42,39 @@ def test_search_top_k_and_incremental_refresh(tmp_path):
         store.save_vectors(
             "m",
             [
-                (i, f"k{n}".encode(), to_blob(v))
+                (i, 0, f"k{n}".encode(), to_blob(v))
                 for n, (i, v) in enumerate(zip(ids[1:], vectors[1:], strict=True), start=1)
             ],
             cache_size=10,
         )
-        store.save_vectors("other-model", [(ids[0], b"x", to_blob(unit(0, 1)))], cache_size=10)
+        store.save_vectors("other-model", [(ids[0], 0, b"x", to_blob(unit(0, 1)))], cache_size=10)
     index.refresh(store)
     assert len(index) == 3  # the other model's vector is not loaded
     top = index.search(unit(1, 0.1), 2)
     assert [chunk_id for chunk_id, _ in top] == [ids[0], ids[2]]
     assert top[0][1] > top[1][1]
-    assert set(index.vectors_of([ids[1], 999])) == {ids[1]}
+    assert set(index.nearest_parts([ids[1], 999], unit(1, 0))) == {ids[1]}
+
+
+def test_a_chunk_is_as_near_as_its_best_passage(tmp_path):
+    store, ids = store_with_chunks(tmp_path, 3)
+    rows = [
+        (ids[0], 0, b"a0", to_blob(unit(0, 1))),
+        (ids[0], 1, b"a1", to_blob(unit(1, 0))),  # chunk 0's second passage is the match
+        (ids[1], 0, b"b0", to_blob(unit(1, 0.5))),
+        (ids[2], 0, b"c0", to_blob(unit(0.2, 1))),
+        (ids[2], 1, b"c1", to_blob(unit(0.9, 1))),
+    ]
+    with store.transaction():
+        store.save_vectors("m", rows, cache_size=10)
+    assert store.count_vectors("m") == (3, 0)
+    index = VectorIndex("m")
+    index.refresh(store)
+    top = index.search(unit(1, 0), 3)
+    assert [chunk_id for chunk_id, _ in top] == [ids[0], ids[1], ids[2]]  # each chunk once
+    assert top[0][1] > 0.999
+    cosine, vector = index.nearest_parts([ids[2]], unit(1, 0))[ids[2]]
+    assert np.allclose(vector, unit(0.9, 1)) and abs(cosine - float(unit(0.9, 1)[0])) < 1e-6
 
 
 def test_dead_vectors_are_compacted(tmp_path):
@@ -66,7 +87,7 @@ def test_dead_vectors_are_compacted(tmp_path):
             store.replace_file(meta, chunk_rows(meta, [Chunk(1, 1, "", f"v{round_}", 1)]))
             (chunk_id,) = store.db.execute("SELECT id FROM chunks").fetchone()
             last = unit(*rng.standard_normal(8))
-            store.save_vectors("m", [(chunk_id, f"k{round_}".encode(), to_blob(last))], 10)
+            store.save_vectors("m", [(chunk_id, 0, f"k{round_}".encode(), to_blob(last))], 10)
         index.refresh(store)
     assert len(index) <= 1024 + 2
     assert index.search(last, 1)[0][0] == chunk_id
