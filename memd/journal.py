@@ -20,7 +20,14 @@ from memd.ledger import FlushLedger
 from memd.log import get_logger
 from memd.records import FlushAnswer, FlushPrompt, ForgetAnswer, KeyEntry, KeyList, StoreAnswer
 from memd.workspace import Workspace
-from memd.writer import Entry, flush_entries, forget_key, list_keys, store_key
+from memd.writer import (
+    Entry,
+    check_one_line,
+    flush_entries,
+    forget_key,
+    list_keys,
+    store_key,
+)
 
 log = get_logger()
 T = TypeVar("T")
@@ -57,6 +64,9 @@ class Journal:
         """Append entries to today's note (or ``date``'s) or the core file, once per
         ``flush_id``; searchable by keyword when this returns. With ``transcript`` and
         ``flush.llm``, the notes a model extracts from it are appended too."""
+        for n, entry in enumerate(entries):
+            if entry.title is not None:
+                check_one_line(f"entries[{n}].title", entry.title)
         if flush_id is not None and (first := self._flushed(flush_id)):
             return first
         root = self._root()
@@ -84,6 +94,7 @@ class Journal:
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
         """Keep one ``- **key**: content`` line in the category's file."""
+        _check_key(key, category)
         root = self._root()
         rel, header = self.workspace.target(category, self._today())
 
@@ -98,6 +109,7 @@ class Journal:
 
     def forget(self, key: str, category: str | None = None) -> ForgetAnswer:
         """Remove the key's line (from one category's file, or from wherever it is)."""
+        _check_key(key, category)
         root = self._root()
         rels = (
             [self.workspace.target(category, self._today())[0]]
@@ -158,3 +170,10 @@ class Journal:
             if self._ledger is None:
                 self._ledger = FlushLedger(self.config.state_dir)
             return self._ledger
+
+
+def _check_key(key: str, category: str | None) -> None:
+    """Keys and categories become parts of lines and file names: one line each."""
+    check_one_line("key", key)
+    if category is not None:
+        check_one_line("category", category)

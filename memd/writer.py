@@ -24,6 +24,9 @@ from memd.errors import InvalidParams, WriteError
 from memd.records import Written
 
 MAX_ENTRY_BYTES = 64 * 1024
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: in a
+# key, category or title any of them can end the line early or hide text from a reader.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _KEY_LINE = r"^[ \t]*[-*+][ \t]+\*\*{key}\*\*[ \t]*:"
 
 
@@ -163,6 +166,15 @@ def already_there(content: bytes, text: str) -> bool:
 
 def _paragraphs(text: str) -> list[str]:
     return [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+
+
+def check_one_line(param: str, value: str) -> None:
+    """Refuse a key, category or title holding a control character (``\\r``, ``\\t``, ...)."""
+    if m := _CONTROL.search(value):
+        raise InvalidParams(
+            param,
+            f"may not contain control characters (found {m.group()!r} at position {m.start()})",
+        )
 
 
 def check_size(text: str) -> None:
