@@ -6,6 +6,7 @@ exclusive advisory lock, on a descriptor opened for appending; if the write fail
 never a torn line. Changing or removing a key line re-reads the file under the lock,
 changes only that line, and replaces the file by rename, refusing if the file changed
 between reading and replacing (an editor saved meanwhile). Files and folders are fsynced.
+Files are opened through ``memd.safepath``: never through a link out of the workspace.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import errno
 import fcntl
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.errors import InvalidParams, WriteError
+from memd.errors import InvalidParams, PathRefused, WriteError
 from memd.records import Written
+from memd.safepath import OpenFile, open_for_write
 
 MAX_ENTRY_BYTES = 64 * 1024
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: in a
@@ -31,20 +33,23 @@ _KEY_LINE = r"^[ \t]*[-*+][ \t]+\*\*{key}\*\*[ \t]*:"
 
 
 @contextlib.contextmanager
-def locked(path: Path, create_header: str = "") -> Iterator[int]:
-    """An exclusive lock on ``path`` (created, with ``create_header``, if missing)."""
+def locked(
+    root: Path, rel: str, create_header: str = "", create: bool = True
+) -> Iterator[OpenFile]:
+    """An exclusive lock on the workspace file ``rel`` (created, with ``create_header``,
+    if missing); never reached through a link out of the workspace (``memd.safepath``)."""
+    path = root / rel
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        opened = open_for_write(root, rel, create)
     except OSError as exc:
         raise WriteError(f"cannot open {path} for writing: {exc.strerror}") from exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if create_header and os.fstat(fd).st_size == 0:
-            _write_all(fd, create_header.encode(), path, 0)
-        yield fd
+        fcntl.flock(opened.fd, fcntl.LOCK_EX)
+        if create_header and os.fstat(opened.fd).st_size == 0:
+            _write_all(opened.fd, create_header.encode(), path, 0)
+        yield opened
     finally:
-        os.close(fd)
+        opened.close()
 
 
 def read_locked(fd: int) -> bytes:
@@ -85,25 +90,51 @@ def _write_all(fd: int, data: bytes, path: Path, old_size: int) -> None:
     _fsync_folder(path.parent)
 
 
-def replace_text(fd: int, path: Path, before: bytes, after: bytes) -> None:
-    """Replace the file's content ``before`` with ``after`` by rename, unless it changed."""
+def replace_text(
+    fd: int, path: Path, before: bytes, after: bytes, at: tuple[int, str] | None = None
+) -> None:
+    """Replace the file's content ``before`` with ``after`` by rename, unless it changed.
+
+    ``at`` is ``(folder descriptor, name)`` of the file as ``locked`` opened it; the new
+    file is made and renamed there, so a symlink is never replaced by a regular file.
+    """
     if read_locked(fd) != before:
         raise WriteError(f"{path} changed while memd was updating it; nothing was written")
     mode = os.fstat(fd).st_mode & 0o777
+    folder, name = at if at is not None else (None, path.name)
+    own_folder = folder is None
     tmp = None
     try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".memd-", delete=False) as f:
-            tmp = f.name
-            f.write(after)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        # Someone who saved without taking our lock since we read: keep their version.
-        with open(path, "rb") as current:
-            if current.read() != before:
+        if folder is None:
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        tmp = f".memd-{name}.{secrets.token_hex(4)}.tmp"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode,
+                      dir_fd=folder)  # fmt: skip
+        try:
+            os.fchmod(out, mode)
+            _write_fully(out, after)
+            os.fsync(out)
+        finally:
+            os.close(out)
+        # Someone who saved without taking our lock since we read: keep their version. A
+        # link put in the file's place meanwhile is refused, never replaced.
+        try:
+            current = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise PathRefused(
+                f"{path} became a symbolic link while memd was updating it; nothing was written"
+            ) from None
+        try:
+            same = os.fstat(current).st_ino == os.fstat(fd).st_ino
+            if not same or read_locked(current) != before:
                 raise WriteError(f"{path} changed while memd was updating it; nothing was written")
-        os.replace(tmp, path)
+        finally:
+            os.close(current)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         tmp = None
+        os.fsync(folder)
     except OSError as exc:
         raise WriteError(
             f"could not update {path} ({exc.strerror}); the file is unchanged"
@@ -111,8 +142,15 @@ def replace_text(fd: int, path: Path, before: bytes, after: bytes) -> None:
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _fsync_folder(path.parent)
+                os.unlink(tmp, dir_fd=folder)
+        if own_folder and folder is not None:
+            os.close(folder)
+
+
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def key_line_pattern(key: str) -> re.Pattern[str]:
@@ -193,13 +231,12 @@ def flush_entries(
     written, skipped = [], []
     for n, entry in enumerate(entries):
         rel, header = target(entry.target)
-        path = root / rel
-        with locked(path, header) as fd:
-            if already_there(read_locked(fd), entry.text):
+        with locked(root, rel, header) as f:
+            if already_there(read_locked(f.fd), entry.text):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
             block = entry_block(entry, clock)
-            first, last = append(fd, path, block)
+            first, last = append(f.fd, f.path, block)
         # The block starts with a blank line; the entry is its heading to its last line.
         written.append(Written(rel, first + 1, last))
     return written, skipped
@@ -208,9 +245,8 @@ def flush_entries(
 def store_key(root: Path, rel: str, header: str, key: str, content: str) -> tuple[Written, bool]:
     """Keep one ``- **key**: content`` line in ``rel``; returns where, and if it replaced one."""
     line = f"- **{key}**: {content}"
-    path = root / rel
-    with locked(path, header) as fd:
-        before = read_locked(fd)
+    with locked(root, rel, header) as f:
+        before = read_locked(f.fd)
         text = _decode(before, rel)
         matches = list(key_line_pattern(key).finditer(text))
         if len(matches) > 1:
@@ -218,24 +254,23 @@ def store_key(root: Path, rel: str, header: str, key: str, content: str) -> tupl
                 f"key {key!r} appears on {len(matches)} lines of {rel}; fix it by hand"
             )
         if not matches:
-            first, last = append(fd, path, line + "\n")
+            first, last = append(f.fd, f.path, line + "\n")
             return Written(rel, first, last), False
         start = matches[0].start()
         end = text.find("\n", start)
         end = len(text) if end == -1 else end
         after = text[:start] + line + text[end:]
-        replace_text(fd, path, before, after.encode("utf-8"))
+        replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
         number = text.count("\n", 0, start) + 1
         return Written(rel, number, number), True
 
 
 def forget_key(root: Path, rel: str, key: str) -> bool:
     """Remove the key's line from ``rel``; False if it was not there."""
-    path = root / rel
-    if not path.exists():
+    if not os.path.lexists(root / rel):
         return False
-    with locked(path) as fd:
-        before = read_locked(fd)
+    with locked(root, rel, create=False) as f:
+        before = read_locked(f.fd)
         text = _decode(before, rel)
         matches = list(key_line_pattern(key).finditer(text))
         if not matches:
@@ -247,7 +282,7 @@ def forget_key(root: Path, rel: str, key: str) -> bool:
         start = matches[0].start()
         end = text.find("\n", start)
         after = text[:start] + ("" if end == -1 else text[end + 1 :])
-        replace_text(fd, path, before, after.encode("utf-8"))
+        replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
         return True
 
 
