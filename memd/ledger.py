@@ -13,6 +13,7 @@ from pathlib import Path
 import apsw
 
 from memd.errors import StoreError
+from memd.private import private_file, private_folder
 
 
 class FlushLedger:
@@ -21,7 +22,8 @@ class FlushLedger:
     def __init__(self, state_dir: Path) -> None:
         path = state_dir / "flush-ledger.sqlite"
         try:
-            state_dir.mkdir(parents=True, exist_ok=True)
+            private_folder(state_dir)
+            private_file(path)
             self.db = apsw.Connection(str(path))
             self.db.setbusytimeout(5000)
             self.db.execute(
