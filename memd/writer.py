@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.errors import InvalidParams, PathRefused, WriteError
+from memd.keylines import KeyLine, escape_free_text, key_line, key_lines
 from memd.records import Written
 from memd.safepath import OpenFile, open_for_write
 
@@ -29,7 +30,6 @@ MAX_ENTRY_BYTES = 64 * 1024
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: in a
 # key, category or title any of them can end the line early or hide text from a reader.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_KEY_LINE = r"^[ \t]*[-*+][ \t]+\*\*{key}\*\*[ \t]*:"
 
 
 @contextlib.contextmanager
@@ -153,11 +153,6 @@ def _write_fully(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def key_line_pattern(key: str) -> re.Pattern[str]:
-    """Finds a ``- **key**: ...`` line, also after hand edits to spacing or bullet."""
-    return re.compile(_KEY_LINE.format(key=re.escape(key)), re.MULTILINE)
-
-
 def _fsync_folder(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -176,16 +171,15 @@ class Entry:
     target: str = "daily"  # daily | core
 
 
-_KEY_IN_LINE = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(.+?)\*\*[ \t]*:", re.MULTILINE)
-
 # Where an entry of a category goes: ``(workspace-relative file, header of a new file)``.
 Target = Callable[[str], tuple[str, str]]
 
 
 def entry_block(entry: Entry, clock: str) -> str:
-    """``## HH:MM — title`` then the text, as appended to a note."""
+    """``## HH:MM — title`` then the text, as appended to a note (a line that looks like a
+    key line escaped, see ``memd.keylines``)."""
     title = " ".join((entry.title or _first_words(entry.text)).split())
-    return f"\n## {clock} — {title}\n\n{entry.text.strip()}\n"
+    return f"\n## {clock} — {title}\n\n{escape_free_text(entry.text.strip())}\n"
 
 
 def _first_words(text: str, limit: int = 60) -> str:
@@ -232,7 +226,10 @@ def flush_entries(
     for n, entry in enumerate(entries):
         rel, header = target(entry.target)
         with locked(root, rel, header) as f:
-            if already_there(read_locked(f.fd), entry.text):
+            content = read_locked(f.fd)
+            if already_there(content, entry.text) or already_there(
+                content, escape_free_text(entry.text)
+            ):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
             block = entry_block(entry, clock)
@@ -244,25 +241,17 @@ def flush_entries(
 
 def store_key(root: Path, rel: str, header: str, key: str, content: str) -> tuple[Written, bool]:
     """Keep one ``- **key**: content`` line in ``rel``; returns where, and if it replaced one."""
-    line = f"- **{key}**: {content}"
+    line = key_line(key, content)
     with locked(root, rel, header) as f:
         before = read_locked(f.fd)
         text = _decode(before, rel)
-        matches = list(key_line_pattern(key).finditer(text))
-        if len(matches) > 1:
-            raise WriteError(
-                f"key {key!r} appears on {len(matches)} lines of {rel}; fix it by hand"
-            )
-        if not matches:
+        match = _one_key_line(text, key, rel)
+        if match is None:
             first, last = append(f.fd, f.path, line + "\n")
             return Written(rel, first, last), False
-        start = matches[0].start()
-        end = text.find("\n", start)
-        end = len(text) if end == -1 else end
-        after = text[:start] + line + text[end:]
+        after = text[: match.start] + line + text[match.end :]
         replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
-        number = text.count("\n", 0, start) + 1
-        return Written(rel, number, number), True
+        return Written(rel, match.line, match.line), True
 
 
 def forget_key(root: Path, rel: str, key: str) -> bool:
@@ -272,18 +261,22 @@ def forget_key(root: Path, rel: str, key: str) -> bool:
     with locked(root, rel, create=False) as f:
         before = read_locked(f.fd)
         text = _decode(before, rel)
-        matches = list(key_line_pattern(key).finditer(text))
-        if not matches:
+        match = _one_key_line(text, key, rel)
+        if match is None:
             return False
-        if len(matches) > 1:
-            raise WriteError(
-                f"key {key!r} appears on {len(matches)} lines of {rel}; fix it by hand"
-            )
-        start = matches[0].start()
-        end = text.find("\n", start)
-        after = text[:start] + ("" if end == -1 else text[end + 1 :])
+        after = text[: match.start] + text[match.end + 1 :]
         replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
         return True
+
+
+def _one_key_line(text: str, key: str, rel: str) -> KeyLine | None:
+    matches = key_lines(text, key)
+    if len(matches) > 1:
+        lines = ", ".join(str(m.line) for m in matches)
+        raise WriteError(
+            f"key {key!r} appears on {len(matches)} lines of {rel} (lines {lines}); fix it by hand"
+        )
+    return matches[0] if matches else None
 
 
 def _decode(data: bytes, rel: str) -> str:
@@ -296,15 +289,12 @@ def _decode(data: bytes, rel: str) -> str:
 
 
 def list_keys(root: Path, rels: list[str]) -> list[dict]:
-    """Every ``- **key**: ...`` line in the given files."""
+    """Every key line (``memd.keylines``) in the given files."""
     found = []
     for rel in rels:
         path = root / rel
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for m in _KEY_IN_LINE.finditer(text):
-            found.append(
-                {"key": m.group(1), "path": rel, "line": text.count("\n", 0, m.start()) + 1}
-            )
+        found.extend({"key": k.key, "path": rel, "line": k.line} for k in key_lines(text))
     return found

@@ -119,8 +119,11 @@ def test_links_inside_the_workspace_are_written_at_their_target(mem, ws):
     rpc(mem, "memory_store", key="editor", content="helix")  # a replace, by rename
     rpc(mem, "memory_store", key="tz", content="UTC", category="prefs")
     assert (ws.root / "MEMORY.md").is_symlink()  # never turned into a regular file
-    assert (ws.root / "notes" / "core.md").read_text() == "# Core\n- **editor**: helix\n"
-    assert (ws.root / "notes" / "prefs.md").read_text() == "# prefs\n- **tz**: UTC\n"
+    core = (ws.root / "notes" / "core.md").read_text()
+    assert core == "# Core\n- **editor**: helix <!-- memd:key -->\n"
+    assert (
+        ws.root / "notes" / "prefs.md"
+    ).read_text() == "# prefs\n- **tz**: UTC <!-- memd:key -->\n"
     assert rpc(mem, "memory_forget", key="editor")["removed"]
     assert (ws.root / "MEMORY.md").is_symlink()
     assert (ws.root / "notes" / "core.md").read_text() == "# Core\n"
@@ -131,3 +134,83 @@ def test_a_named_pipe_at_a_note_path_is_refused_without_hanging(mem, ws):
     os.mkfifo(ws.root / "memory" / "pipe.md")
     with pytest.raises(WriteError, match="not a regular file"):
         rpc(mem, "memory_store", key="k", content="v", category="pipe")
+
+
+# -- S5: key lines are memd's own, never free text that looks like one ----------------------
+
+
+def keys(mem) -> list[tuple[str, str, int]]:
+    return [(e["key"], e["path"], e["line"]) for e in rpc(mem, "memory_list")["entries"]]
+
+
+@pytest.mark.parametrize("target", ["core", "daily"])
+def test_flushed_text_that_looks_like_a_key_line_is_not_one(mem, ws, target):
+    rpc(mem, "memory_store", key="editor", content="helix", category=target)
+    text = "Settings we tried:\n\n- **editor**: vim\n* **editor** : emacs"
+    entries = [{"text": text, "target": target}]
+    rpc(mem, "memory_flush", entries=entries, date="2026-06-01")
+    rel = "MEMORY.md" if target == "core" else "memory/2026-06-01.md"
+    note = (ws.root / rel).read_text()
+    assert "- **editor**\\: vim\n* **editor** \\: emacs\n" in note  # renders the same
+    assert [k for k, _, _ in keys(mem)] == ["editor"]
+    assert rpc(mem, "memory_store", key="editor", content="nano", category=target)["replaced"]
+    assert rpc(mem, "memory_forget", key="editor")["removed"]
+    assert keys(mem) == []
+    assert "- **editor**\\: vim" in (ws.root / rel).read_text()
+    # A retried flush of the same text is recognised as already written.
+    again = rpc(mem, "memory_flush", entries=entries, date="2026-06-01")
+    assert again["written"] == [] and again["skipped"]
+
+
+def test_flush_first_then_store_of_the_same_key(mem, ws):
+    rpc(mem, "memory_flush", entries=[{"text": "- **editor**: vim", "target": "core"}])
+    first = rpc(mem, "memory_store", key="editor", content="helix")
+    assert first["replaced"] is False
+    assert rpc(mem, "memory_store", key="editor", content="nano")["replaced"] is True
+    assert rpc(mem, "memory_forget", key="editor")["removed"] is True
+
+
+def test_a_key_line_inside_code_is_not_a_key(mem, ws):
+    fenced = "```md\n- **editor**: vim\n```\n\n- list\n\n  ~~~\n  - **tz**: UTC\n  ~~~\n"
+    ws.write("MEMORY.md", "# Memory\n\n" + fenced)
+    assert keys(mem) == []
+    assert rpc(mem, "memory_store", key="editor", content="helix")["replaced"] is False
+    assert rpc(mem, "memory_forget", key="tz")["removed"] is False
+    assert fenced in (ws.root / "MEMORY.md").read_text()
+    assert [k for k, _, _ in keys(mem)] == ["editor"]
+
+
+def test_a_marked_line_wins_over_a_hand_written_look_alike(mem, ws):
+    ws.write(
+        "MEMORY.md",
+        "# Memory\n- **editor**: vim <!-- memd:key -->\n\nNotes: \n- **editor**: emacs, once\n",
+    )
+    assert keys(mem) == [("editor", "MEMORY.md", 2)]
+    assert rpc(mem, "memory_store", key="editor", content="helix")["start_line"] == 2
+    assert (ws.root / "MEMORY.md").read_text() == (
+        "# Memory\n- **editor**: helix <!-- memd:key -->\n\nNotes: \n- **editor**: emacs, once\n"
+    )
+
+
+def test_two_old_format_lines_are_still_ambiguous_and_say_where(mem, ws):
+    ws.write("MEMORY.md", "- **k**: one\n- **k**: two\n")
+    with pytest.raises(WriteError, match=r"appears on 2 lines of MEMORY.md \(lines 1, 2\)"):
+        rpc(mem, "memory_store", key="k", content="three")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- **a**: b",
+        "  +\t**a b**\t: c\n- **x**: y <!-- memd:key -->",
+        "```\n- **a**: b\n```\n- **c**: d",
+        "> - **q**: quoted\n1. **n**: numbered",
+        "- **a**\\: already escaped",
+    ],
+)
+def test_escaped_free_text_has_no_key_lines(text):
+    from memd.keylines import escape_free_text, key_lines
+
+    escaped = escape_free_text(text)
+    assert key_lines(escaped) == []
+    assert escaped.replace("\\:", ":") == text.replace("\\:", ":")
