@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -214,3 +218,57 @@ def test_escaped_free_text_has_no_key_lines(text):
     escaped = escape_free_text(text)
     assert key_lines(escaped) == []
     assert escaped.replace("\\:", ":") == text.replace("\\:", ":")
+
+
+# -- F9: written is written, whatever happens to the flush ledger ---------------------------
+
+
+def test_a_corrupt_ledger_is_moved_aside_and_rebuilt(mem, ws, config):
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    ledger = config.state_dir / "flush-ledger.sqlite"
+    ledger.write_bytes(b"this is not a database" * 200)
+    first = rpc(mem, "memory_flush", entries=[{"text": "Kept once."}], flush_id="f1")
+    assert first["written"] and "warning" not in first
+    assert [p.name for p in config.state_dir.glob("flush-ledger.sqlite.corrupt-*")]
+    again = rpc(mem, "memory_flush", entries=[{"text": "Kept once."}], flush_id="f1")
+    assert again == {**first, "duplicate": True}
+    # Damage while open: the next flush moves it aside again and works.
+    ledger.write_bytes(b"garbage" * 2000)
+    third = rpc(mem, "memory_flush", entries=[{"text": "Third."}], flush_id="f3")
+    assert third["written"]
+    assert rpc(mem, "memory_flush", entries=[{"text": "x"}], flush_id="f3")["duplicate"]
+
+
+def test_a_ledger_that_cannot_be_opened_is_a_warning(mem, ws, config):
+    (config.state_dir / "flush-ledger.sqlite").mkdir(parents=True)  # not a file: cannot open
+    answer = rpc(mem, "memory_flush", entries=[{"text": "Written anyway."}], flush_id="f1")
+    (w,) = answer["written"]
+    assert "could not be recorded" in answer["warning"] and "flush_id 'f1'" in answer["warning"]
+    assert (ws.root / w["path"]).read_text().endswith("Written anyway.\n")
+    # A retry finds the text in the file: nothing is written twice.
+    retry = rpc(mem, "memory_flush", entries=[{"text": "Written anyway."}], flush_id="f1")
+    assert retry["written"] == [] and retry["skipped"]
+
+
+def test_a_full_disk_for_the_ledger_is_a_warning(mem, ws, config, tmp_path):
+    rpc(mem, "memory_flush", entries=[{"text": "Opens the ledger."}], flush_id="f0")
+    mem.db.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # kept open: -shm exists
+    path = ws.root / "MEMORY.md"
+    limit = path.stat().st_size + 200
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text(
+        f"workspace: {ws.root}\nstate_dir: {config.state_dir}\nembeddings: {{provider: none}}\n"
+    )
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from memd.cli import main
+        # The note may grow by the entry; no database or journal may grow at all.
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))
+        sys.exit(main(["--config", {str(cfg_file)!r}, "flush", "--json", "--core",
+                       "--flush-id", "f1", "--text", "Short entry."]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["written"] and "flush_id 'f1' could not be recorded" in answer["warning"]
+    assert path.read_text().endswith("Short entry.\n")
