@@ -32,6 +32,7 @@ from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.methods import WRITES, call
 from memd.notify import sd_notify, watchdog_interval
+from memd.private import private_folder
 from memd.records import Activity
 from memd.server import SocketServer
 from memd.watcher import Watcher, wait_event
@@ -385,8 +386,9 @@ def _close_all(memories: list[Memory]) -> None:
 def _take_lock(state_dir: Path) -> int:
     """Hold ``memd.lock`` in the state folder for the life of the process."""
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(state_dir)
         fd = os.open(state_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)  # a lock file left readable by an older memd
     except OSError as exc:
         raise DaemonError(f"cannot use state folder {state_dir}: {exc.strerror}") from exc
     try:

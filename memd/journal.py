@@ -13,14 +13,21 @@ from pathlib import Path
 from typing import TypeVar
 
 from memd.config import Config
-from memd.errors import MemdError, WorkspaceMissing
+from memd.errors import MemdError, StoreError, WorkspaceMissing
 from memd.extract import extract_notes, flush_prompt
 from memd.index import Index
 from memd.ledger import FlushLedger
 from memd.log import get_logger
 from memd.records import FlushAnswer, FlushPrompt, ForgetAnswer, KeyEntry, KeyList, StoreAnswer
 from memd.workspace import Workspace
-from memd.writer import Entry, flush_entries, forget_key, list_keys, store_key
+from memd.writer import (
+    Entry,
+    check_one_line,
+    flush_entries,
+    forget_key,
+    list_keys,
+    store_key,
+)
 
 log = get_logger()
 T = TypeVar("T")
@@ -57,6 +64,9 @@ class Journal:
         """Append entries to today's note (or ``date``'s) or the core file, once per
         ``flush_id``; searchable by keyword when this returns. With ``transcript`` and
         ``flush.llm``, the notes a model extracts from it are appended too."""
+        for n, entry in enumerate(entries):
+            if entry.title is not None:
+                check_one_line(f"entries[{n}].title", entry.title)
         if flush_id is not None and (first := self._flushed(flush_id)):
             return first
         root = self._root()
@@ -76,14 +86,16 @@ class Journal:
             written, skipped = flush_entries(root, entries, target, now.strftime("%H:%M"))
             warning = self._reindex_written({w.path for w in written})
             answer = FlushAnswer(written, skipped, False, warning)
-            if flush_id is not None:
-                self._flush_ledger().put(self.workspace.name, flush_id, answer.as_dict())
+            if flush_id is not None and (problem := self._record(flush_id, answer)):
+                # Written is written: an error now would make a retry write it twice.
+                return FlushAnswer(written, skipped, False, _join(warning, problem))
             return answer
 
         return self._commit(write)
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
         """Keep one ``- **key**: content`` line in the category's file."""
+        _check_key(key, category)
         root = self._root()
         rel, header = self.workspace.target(category, self._today())
 
@@ -98,6 +110,7 @@ class Journal:
 
     def forget(self, key: str, category: str | None = None) -> ForgetAnswer:
         """Remove the key's line (from one category's file, or from wherever it is)."""
+        _check_key(key, category)
         root = self._root()
         rels = (
             [self.workspace.target(category, self._today())[0]]
@@ -150,11 +163,40 @@ class Journal:
         return None
 
     def _flushed(self, flush_id: str) -> FlushAnswer | None:
-        first = self._flush_ledger().get(self.workspace.name, flush_id)
+        """The first answer for ``flush_id``; None if new, or if the ledger cannot be read
+        (then a text already in its file is still skipped, so nothing is written twice)."""
+        try:
+            first = self._flush_ledger().get(self.workspace.name, flush_id)
+        except StoreError as exc:
+            log.warning("flush_ledger_unreadable", flush_id=flush_id, error=str(exc))
+            return None
         return FlushAnswer.from_dict(first, duplicate=True) if first else None
+
+    def _record(self, flush_id: str, answer: FlushAnswer) -> str | None:
+        """Keep the answer for ``flush_id``; a warning if the ledger cannot take it."""
+        try:
+            self._flush_ledger().put(self.workspace.name, flush_id, answer.as_dict())
+        except StoreError as exc:
+            log.warning("flush_not_recorded", flush_id=flush_id, error=str(exc))
+            return (
+                f"written, but flush_id {flush_id!r} could not be recorded ({exc}); "
+                "a retry with the same text is still skipped as already in the file"
+            )
+        return None
 
     def _flush_ledger(self) -> FlushLedger:
         with self._ledger_lock:
             if self._ledger is None:
                 self._ledger = FlushLedger(self.config.state_dir)
             return self._ledger
+
+
+def _join(*warnings: str | None) -> str | None:
+    return "; ".join(w for w in warnings if w) or None
+
+
+def _check_key(key: str, category: str | None) -> None:
+    """Keys and categories become parts of lines and file names: one line each."""
+    check_one_line("key", key)
+    if category is not None:
+        check_one_line("category", category)

@@ -125,6 +125,17 @@ def parse(text: str) -> Document:
     )
 
 
+def code_lines(text: str) -> set[int]:
+    """0-based numbers of the lines inside fenced or indented code, at any depth (a fence
+    inside a list item too)."""
+    body = "\n".join(line.replace("\r", " ") for line in split_lines(text))
+    lines: set[int] = set()
+    for tok in _parser_for(body).parse(body):
+        if tok.type in ("fence", "code_block") and tok.map:
+            lines.update(range(tok.map[0], tok.map[1]))
+    return lines
+
+
 # Obsidian's inline tag: '#' after a space or line start, then letters, digits, '_', '-',
 # '/', not all digits ('#123' is not a tag, '# Heading' is a heading).
 _INLINE_TAG = re.compile(r"(?<![^\s(\[])#([\w/-]*[^\W\d][\w/-]*)")

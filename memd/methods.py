@@ -16,7 +16,7 @@ from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.extract import transcript_text
 from memd.memory import Memory
 from memd.search import SearchRequest
-from memd.writer import Entry
+from memd.writer import Entry, check_one_line
 
 OpenMemory = Callable[[str | None], Memory]
 
@@ -163,6 +163,8 @@ def _entries(value: Any) -> list[Entry]:
             raise InvalidParams(f"{name}.text", "is required and must be non-empty text")
         if title is not None and (not isinstance(title, str) or "\n" in title or len(title) > 200):
             raise InvalidParams(f"{name}.title", "must be one line of at most 200 characters")
+        if title is not None:
+            check_one_line(f"{name}.title", title)
         target = item.get("target", "daily")
         if target not in ("daily", "core"):
             raise InvalidParams(f"{name}.target", f"must be daily or core, got {target!r}")
@@ -174,6 +176,7 @@ def _key(p: _Params) -> str:
     key = p.required_str("key").strip()
     if "\n" in key or "**" in key or len(key) > 200:
         raise InvalidParams("key", "must be one line of at most 200 characters, without '**'")
+    check_one_line("key", key)
     return key
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
 from memd.log import get_logger
+from memd.private import private_folder
 from memd.rpc import CODES, INTERNAL_ERROR, PARSE_ERROR, error_for, error_object
 
 log = get_logger()
@@ -85,15 +86,15 @@ class SocketServer:
         self._clients: set[asyncio.Task] = set()
 
     async def start(self) -> None:
-        """Bind the socket (replacing a stale one) with folder 0700 and socket 0600."""
+        """Bind the socket (replacing a stale one) with socket 0600, in a folder made 0700 if
+        memd makes it."""
         if len(os.fsencode(self.path)) >= _SUN_PATH_MAX:
             raise DaemonError(
                 f"socket path {self.path} is too long for a Unix socket; set 'socket'"
             )
         folder = self.path.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            os.chmod(folder, 0o700)
+            private_folder(folder, tighten=False)  # a folder memd did not make keeps its mode
         except OSError as exc:
             raise DaemonError(f"cannot create socket folder {folder}: {exc.strerror}") from exc
         if self.path.exists() or self.path.is_symlink():

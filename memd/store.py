@@ -22,6 +22,7 @@ import apsw
 from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS
 from memd.log import get_logger
+from memd.private import private_file, private_folder
 from memd.schema import MIGRATIONS, SCHEMA_VERSION, ChunkRow, FileMeta, FileRow, Hit
 
 log = get_logger()
@@ -65,15 +66,21 @@ class Store:
     def open(cls, path: Path, readonly: bool = False) -> Store:
         """Open (creating or migrating) the database at ``path``; rebuild it if corrupt."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create state folder {path.parent}: {exc.strerror}") from exc
+        if not readonly:
+            try:
+                private_file(path)
+            except OSError as exc:
+                raise StoreError(f"cannot open index database {path}: {exc.strerror}") from exc
         try:
             return cls._open(path, readonly)
         except (apsw.NotADBError, apsw.CorruptError) as exc:
             if readonly:
                 raise IndexCorrupt(f"index database {path} is corrupt; run 'memd index'") from exc
             cls.move_aside(path, str(exc))
+            private_file(path)
             return cls._open(path, readonly)
 
     @staticmethod

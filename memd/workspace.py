@@ -4,7 +4,9 @@ may go and where writes land.
 A workspace has its own folder (``MEMORY.md``, ``memory.md`` and ``memory/**/*.md``) and
 any number of extra roots (folders or single files). Hidden folders and files,
 ``node_modules`` and excluded globs are skipped; symlinks are followed once, with
-real paths de-duplicated so a loop or a second link to the same note is read once.
+real paths de-duplicated so a loop or a second link to the same note is read once. A link
+is never followed into ``/proc``, ``/sys`` or ``/dev``, nor to a folder that holds the
+workspace or the root being walked (a link to ``/`` or to ``..``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ log = get_logger()
 CORE_NAMES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
 _IGNORED_NAMES = frozenset({"node_modules"})
+# Kernel and device files: never notes, and reading them can leak (/proc/self/environ) or
+# never end (/dev/zero, /proc/kcore).
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 _CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
 _DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
@@ -193,6 +198,9 @@ class Workspace:
         if real in seen:  # a symlink loop, or a second link to a folder already walked
             return
         seen.add(real)
+        if rel and (reason := self._not_followed(root, real)):
+            log.warning("folder_not_followed", folder=str(folder), resolves_to=real, reason=reason)
+            return
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -216,6 +224,15 @@ class Workspace:
             elif e.name.endswith(".md"):
                 yield from self._entry(root, child, e.path)
 
+    def _not_followed(self, root: Root, real: str) -> str | None:
+        """Why a folder below a root, reached as ``real``, is not walked (else None)."""
+        if _system(real):
+            return "system folder"
+        holds = (os.path.realpath(self.path), os.path.realpath(root.path))
+        if any(_under(path, real) for path in holds):
+            return "holds the workspace or the root being walked"
+        return None
+
     def _entry(self, root: Root, rel: str, abspath: str) -> Iterator[FileEntry]:
         kind = self.classify(root, rel) if not root.is_file else ("extra", None)
         if kind is None:
@@ -226,10 +243,14 @@ class Workspace:
             return
         if not os.path.isfile(abspath):
             return
+        real = os.path.realpath(abspath)
+        if _system(real):
+            log.warning("file_not_followed", path=abspath, resolves_to=real, reason="system file")
+            return
         yield FileEntry(
             path=_shown(root, rel),
             abspath=abspath,
-            realpath=os.path.realpath(abspath),
+            realpath=real,
             source=kind[0],
             date=kind[1],
             size=st.st_size,
@@ -300,6 +321,15 @@ class Workspace:
 
 def _shown(root: Root, rel: str) -> str:
     return f"{root.prefix}/{rel}" if root.prefix and not root.is_file else rel
+
+
+def _under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it (both resolved)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _system(real: str) -> bool:
+    return any(_under(real, folder) for folder in _SYSTEM_FOLDERS)
 
 
 def _ignored(name: str) -> bool:

@@ -6,6 +6,7 @@ exclusive advisory lock, on a descriptor opened for appending; if the write fail
 never a torn line. Changing or removing a key line re-reads the file under the lock,
 changes only that line, and replaces the file by rename, refusing if the file changed
 between reading and replacing (an editor saved meanwhile). Files and folders are fsynced.
+Files are opened through ``memd.safepath``: never through a link out of the workspace.
 """
 
 from __future__ import annotations
@@ -15,33 +16,40 @@ import errno
 import fcntl
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.errors import InvalidParams, WriteError
+from memd.errors import InvalidParams, PathRefused, WriteError
+from memd.keylines import KeyLine, escape_free_text, key_line, key_lines
 from memd.records import Written
+from memd.safepath import OpenFile, open_for_write
 
 MAX_ENTRY_BYTES = 64 * 1024
-_KEY_LINE = r"^[ \t]*[-*+][ \t]+\*\*{key}\*\*[ \t]*:"
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: in a
+# key, category or title any of them can end the line early or hide text from a reader.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 @contextlib.contextmanager
-def locked(path: Path, create_header: str = "") -> Iterator[int]:
-    """An exclusive lock on ``path`` (created, with ``create_header``, if missing)."""
+def locked(
+    root: Path, rel: str, create_header: str = "", create: bool = True
+) -> Iterator[OpenFile]:
+    """An exclusive lock on the workspace file ``rel`` (created, with ``create_header``,
+    if missing); never reached through a link out of the workspace (``memd.safepath``)."""
+    path = root / rel
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        opened = open_for_write(root, rel, create)
     except OSError as exc:
         raise WriteError(f"cannot open {path} for writing: {exc.strerror}") from exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if create_header and os.fstat(fd).st_size == 0:
-            _write_all(fd, create_header.encode(), path, 0)
-        yield fd
+        fcntl.flock(opened.fd, fcntl.LOCK_EX)
+        if create_header and os.fstat(opened.fd).st_size == 0:
+            _write_all(opened.fd, create_header.encode(), path, 0)
+        yield opened
     finally:
-        os.close(fd)
+        opened.close()
 
 
 def read_locked(fd: int) -> bytes:
@@ -82,25 +90,51 @@ def _write_all(fd: int, data: bytes, path: Path, old_size: int) -> None:
     _fsync_folder(path.parent)
 
 
-def replace_text(fd: int, path: Path, before: bytes, after: bytes) -> None:
-    """Replace the file's content ``before`` with ``after`` by rename, unless it changed."""
+def replace_text(
+    fd: int, path: Path, before: bytes, after: bytes, at: tuple[int, str] | None = None
+) -> None:
+    """Replace the file's content ``before`` with ``after`` by rename, unless it changed.
+
+    ``at`` is ``(folder descriptor, name)`` of the file as ``locked`` opened it; the new
+    file is made and renamed there, so a symlink is never replaced by a regular file.
+    """
     if read_locked(fd) != before:
         raise WriteError(f"{path} changed while memd was updating it; nothing was written")
     mode = os.fstat(fd).st_mode & 0o777
+    folder, name = at if at is not None else (None, path.name)
+    own_folder = folder is None
     tmp = None
     try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".memd-", delete=False) as f:
-            tmp = f.name
-            f.write(after)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        # Someone who saved without taking our lock since we read: keep their version.
-        with open(path, "rb") as current:
-            if current.read() != before:
+        if folder is None:
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        tmp = f".memd-{name}.{secrets.token_hex(4)}.tmp"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode,
+                      dir_fd=folder)  # fmt: skip
+        try:
+            os.fchmod(out, mode)
+            _write_fully(out, after)
+            os.fsync(out)
+        finally:
+            os.close(out)
+        # Someone who saved without taking our lock since we read: keep their version. A
+        # link put in the file's place meanwhile is refused, never replaced.
+        try:
+            current = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise PathRefused(
+                f"{path} became a symbolic link while memd was updating it; nothing was written"
+            ) from None
+        try:
+            same = os.fstat(current).st_ino == os.fstat(fd).st_ino
+            if not same or read_locked(current) != before:
                 raise WriteError(f"{path} changed while memd was updating it; nothing was written")
-        os.replace(tmp, path)
+        finally:
+            os.close(current)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         tmp = None
+        os.fsync(folder)
     except OSError as exc:
         raise WriteError(
             f"could not update {path} ({exc.strerror}); the file is unchanged"
@@ -108,13 +142,15 @@ def replace_text(fd: int, path: Path, before: bytes, after: bytes) -> None:
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _fsync_folder(path.parent)
+                os.unlink(tmp, dir_fd=folder)
+        if own_folder and folder is not None:
+            os.close(folder)
 
 
-def key_line_pattern(key: str) -> re.Pattern[str]:
-    """Finds a ``- **key**: ...`` line, also after hand edits to spacing or bullet."""
-    return re.compile(_KEY_LINE.format(key=re.escape(key)), re.MULTILINE)
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -135,16 +171,15 @@ class Entry:
     target: str = "daily"  # daily | core
 
 
-_KEY_IN_LINE = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(.+?)\*\*[ \t]*:", re.MULTILINE)
-
 # Where an entry of a category goes: ``(workspace-relative file, header of a new file)``.
 Target = Callable[[str], tuple[str, str]]
 
 
 def entry_block(entry: Entry, clock: str) -> str:
-    """``## HH:MM — title`` then the text, as appended to a note."""
+    """``## HH:MM — title`` then the text, as appended to a note (a line that looks like a
+    key line escaped, see ``memd.keylines``)."""
     title = " ".join((entry.title or _first_words(entry.text)).split())
-    return f"\n## {clock} — {title}\n\n{entry.text.strip()}\n"
+    return f"\n## {clock} — {title}\n\n{escape_free_text(entry.text.strip())}\n"
 
 
 def _first_words(text: str, limit: int = 60) -> str:
@@ -165,6 +200,15 @@ def _paragraphs(text: str) -> list[str]:
     return [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
 
 
+def check_one_line(param: str, value: str) -> None:
+    """Refuse a key, category or title holding a control character (``\\r``, ``\\t``, ...)."""
+    if m := _CONTROL.search(value):
+        raise InvalidParams(
+            param,
+            f"may not contain control characters (found {m.group()!r} at position {m.start()})",
+        )
+
+
 def check_size(text: str) -> None:
     """Refuse an entry over ``MAX_ENTRY_BYTES`` before anything is opened."""
     size = len(text.encode("utf-8"))
@@ -181,13 +225,15 @@ def flush_entries(
     written, skipped = [], []
     for n, entry in enumerate(entries):
         rel, header = target(entry.target)
-        path = root / rel
-        with locked(path, header) as fd:
-            if already_there(read_locked(fd), entry.text):
+        with locked(root, rel, header) as f:
+            content = read_locked(f.fd)
+            if already_there(content, entry.text) or already_there(
+                content, escape_free_text(entry.text)
+            ):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
             block = entry_block(entry, clock)
-            first, last = append(fd, path, block)
+            first, last = append(f.fd, f.path, block)
         # The block starts with a blank line; the entry is its heading to its last line.
         written.append(Written(rel, first + 1, last))
     return written, skipped
@@ -195,48 +241,42 @@ def flush_entries(
 
 def store_key(root: Path, rel: str, header: str, key: str, content: str) -> tuple[Written, bool]:
     """Keep one ``- **key**: content`` line in ``rel``; returns where, and if it replaced one."""
-    line = f"- **{key}**: {content}"
-    path = root / rel
-    with locked(path, header) as fd:
-        before = read_locked(fd)
+    line = key_line(key, content)
+    with locked(root, rel, header) as f:
+        before = read_locked(f.fd)
         text = _decode(before, rel)
-        matches = list(key_line_pattern(key).finditer(text))
-        if len(matches) > 1:
-            raise WriteError(
-                f"key {key!r} appears on {len(matches)} lines of {rel}; fix it by hand"
-            )
-        if not matches:
-            first, last = append(fd, path, line + "\n")
+        match = _one_key_line(text, key, rel)
+        if match is None:
+            first, last = append(f.fd, f.path, line + "\n")
             return Written(rel, first, last), False
-        start = matches[0].start()
-        end = text.find("\n", start)
-        end = len(text) if end == -1 else end
-        after = text[:start] + line + text[end:]
-        replace_text(fd, path, before, after.encode("utf-8"))
-        number = text.count("\n", 0, start) + 1
-        return Written(rel, number, number), True
+        after = text[: match.start] + line + text[match.end :]
+        replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
+        return Written(rel, match.line, match.line), True
 
 
 def forget_key(root: Path, rel: str, key: str) -> bool:
     """Remove the key's line from ``rel``; False if it was not there."""
-    path = root / rel
-    if not path.exists():
+    if not os.path.lexists(root / rel):
         return False
-    with locked(path) as fd:
-        before = read_locked(fd)
+    with locked(root, rel, create=False) as f:
+        before = read_locked(f.fd)
         text = _decode(before, rel)
-        matches = list(key_line_pattern(key).finditer(text))
-        if not matches:
+        match = _one_key_line(text, key, rel)
+        if match is None:
             return False
-        if len(matches) > 1:
-            raise WriteError(
-                f"key {key!r} appears on {len(matches)} lines of {rel}; fix it by hand"
-            )
-        start = matches[0].start()
-        end = text.find("\n", start)
-        after = text[:start] + ("" if end == -1 else text[end + 1 :])
-        replace_text(fd, path, before, after.encode("utf-8"))
+        after = text[: match.start] + text[match.end + 1 :]
+        replace_text(f.fd, f.path, before, after.encode("utf-8"), (f.folder_fd, f.name))
         return True
+
+
+def _one_key_line(text: str, key: str, rel: str) -> KeyLine | None:
+    matches = key_lines(text, key)
+    if len(matches) > 1:
+        lines = ", ".join(str(m.line) for m in matches)
+        raise WriteError(
+            f"key {key!r} appears on {len(matches)} lines of {rel} (lines {lines}); fix it by hand"
+        )
+    return matches[0] if matches else None
 
 
 def _decode(data: bytes, rel: str) -> str:
@@ -249,15 +289,12 @@ def _decode(data: bytes, rel: str) -> str:
 
 
 def list_keys(root: Path, rels: list[str]) -> list[dict]:
-    """Every ``- **key**: ...`` line in the given files."""
+    """Every key line (``memd.keylines``) in the given files."""
     found = []
     for rel in rels:
         path = root / rel
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for m in _KEY_IN_LINE.finditer(text):
-            found.append(
-                {"key": m.group(1), "path": rel, "line": text.count("\n", 0, m.start()) + 1}
-            )
+        found.extend({"key": k.key, "path": rel, "line": k.line} for k in key_lines(text))
     return found

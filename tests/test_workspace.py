@@ -182,3 +182,25 @@ def test_include_and_exclude_globs_per_root(ws, tmp_path):
         w.resolve("vault/Journal/j.md")
     with pytest.raises(PathRefused):
         w.resolve("vault/Notes/Private/secret.md")
+
+
+def test_links_to_system_folders_and_ancestors_are_not_followed(ws, tmp_path):
+    """A link to '/' once indexed 9,992 files, /proc included; a link to the workspace or
+    above it, or into /proc, /sys or /dev, is not followed."""
+    ws.write("memory/a.md", "x\n")
+    (tmp_path / "beside").mkdir()
+    (tmp_path / "beside" / "b.md").write_text("x\n")
+    os.symlink("/", ws.root / "memory" / "root")
+    os.symlink(tmp_path, ws.root / "memory" / "up")  # holds the workspace
+    os.symlink(ws.root, ws.root / "memory" / "self")
+    os.symlink("/proc/self", ws.root / "memory" / "proc")
+    os.symlink("/proc/self/environ", ws.root / "memory" / "env.md")
+    os.symlink("/dev/null", ws.root / "memory" / "null.md")
+    assert list(paths(Workspace(WorkspaceConfig("w", ws.root)))) == ["memory/a.md"]
+
+
+def test_a_memory_folder_linked_to_an_ancestor_is_not_walked(ws, tmp_path):
+    ws.write("MEMORY.md", "x\n")
+    (tmp_path / "other.md").write_text("x\n")
+    os.symlink(tmp_path, ws.root / "memory")
+    assert list(paths(Workspace(WorkspaceConfig("w", ws.root)))) == ["MEMORY.md"]

@@ -123,7 +123,9 @@ def test_a_hand_edited_key_line_is_still_found(mem, ws):
     ws.write("MEMORY.md", "# Memory\n\n*   **editor** :  emacs, by hand\nOther text.\n")
     answer = rpc(mem, "memory_store", key="editor", content="vim")
     assert answer["replaced"] is True
-    assert (ws.root / "MEMORY.md").read_text() == "# Memory\n\n- **editor**: vim\nOther text.\n"
+    assert (ws.root / "MEMORY.md").read_text() == (
+        "# Memory\n\n- **editor**: vim <!-- memd:key -->\nOther text.\n"
+    )
 
 
 def test_ambiguous_key_is_refused_without_writing(mem, ws):
@@ -143,7 +145,9 @@ def test_forget_and_list(mem, ws):
     assert rpc(mem, "memory_list")["count"] == len(listed)
     before = (ws.root / "MEMORY.md").read_text()
     assert rpc(mem, "memory_forget", key="editor") == {"removed": True, "paths": ["MEMORY.md"]}
-    assert (ws.root / "MEMORY.md").read_text() == before.replace("- **editor**: vim\n", "")
+    assert (ws.root / "MEMORY.md").read_text() == before.replace(
+        "- **editor**: vim <!-- memd:key -->\n", ""
+    )
     assert rpc(mem, "memory_forget", key="editor")["removed"] is False
     assert (
         mem.search(SearchRequest("Europe Berlin")).as_dict()["results"][0]["path"]
