@@ -41,6 +41,8 @@ class _Params:
             raise InvalidParams(name, f"must be {_kind_name(kind)}, got a boolean")
         if not isinstance(value, kind):
             raise InvalidParams(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
+        if isinstance(value, str):
+            _check_text(name, value)
         return value
 
     def required_str(self, name: str) -> str:
@@ -60,6 +62,8 @@ class _Params:
         items = [value] if isinstance(value, str) else value
         if not all(isinstance(v, str) for v in items):
             raise InvalidParams(name, "must be a list of strings")
+        for item in items:
+            _check_text(name, item)
         return tuple(items)
 
     def date(self, name: str) -> str | None:
@@ -78,6 +82,16 @@ class _Params:
                 close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
                 raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
+
+
+def _check_text(name: str, value: str) -> None:
+    """Refuse text UTF-8 cannot hold (a lone surrogate such as ``\\ud800`` from JSON)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidParams(
+            name, f"holds a lone surrogate (\\u{ord(value[exc.start]):04x}) at {exc.start}"
+        ) from None
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
@@ -161,8 +175,11 @@ def _entries(value: Any) -> list[Entry]:
         text, title = item.get("text"), item.get("title")
         if not isinstance(text, str) or not text.strip():
             raise InvalidParams(f"{name}.text", "is required and must be non-empty text")
+        _check_text(f"{name}.text", text)
         if title is not None and (not isinstance(title, str) or "\n" in title or len(title) > 200):
             raise InvalidParams(f"{name}.title", "must be one line of at most 200 characters")
+        if title is not None:
+            _check_text(f"{name}.title", title)
         target = item.get("target", "daily")
         if target not in ("daily", "core"):
             raise InvalidParams(f"{name}.target", f"must be daily or core, got {target!r}")
