@@ -114,11 +114,26 @@ def search_request(p: _Params) -> SearchRequest:
         max_results=p.get("max_results", int),
         min_score=p.get("min_score", (int, float)),
         mode=p.get("mode", str, "auto"),
-        paths=p.strings("paths"),
+        paths=_globs(p.strings("paths")),
         tags=p.strings("tags"),
         since=p.get("since", str),
         until=p.get("until", str),
     )
+
+
+MAX_GLOBS = 64
+MAX_GLOB_CHARS = 512
+
+
+def _globs(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    if len(patterns) > MAX_GLOBS:
+        raise InvalidParams("paths", f"at most {MAX_GLOBS} globs, got {len(patterns)}")
+    for pattern in patterns:
+        if len(pattern) > MAX_GLOB_CHARS:
+            raise InvalidParams(
+                "paths", f"a glob may have at most {MAX_GLOB_CHARS} characters, got {len(pattern)}"
+            )
+    return patterns
 
 
 def _open(open_memory: OpenMemory, p: _Params) -> Memory:

@@ -240,3 +240,20 @@ def test_hostile_lines_each_get_an_answer_on_the_same_connection(daemon):
     assert err["code"] == -32602 and err["data"]["param"] == "query"
     assert c.request("health", id=5)["result"]["ok"] is True
     c.close()
+
+
+def test_a_hostile_glob_does_not_freeze_the_daemon(daemon, ws):
+    """A backtracking matcher spent minutes on this glob while health waited behind it."""
+    name = "memory/" + "a" * 48 + ".md"  # the old regex took minutes on this path
+    ws.write(name, "# Long\ngraphql too\n")
+    daemon.wait_for(lambda: len(daemon.search("graphql")) == 2, what="long name indexed")
+    c = Conn(daemon.socket, timeout=5)
+    hostile = ["**?**?**?**?**?**?**?**!", "*a*a*a*a*a*a*a*a*a*a*b"]
+    started = time.monotonic()
+    answer = c.request("memory_search", {"query": "graphql", "paths": hostile})
+    assert answer["result"]["results"] == []
+    assert c.request("health", id=2)["result"]["ok"]
+    assert time.monotonic() - started < 2
+    err = c.request("memory_search", {"query": "graphql", "paths": ["*" * 513]}, id=3)["error"]
+    assert err["code"] == -32602 and "512" in err["message"]
+    c.close()
