@@ -30,7 +30,7 @@ from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError,
 from memd.indexer import IndexReport
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
-from memd.methods import WRITES, call
+from memd.methods import WRITES, call, is_heavy
 from memd.notify import sd_notify, watchdog_interval
 from memd.records import Activity
 from memd.server import SocketServer
@@ -229,6 +229,11 @@ class Daemon:
         # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
         # a queue of writes never holds the threads that searches run on.
         self._prepare = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-write")
+        # Reads have lanes of their own, apart from the event loop's default executor (which
+        # the index and embed loops use): long queries queue among themselves, so a few of
+        # them cannot hold every thread a plain search could run on.
+        self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
+        self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
         self._stop: asyncio.Event | None = None
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
@@ -253,7 +258,10 @@ class Daemon:
     async def dispatch(self, method: str, params: Any) -> dict:
         if method == "health":
             return call(self.open_memory, method, params)
-        pool = self._prepare if method in WRITES else None
+        if method in WRITES:
+            pool = self._prepare
+        else:
+            pool = self._heavy if is_heavy(method, params) else self._reads
         return await asyncio.get_running_loop().run_in_executor(
             pool, call, self.open_memory, method, params
         )
@@ -309,6 +317,8 @@ class Daemon:
         await self._close_runners()
         await asyncio.to_thread(self._writer.shutdown, wait=True)
         self._prepare.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)
         for runner in self.runners.values():
             runner.memory.close()
         self._release()

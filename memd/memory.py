@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memd import __version__
+from memd.bounds import bound_request, join_warnings
 from memd.config import Config
 from memd.configfile import load_config
 from memd.embeddings import Embedder, make_embedder
@@ -151,6 +152,7 @@ class Memory:
         """Search this workspace: ``options`` are ``SearchRequest`` fields; unset ones
         take the config's defaults."""
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
+        request, cut = bound_request(request)
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
         return SearchAnswer(
             results=ranked.results,
@@ -158,7 +160,7 @@ class Memory:
             provider=self.embedder.provider,
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
-            warning=ranked.warning,
+            warning=join_warnings(cut, ranked.warning),
         )
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memd import __version__
+from memd.bounds import HEAVY_QUERY_CHARS
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.extract import transcript_text
 from memd.memory import Memory
@@ -285,6 +286,15 @@ METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "reindex": _reindex,
     "health": _health,
 }
+
+
+def is_heavy(method: str, params: Any) -> bool:
+    """A request that may take long (a search with a long query): the daemon runs these in
+    a lane of their own."""
+    if method != "memory_search" or not isinstance(params, Mapping):
+        return False
+    query = params.get("query")
+    return isinstance(query, str) and len(query) > HEAVY_QUERY_CHARS
 
 
 def call(open_memory: OpenMemory, method: str, params: Any = None) -> dict:

@@ -257,3 +257,31 @@ def test_a_hostile_glob_does_not_freeze_the_daemon(daemon, ws):
     err = c.request("memory_search", {"query": "graphql", "paths": ["*" * 513]}, id=3)["error"]
     assert err["code"] == -32602 and "512" in err["message"]
     c.close()
+
+
+def test_huge_queries_do_not_starve_a_plain_search(daemon):
+    """Eight ~0.5 MB queries at once used to hold every thread for most of a minute."""
+    query = " ".join(f"w{i}" for i in range(60_000))
+    answers: list[dict] = []
+
+    def heavy():
+        c = Conn(daemon.socket, timeout=60)
+        answers.append(c.request("memory_search", {"query": query, "min_score": 0}))
+        c.close()
+
+    threads = [threading.Thread(target=heavy) for _ in range(8)]
+    for t in threads:
+        t.start()
+    c = Conn(daemon.socket, timeout=30)
+    slowest = 0.0
+    for i in range(5):
+        started = time.monotonic()
+        answer = c.request("memory_search", {"query": "graphql", "min_score": 0}, id=i)
+        slowest = max(slowest, time.monotonic() - started)
+        assert len(answer["result"]["results"]) == 1
+    c.close()
+    for t in threads:
+        t.join(60)
+    assert slowest < 1.0
+    assert len(answers) == 8
+    assert all("query cut to its first 64" in a["result"]["warning"] for a in answers)
