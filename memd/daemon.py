@@ -178,6 +178,7 @@ class _Runner:
         cooldown = 0.0
         while True:
             try:
+                await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
                 quiet_since = time.time() - settings.debounce_ms / 1000
