@@ -16,6 +16,7 @@ import dataclasses
 import fcntl
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -43,6 +44,11 @@ T = TypeVar("T")
 _RETRY_SECONDS = 5.0
 _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
+# A stop ends the process within 5 s whatever hangs: a clean close normally takes well under
+# a second; threads still blocked in a network call (a hung embedding endpoint) are
+# abandoned _EXIT_GRACE after it, and a close that itself hangs is cut off at _STOP_DEADLINE.
+_EXIT_GRACE = 0.5
+_STOP_DEADLINE = 4.5
 
 
 class _Runner:
@@ -311,6 +317,7 @@ class Daemon:
         started = time.perf_counter()
         sd_notify("STOPPING=1", self.env)
         log.info("daemon_stopping")
+        _exit_after(_STOP_DEADLINE, 1, "daemon_stop_forced")
         self.cancel.set()  # an index pass in flight ends after its current transaction
         await self._server.close()
         for task in background:
@@ -324,6 +331,9 @@ class Daemon:
             runner.memory.close()
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
+        # The writer has closed cleanly; what may still run is a thread blocked in a network
+        # call, which asyncio (its executor) and the interpreter (at exit) would both wait for.
+        _exit_after(_EXIT_GRACE, 0, "daemon_threads_abandoned")
         return 0
 
     async def _close_runners(self) -> None:
@@ -372,6 +382,22 @@ class Daemon:
             30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
         )
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+def _exit_after(seconds: float, code: int, event: str) -> None:
+    """End the process ``seconds`` from now unless it has ended by then (a daemon thread,
+    so a normal exit does not wait for it)."""
+
+    def fire() -> None:
+        time.sleep(seconds)
+        blocked = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
+        log.warning(event, threads=blocked, exit_code=code)
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+            sys.stdout.flush()
+        os._exit(code)
+
+    threading.Thread(target=fire, name=f"memd-{event}", daemon=True).start()
 
 
 def _create_default_workspace(config: Config) -> None:
