@@ -16,6 +16,7 @@ import dataclasses
 import fcntl
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,7 +31,7 @@ from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError,
 from memd.indexer import IndexReport
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
-from memd.methods import WRITES, call
+from memd.methods import WRITES, call, is_heavy
 from memd.notify import sd_notify, watchdog_interval
 from memd.private import private_folder
 from memd.records import Activity
@@ -44,6 +45,11 @@ T = TypeVar("T")
 _RETRY_SECONDS = 5.0
 _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
+# A stop ends the process within 5 s whatever hangs: a clean close normally takes well under
+# a second; threads still blocked in a network call (a hung embedding endpoint) are
+# abandoned _EXIT_GRACE after it, and a close that itself hangs is cut off at _STOP_DEADLINE.
+_EXIT_GRACE = 0.5
+_STOP_DEADLINE = 4.5
 
 
 class _Runner:
@@ -179,6 +185,7 @@ class _Runner:
         cooldown = 0.0
         while True:
             try:
+                await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
                 quiet_since = time.time() - settings.debounce_ms / 1000
@@ -230,6 +237,11 @@ class Daemon:
         # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
         # a queue of writes never holds the threads that searches run on.
         self._prepare = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-write")
+        # Reads have lanes of their own, apart from the event loop's default executor (which
+        # the index and embed loops use): long queries queue among themselves, so a few of
+        # them cannot hold every thread a plain search could run on.
+        self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
+        self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
         self._stop: asyncio.Event | None = None
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
@@ -254,7 +266,10 @@ class Daemon:
     async def dispatch(self, method: str, params: Any) -> dict:
         if method == "health":
             return call(self.open_memory, method, params)
-        pool = self._prepare if method in WRITES else None
+        if method in WRITES:
+            pool = self._prepare
+        else:
+            pool = self._heavy if is_heavy(method, params) else self._reads
         return await asyncio.get_running_loop().run_in_executor(
             pool, call, self.open_memory, method, params
         )
@@ -303,6 +318,7 @@ class Daemon:
         started = time.perf_counter()
         sd_notify("STOPPING=1", self.env)
         log.info("daemon_stopping")
+        _exit_after(_STOP_DEADLINE, 1, "daemon_stop_forced")
         self.cancel.set()  # an index pass in flight ends after its current transaction
         await self._server.close()
         for task in background:
@@ -310,10 +326,15 @@ class Daemon:
         await self._close_runners()
         await asyncio.to_thread(self._writer.shutdown, wait=True)
         self._prepare.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)
         for runner in self.runners.values():
             runner.memory.close()
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
+        # The writer has closed cleanly; what may still run is a thread blocked in a network
+        # call, which asyncio (its executor) and the interpreter (at exit) would both wait for.
+        _exit_after(_EXIT_GRACE, 0, "daemon_threads_abandoned")
         return 0
 
     async def _close_runners(self) -> None:
@@ -362,6 +383,22 @@ class Daemon:
             30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
         )
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+def _exit_after(seconds: float, code: int, event: str) -> None:
+    """End the process ``seconds`` from now unless it has ended by then (a daemon thread,
+    so a normal exit does not wait for it)."""
+
+    def fire() -> None:
+        time.sleep(seconds)
+        blocked = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
+        log.warning(event, threads=blocked, exit_code=code)
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+            sys.stdout.flush()
+        os._exit(code)
+
+    threading.Thread(target=fire, name=f"memd-{event}", daemon=True).start()
 
 
 def _create_default_workspace(config: Config) -> None:

@@ -68,13 +68,31 @@ class Embedder:
             np.asarray(self.embed_batch(texts[i : i + self.batch_size], kind), dtype=np.float32)
             for i in range(0, len(texts), self.batch_size)
         ]
+        if len({p.shape[1:] for p in parts}) > 1 or parts[0].ndim != 2:
+            raise BackendUnavailable(
+                f"{self.provider} model {self.model} returned vectors of different sizes "
+                "in one request; nothing was kept"
+            )
         vectors = np.vstack(parts)
         if vectors.shape[0] != len(texts):
             raise BackendUnavailable(
                 f"{self.provider} returned {vectors.shape[0]} vectors for {len(texts)} texts"
             )
+        bad = ~np.isfinite(vectors).all(axis=1)
+        if bad.any():
+            # NaN or inf would rank nothing and poison every cache they reached.
+            raise BackendUnavailable(
+                f"{self.provider} model {self.model} returned vectors with NaN or infinite "
+                f"values for {int(bad.sum())} of {len(texts)} texts; nothing was kept"
+            )
         if self.dimensions is None:
             self.dimensions = vectors.shape[1]
+        elif vectors.shape[1] != self.dimensions and self.requested_dimensions is None:
+            # Another model behind the same name: its vectors are the ones that count now;
+            # vectors of the old size are stale and get embedded again (memd.index).
+            log.warning("embedding_dimensions_changed", model=self.model,
+                        was=self.dimensions, now=int(vectors.shape[1]))  # fmt: skip
+            self.dimensions = int(vectors.shape[1])
         elif vectors.shape[1] != self.dimensions:
             raise BackendUnavailable(
                 f"{self.provider} model {self.model} returned {vectors.shape[1]} dimensions, "

@@ -56,14 +56,22 @@ class Index:
         self.embedder = embedder
         self.cache_size = cache_size
         self.store = Store.open(path)
-        self.vectors = VectorIndex(embedder.key)
         self._concurrent = concurrent_reads
         self._on_corrupt = on_corrupt
         self._on_written = on_written
+        self.vectors = self._vector_index()
         self._local = threading.local()
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
+
+    def _vector_index(self) -> VectorIndex:
+        return VectorIndex(self.embedder.key, lambda: self.embedder.dimensions, self._on_written)
+
+    def _vector_bytes(self) -> int | None:
+        """The size of a current vector; one of another size is stale (None: not known yet)."""
+        dims = self.embedder.dimensions
+        return dims * 4 if dims else None
 
     def close(self) -> None:
         with self._readers_lock:
@@ -111,7 +119,7 @@ class Index:
         if pending_embeddings is None:
             pending_embeddings = 0
             if self.embedder.enabled:
-                pending_embeddings = store.count_vectors(self.embedder.key)[1]
+                pending_embeddings = store.count_vectors(self.embedder.key, self._vector_bytes())[1]
         return Freshness(
             generation=int(store.get_meta("generation", "0") or 0),
             pending_files=activity.pending,
@@ -122,7 +130,7 @@ class Index:
 
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""
-        return self.read(lambda store: store.count_vectors(self.embedder.key))
+        return self.read(lambda store: store.count_vectors(self.embedder.key, self._vector_bytes()))
 
     def database_bytes(self) -> int:
         db = self.store.path
@@ -180,7 +188,7 @@ class Index:
         Store.move_aside(path, str(exc))
         self.store = Store.open(path)
         self._epoch += 1
-        self.vectors = VectorIndex(self.embedder.key)
+        self.vectors = self._vector_index()
 
     def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
         try:
@@ -194,11 +202,23 @@ class Index:
 
     # -- embeddings -------------------------------------------------------------------------
 
+    def learn_dimensions(self) -> None:
+        """Embed one text if vectors are stored and this process does not know the size of
+        the model's vectors yet: vectors of another size (a model swapped under the same
+        name) are stale, and only a fresh answer tells. Network; may raise
+        ``BackendUnavailable``."""
+        if not self.embedder.enabled or self.embedder.dimensions is not None:
+            return
+        if self.read(lambda store: store.count_vectors(self.embedder.key))[0]:
+            self.embedder.embed(["memd"])
+
     def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
         """Vectors for the passages of up to ``limit`` chunks that have none (cache first):
         rows for ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
         pending = self.read(
-            lambda store: store.pending_chunks(self.embedder.key, limit, quiet_since)
+            lambda store: store.pending_chunks(
+                self.embedder.key, limit, quiet_since, self._vector_bytes()
+            )
         )
         if not pending:
             return []
@@ -208,7 +228,12 @@ class Index:
             for n, text in enumerate(passages(heading, body, date, path))
         ]
         keys = [self.embedder.cache_key(text) for _, _, text in parts]
-        blobs = self.read(lambda store: store.cached_vectors(keys))
+        cached = self.read(lambda store: store.cached_vectors(keys))
+        if cached and self.embedder.dimensions is None:
+            # Learn the size before the cache puts vectors of a swapped model back.
+            self.embedder.embed([parts[0][2]])
+        size = self._vector_bytes()
+        blobs = {key: blob for key, blob in cached.items() if len(blob) == size}
         # Overlapping chunks share passages: embed each text once.
         missing = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
         missing = {key: text for key, text in missing.items() if key not in blobs}

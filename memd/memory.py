@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memd import __version__
+from memd.bounds import bound_request, join_warnings
 from memd.config import Config
 from memd.configfile import load_config
 from memd.embeddings import Embedder, make_embedder
@@ -137,6 +138,7 @@ class Memory:
         """Embed every chunk that has no vector yet (``memd index`` without a daemon)."""
         if not self.embedder.enabled:
             return 0
+        self.db.learn_dimensions()  # vectors of a model that changed size count as missing
         pending = self.db.vector_counts()[1]
         done = 0
         while saved := self.embed_step(batch):
@@ -151,14 +153,17 @@ class Memory:
         """Search this workspace: ``options`` are ``SearchRequest`` fields; unset ones
         take the config's defaults."""
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
+        request, cut = bound_request(request)
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
+        # The vectors in memory were of a model that changed size: this was keyword search.
+        stale = self.db.vectors.take_notice() if ranked.mode != "keyword" else None
         return SearchAnswer(
             results=ranked.results,
-            mode=ranked.mode,
+            mode="keyword" if stale else ranked.mode,
             provider=self.embedder.provider,
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
-            warning=ranked.warning,
+            warning=join_warnings(cut, stale, ranked.warning),
         )
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:

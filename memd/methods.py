@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memd import __version__
+from memd.bounds import HEAVY_QUERY_CHARS
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.extract import transcript_text
 from memd.memory import Memory
@@ -41,6 +42,8 @@ class _Params:
             raise InvalidParams(name, f"must be {_kind_name(kind)}, got a boolean")
         if not isinstance(value, kind):
             raise InvalidParams(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
+        if isinstance(value, str):
+            _check_text(name, value)
         return value
 
     def required_str(self, name: str) -> str:
@@ -60,6 +63,8 @@ class _Params:
         items = [value] if isinstance(value, str) else value
         if not all(isinstance(v, str) for v in items):
             raise InvalidParams(name, "must be a list of strings")
+        for item in items:
+            _check_text(name, item)
         return tuple(items)
 
     def date(self, name: str) -> str | None:
@@ -78,6 +83,16 @@ class _Params:
                 close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
                 raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
+
+
+def _check_text(name: str, value: str) -> None:
+    """Refuse text UTF-8 cannot hold (a lone surrogate such as ``\\ud800`` from JSON)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidParams(
+            name, f"holds a lone surrogate (\\u{ord(value[exc.start]):04x}) at {exc.start}"
+        ) from None
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
@@ -100,11 +115,26 @@ def search_request(p: _Params) -> SearchRequest:
         max_results=p.get("max_results", int),
         min_score=p.get("min_score", (int, float)),
         mode=p.get("mode", str, "auto"),
-        paths=p.strings("paths"),
+        paths=_globs(p.strings("paths")),
         tags=p.strings("tags"),
         since=p.get("since", str),
         until=p.get("until", str),
     )
+
+
+MAX_GLOBS = 64
+MAX_GLOB_CHARS = 512
+
+
+def _globs(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    if len(patterns) > MAX_GLOBS:
+        raise InvalidParams("paths", f"at most {MAX_GLOBS} globs, got {len(patterns)}")
+    for pattern in patterns:
+        if len(pattern) > MAX_GLOB_CHARS:
+            raise InvalidParams(
+                "paths", f"a glob may have at most {MAX_GLOB_CHARS} characters, got {len(pattern)}"
+            )
+    return patterns
 
 
 def _open(open_memory: OpenMemory, p: _Params) -> Memory:
@@ -161,10 +191,12 @@ def _entries(value: Any) -> list[Entry]:
         text, title = item.get("text"), item.get("title")
         if not isinstance(text, str) or not text.strip():
             raise InvalidParams(f"{name}.text", "is required and must be non-empty text")
+        _check_text(f"{name}.text", text)
         if title is not None and (not isinstance(title, str) or "\n" in title or len(title) > 200):
             raise InvalidParams(f"{name}.title", "must be one line of at most 200 characters")
         if title is not None:
             check_one_line(f"{name}.title", title)
+            _check_text(f"{name}.title", title)
         target = item.get("target", "daily")
         if target not in ("daily", "core"):
             raise InvalidParams(f"{name}.target", f"must be daily or core, got {target!r}")
@@ -256,6 +288,15 @@ METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "reindex": _reindex,
     "health": _health,
 }
+
+
+def is_heavy(method: str, params: Any) -> bool:
+    """A request that may take long (a search with a long query): the daemon runs these in
+    a lane of their own."""
+    if method != "memory_search" or not isinstance(params, Mapping):
+        return False
+    query = params.get("query")
+    return isinstance(query, str) and len(query) > HEAVY_QUERY_CHARS
 
 
 def call(open_memory: OpenMemory, method: str, params: Any = None) -> dict:

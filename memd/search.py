@@ -189,7 +189,7 @@ class Searcher:
             return None, "no chunk has a vector yet (embedding in progress); ran keyword search"
         with self._cache_lock:
             cached = self._cache.get(req.query)
-        if cached is not None:
+        if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
         budget = self._query_timeout
         future = self._pool.submit(self.embedder.embed, [req.query], "query")

@@ -43,6 +43,8 @@ async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
         request = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         return error_object(None, PARSE_ERROR, f"parse error: {exc}")
+    except RecursionError:
+        return error_object(None, PARSE_ERROR, "parse error: JSON nested too deeply")
     if isinstance(request, list):
         return error_object(None, _INVALID, "batches are not supported; send one per line")
     if not isinstance(request, dict):
@@ -73,6 +75,24 @@ async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
         "rpc", method=method, outcome=outcome, ms=round((time.perf_counter() - started) * 1000, 2)
     )
     return None if "id" not in request else response
+
+
+def encode(answer: dict) -> bytes:
+    """One answer as a UTF-8 line; never raises, so every request line gets its answer.
+
+    Text that UTF-8 cannot carry (a lone surrogate echoed from the request) goes out as a
+    JSON escape; an answer that cannot be encoded at all becomes an internal error.
+    """
+    try:
+        return json.dumps(answer, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            return json.dumps(answer, allow_nan=False).encode() + b"\n"
+    except (ValueError, TypeError, RecursionError):
+        pass
+    log.error("rpc_unencodable", id=repr(answer.get("id")))
+    fallback = error_object(answer.get("id"), INTERNAL_ERROR, "internal error: unencodable answer")
+    return json.dumps(fallback).encode() + b"\n"
 
 
 class SocketServer:
@@ -167,7 +187,7 @@ class SocketServer:
                 continue
             answer = await respond(line, self.dispatch)
             if answer is not None:
-                writer.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+                writer.write(encode(answer))
                 await writer.drain()
             if not line.endswith(b"\n"):  # the client closed mid-line; that was its last
                 return

@@ -317,38 +317,40 @@ class Store:
 
     @_guard
     def pending_chunks(
-        self, model: str, limit: int, quiet_since: float | None = None
+        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
     ) -> list[tuple[int, str, str, str | None, str]]:
-        """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``;
-        with ``quiet_since``, only from files last indexed before that time."""
+        """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``
+        (of ``nbytes`` when given: one of another size is stale); with ``quiet_since``, only
+        from files last indexed before that time."""
         sql = (
             "SELECT c.id, c.heading, c.text, f.date, f.path "
             "FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?)"
+            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?1"
+            " AND (?2 IS NULL OR length(v.vector) = ?2))"
         )
-        args: list[object] = [model]
+        args: list[object] = [model, nbytes]
         if quiet_since is not None:
             sql += " AND f.indexed_at <= ?"
             args.append(quiet_since)
         return list(self.db.execute(sql + " ORDER BY c.id LIMIT ?", [*args, limit]))
 
     @_guard
-    def count_vectors(self, model: str) -> tuple[int, int]:
-        """``(chunks with vectors for model, chunks without)``."""
+    def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
+        """``(chunks with vectors for model, chunks without)``; with ``nbytes``, a vector
+        of another size counts as none."""
         done, total = self.db.execute(
             "SELECT (SELECT count(*) FROM chunks c WHERE EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?)), "
-            "(SELECT count(*) FROM chunks)",
-            (model,),
+            "(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?1"
+            " AND (?2 IS NULL OR length(v.vector) = ?2))), (SELECT count(*) FROM chunks)",
+            (model, nbytes),
         ).fetchone()
         return done, total - done
 
     @_guard
-    def count_vector_rows(self, model: str) -> int:
-        """Passage vectors stored for ``model`` (live chunks only)."""
-        return self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[
-            0
-        ]
+    def count_vector_rows(self, model: str, nbytes: int | None = None) -> int:
+        """Passage vectors stored for ``model`` (of ``nbytes`` when given)."""
+        sql = "SELECT count(*) FROM vectors WHERE model = ?1 AND (?2 IS NULL OR length(vector) = ?2)"
+        return self.db.execute(sql, (model, nbytes)).fetchone()[0]
 
     @_guard
     def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -371,6 +373,12 @@ class Store:
         """Store ``(chunk id, passage number, cache key, vector)`` rows, remember them in the
         cache, and trim the cache to ``cache_size`` (call inside ``transaction``)."""
         used = int(self.get_meta("cache_clock", "0"))
+        # A vector of a model that changed size under its name gives way to the new one
+        # (a new row, so readers that load rows by id see it).
+        self.db.executemany(
+            "DELETE FROM vectors WHERE chunk_id = ? AND model = ? AND length(vector) != ?",
+            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector in rows],
+        )
         self.db.executemany(
             "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector) "
             "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
@@ -378,7 +386,7 @@ class Store:
         )
         self.db.executemany(
             "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET used = excluded.used",
+            "ON CONFLICT(key) DO UPDATE SET used = excluded.used, vector = excluded.vector",
             [(key, vector, used + n) for n, (_, _, key, vector) in enumerate(rows, start=1)],
         )
         self.set_meta("cache_clock", str(used + len(rows)))

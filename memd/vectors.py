@@ -11,10 +11,14 @@ looked up in the store, which drops them.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
+from memd.log import get_logger
 from memd.store import Store
+
+log = get_logger()
 
 _GROWTH = 1.5
 _COMPACT_AT = 1.25  # rebuild when the matrix holds a quarter more rows than live vectors
@@ -29,33 +33,66 @@ def from_blob(blob: bytes) -> np.ndarray:
 
 
 class VectorIndex:
-    """The vectors of one embedder key, in memory, shared by every searching thread."""
+    """The vectors of one embedder key, in memory, shared by every searching thread.
 
-    def __init__(self, model: str) -> None:
+    ``dims`` tells the size the embedder returns now (None until it has embedded once):
+    vectors of another size were made by a model that changed under the same name and are
+    left out; NaN or infinite ones are left out too. ``on_stale`` is called when a query
+    shows that the vectors in memory are of the old size (someone should embed again).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        dims: Callable[[], int | None] | None = None,
+        on_stale: Callable[[], None] | None = None,
+    ) -> None:
         self.model = model
+        self._dims = dims or (lambda: None)
+        self._on_stale = on_stale
         self._ids = np.zeros(0, dtype=np.int64)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._size = 0
         self._last_row = 0
         self._lock = threading.Lock()
+        self._notice: str | None = None
 
     def __len__(self) -> int:
         return self._size
 
     def refresh(self, store: Store) -> None:
         """Load the vectors added since the last refresh; drop dead ones when they pile up."""
+        dims = self._dims()
         with self._lock:
+            if dims and self._size and self._matrix.shape[1] != dims:
+                self._reset()  # loaded under the old size: start over with the new one
             rows = store.vectors_after(self.model, self._last_row)
             if not rows:
                 return
-            live = store.count_vector_rows(self.model)
+            live = store.count_vector_rows(self.model, dims * 4 if dims else None)
             if self._size + len(rows) > live * _COMPACT_AT + 1024:
                 # Edited chunks get new ids; the old vectors are dead weight: start over.
                 self._size, self._last_row = 0, 0
                 rows = store.vectors_after(self.model, 0)
-            new = np.stack([from_blob(blob) for _, _, blob in rows])
-            self._append(np.array([chunk_id for _, chunk_id, _ in rows], dtype=np.int64), new)
             self._last_row = rows[-1][0]
+            width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][2]) // 4)
+            sized = [row for row in rows if len(row[2]) == width * 4]
+            if not sized:
+                return
+            new = np.stack([from_blob(blob) for _, _, blob in sized])
+            ids = np.array([chunk_id for _, chunk_id, _ in sized], dtype=np.int64)
+            finite = np.isfinite(new).all(axis=1)  # stored before memd refused NaN and inf
+            self._append(ids[finite], new[finite])
+
+    def _reset(self) -> None:
+        self._size, self._last_row = 0, 0
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+
+    def take_notice(self) -> str | None:
+        """Why the last search found no vectors to compare with, once."""
+        notice, self._notice = self._notice, None
+        return notice
 
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         need = self._size + len(ids)
@@ -78,9 +115,23 @@ class VectorIndex:
         with self._lock:
             if self._size == 0 or k <= 0:
                 return []
-            scores = self._matrix[: self._size] @ query.astype(np.float32)
-            # A compaction rewrites ``_ids`` in place: copy while no one can.
-            ids = self._ids[: self._size].copy()
+            held = self._matrix.shape[1]
+            if query.shape[0] != held:
+                self._reset()
+                self._notice = (
+                    f"the embedding model now returns {query.shape[0]} dimensions where the "
+                    f"index holds {held}: every chunk is embedded again; ran keyword search"
+                )
+            else:
+                scores = self._matrix[: self._size] @ query.astype(np.float32)
+                # A compaction rewrites ``_ids`` in place: copy while no one can.
+                ids = self._ids[: self._size].copy()
+        if query.shape[0] != held:
+            log.warning("embedding_dimensions_stale", model=self.model, held=held,
+                        now=int(query.shape[0]))  # fmt: skip
+            if self._on_stale is not None:
+                self._on_stale()
+            return []
         # A chunk has several rows: take more rows until ``k`` distinct chunks are in.
         want = min(len(scores), 4 * k + 16)
         while True:
@@ -101,6 +152,8 @@ class VectorIndex:
         """For each given chunk in memory: its best passage's cosine with ``query`` and that
         passage's vector (what diversity ranking compares)."""
         with self._lock:
+            if self._size == 0 or query.shape[0] != self._matrix.shape[1]:
+                return {}
             ids = self._ids[: self._size]
             rows = np.nonzero(np.isin(ids, np.array(chunk_ids, dtype=np.int64)))[0]
             matrix = self._matrix[rows]

@@ -55,6 +55,7 @@ class EmbeddingServer:
         self.failures: list[tuple[int, dict]] = []  # (status, headers) for the next requests
         self.delay = 0.0
         self.wrong_dims = False
+        self.poison: float | None = None  # put into every vector (NaN, inf) when set
         self.chat_reply = ""
         self.chat_messages: list[list[dict]] = []
         self.lock = threading.Lock()
@@ -108,6 +109,9 @@ class EmbeddingServer:
                     {"object": "embedding", "index": i, "embedding": concept_vector(t, dims)}
                     for i, t in enumerate(inputs)
                 ]
+                if server.poison is not None:
+                    for row in data:
+                        row["embedding"][0] = server.poison
                 self._send(200, {"object": "list", "data": data, "model": body.get("model"),
                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}})  # fmt: skip
 

@@ -111,7 +111,7 @@ def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_ser
         m.index(full=True)
         assert m.embed_all() == 3  # every chunk has a new id, so three vectors are written...
         assert m.status().as_dict()["embedded_chunks"] == 3
-    assert len(embed_server.texts) == sent  # ...but all came from the cache
+    assert len(embed_server.texts) == sent + 1  # ...all came from the cache (one text: the size)
 
 
 def test_changing_the_model_reembeds_and_never_mixes(openai_config, embed_server, notes):

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from memd.globs import GlobSet, compile_glob
@@ -35,3 +37,42 @@ def test_globset_any_and_empty():
     assert globs.match("drafts/a.md")
     assert globs.match("x/y.tmp.md")
     assert not globs.match("notes/a.md")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("memory/**/x/**/*.md", "memory/a/x/b/c.md", True),
+        ("memory/**/x/**/*.md", "memory/a/y/b/c.md", False),
+        ("**/2026-*.md", "memory/2026-01-01.md", True),
+        ("memory/**.md", "memory/a.md", True),  # '**' inside a segment is '*'
+        ("memory/**.md", "memory/sub/a.md", False),
+        ("*a*b", "xaaab", True),
+        ("*a*b", "xaaa", False),
+        ("*??", "ab", True),
+        ("*???", "ab", False),
+        ("[z-a].md", "[z-a].md", True),  # a bad range is plain text
+        ("[]x].md", "].md", True),
+    ],
+)
+def test_more_glob_semantics(pattern, path, matches):
+    assert bool(compile_glob(pattern).fullmatch(path)) is matches
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "**?**?**?**?**?**?**?**!",
+        "*a*a*a*a*a*a*a*a*a*a*a*a*b",
+        "**/" * 30 + "*a*a*a*a*a*a*a*a*b",
+        "?*" * 200 + "!",
+    ],
+)
+def test_hostile_globs_match_in_linear_time(pattern):
+    """A backtracking matcher takes minutes on these; memd must take milliseconds."""
+    paths = ["a" * 200, "memory/" + "a" * 200 + ".md", "/".join(["aaaa"] * 60)]
+    started = time.perf_counter()
+    for _ in range(20):
+        for path in paths:
+            assert not compile_glob(pattern).fullmatch(path)
+    assert time.perf_counter() - started < 0.5

@@ -207,3 +207,81 @@ def test_every_error_class_survives_the_round_trip():
         back = exception_from(error_for(1, exc)["error"])
         assert type(back) is cls and str(back) == str(exc)
     assert len(set(CODES.values())) == len(CODES)
+
+
+def test_json_nested_100k_deep_gets_a_parse_error():
+    answer = run(b"[" * 100_000 + b"]" * 100_000)
+    assert answer["error"]["code"] == -32700 and "nested" in answer["error"]["message"]
+
+
+def test_an_answer_with_a_lone_surrogate_is_still_one_json_line():
+    from memd.server import encode
+
+    line = encode({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "x \ud800"}})
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert json.loads(line)["error"]["message"] == "x \ud800"
+    line = encode({"jsonrpc": "2.0", "id": 2, "result": {"score": float("nan")}})
+    assert json.loads(line)["error"]["code"] == -32603  # NaN is not JSON: an error, not junk
+
+
+def test_hostile_lines_each_get_an_answer_on_the_same_connection(daemon):
+    c = Conn(daemon.socket)
+    c.send(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    assert c.recv_line()["error"]["code"] == -32700
+    c.send(b'{"jsonrpc": "2.0", "id": 2, "method": "\\ud800"}\n')
+    answer = c.recv_line()
+    assert answer["id"] == 2 and answer["error"]["code"] == -32601
+    assert "\ud800" in answer["error"]["message"]
+    c.send(b'{"jsonrpc": "2.0", "id": 3, "method": "health", "params": {"\\udfff": 1}}\n')
+    assert c.recv_line()["error"]["code"] == -32602
+    c.send(b'{"jsonrpc": "2.0", "id": 4, "method": "memory_search", '
+           b'"params": {"query": "graphql \\ud800"}}\n')  # fmt: skip
+    err = c.recv_line()["error"]
+    assert err["code"] == -32602 and err["data"]["param"] == "query"
+    assert c.request("health", id=5)["result"]["ok"] is True
+    c.close()
+
+
+def test_a_hostile_glob_does_not_freeze_the_daemon(daemon, ws):
+    """A backtracking matcher spent minutes on this glob while health waited behind it."""
+    name = "memory/" + "a" * 48 + ".md"  # the old regex took minutes on this path
+    ws.write(name, "# Long\ngraphql too\n")
+    daemon.wait_for(lambda: len(daemon.search("graphql")) == 2, what="long name indexed")
+    c = Conn(daemon.socket, timeout=5)
+    hostile = ["**?**?**?**?**?**?**?**!", "*a*a*a*a*a*a*a*a*a*a*b"]
+    started = time.monotonic()
+    answer = c.request("memory_search", {"query": "graphql", "paths": hostile})
+    assert answer["result"]["results"] == []
+    assert c.request("health", id=2)["result"]["ok"]
+    assert time.monotonic() - started < 2
+    err = c.request("memory_search", {"query": "graphql", "paths": ["*" * 513]}, id=3)["error"]
+    assert err["code"] == -32602 and "512" in err["message"]
+    c.close()
+
+
+def test_huge_queries_do_not_starve_a_plain_search(daemon):
+    """Eight ~0.5 MB queries at once used to hold every thread for most of a minute."""
+    query = " ".join(f"w{i}" for i in range(60_000))
+    answers: list[dict] = []
+
+    def heavy():
+        c = Conn(daemon.socket, timeout=60)
+        answers.append(c.request("memory_search", {"query": query, "min_score": 0}))
+        c.close()
+
+    threads = [threading.Thread(target=heavy) for _ in range(8)]
+    for t in threads:
+        t.start()
+    c = Conn(daemon.socket, timeout=30)
+    slowest = 0.0
+    for i in range(5):
+        started = time.monotonic()
+        answer = c.request("memory_search", {"query": "graphql", "min_score": 0}, id=i)
+        slowest = max(slowest, time.monotonic() - started)
+        assert len(answer["result"]["results"]) == 1
+    c.close()
+    for t in threads:
+        t.join(60)
+    assert slowest < 1.0
+    assert len(answers) == 8
+    assert all("query cut to its first 64" in a["result"]["warning"] for a in answers)
