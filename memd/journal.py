@@ -119,7 +119,9 @@ class Journal:
         else:
             rels = [e.path for e in self.workspace.scan() if e.source != "extra"]
         entries = [
-            KeyEntry(e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]))
+            KeyEntry(
+                e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]), e["value"]
+            )
             for e in list_keys(root, rels)
         ]
         return KeyList(entries, len(entries))

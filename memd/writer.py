@@ -257,7 +257,8 @@ def list_keys(root: Path, rels: list[str]) -> list[dict]:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in _KEY_IN_LINE.finditer(text):
-            found.append(
-                {"key": m.group(1), "path": rel, "line": text.count("\n", 0, m.start()) + 1}
-            )
+            end = text.find("\n", m.end())
+            value = text[m.end() : None if end == -1 else end].strip()
+            line = text.count("\n", 0, m.start()) + 1
+            found.append({"key": m.group(1), "path": rel, "line": line, "value": value})
     return found

@@ -193,9 +193,10 @@ def test_flush_store_forget_list_from_the_command_line(cli, notes, ws):
     assert "From standard input." in text
     assert cli("store", "editor", "vim").stdout.startswith("stored MEMORY.md#L")
     assert cli("store", "editor", "helix").stdout.startswith("replaced MEMORY.md#L")
-    assert "editor\tMEMORY.md:" in cli("list").stdout
-    assert cli("forget", "editor").stdout.startswith("removed from MEMORY.md")
-    assert cli("forget", "editor").stdout.strip() == "no such key"
+    assert cli("list").stdout == "editor  helix  (MEMORY.md:9, core)\n"  # the value shows
+    assert cli("forget", "editor").stdout.startswith("removed 'editor' from MEMORY.md")
+    out = cli("forget", "editor")  # a missing key says so and fails
+    assert out.returncode == 1 and "no stored key 'editor'" in out.stderr and not out.stdout
     out = cli("flush", "--date", "not-a-date", "--text", "x")
     assert out.returncode == 2 and "date" in out.stderr
     out = cli("search", "frozen")
