@@ -157,7 +157,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="only files matching this glob (repeatable)",
     )
-    p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag")
+    p.add_argument(
+        "--tag",
+        action="append",
+        dest="tags",
+        metavar="TAG",
+        help="only notes with this tag (repeatable)",
+    )
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
 

@@ -73,7 +73,9 @@ class Journal:
             if flush_id is not None and (first := self._flushed(flush_id)):
                 return first  # the same id raced in while this one prepared
             target = lambda category: self.workspace.target(category, today)  # noqa: E731
-            written, skipped = flush_entries(root, entries, target, now.strftime("%H:%M"))
+            written, skipped = flush_entries(
+                root, entries, target, now.strftime("%H:%M"), now.strftime("%Y-%m-%d %H:%M")
+            )
             warning = self._reindex_written({w.path for w in written})
             answer = FlushAnswer(written, skipped, False, warning)
             if flush_id is not None:

@@ -173,9 +173,10 @@ def check_size(text: str) -> None:
 
 
 def flush_entries(
-    root: Path, entries: list[Entry], target: Target, clock: str
+    root: Path, entries: list[Entry], target: Target, clock: str, core_clock: str | None = None
 ) -> tuple[list[Written], list[dict]]:
-    """Append each entry to the file ``target`` gives for it; skip text already there."""
+    """Append each entry to the file ``target`` gives for it; skip text already there.
+    ``core_clock`` heads core entries: MEMORY.md's name has no date, so it carries one."""
     for entry in entries:
         check_size(entry.text)
     written, skipped = [], []
@@ -186,7 +187,9 @@ def flush_entries(
             if already_there(read_locked(fd), entry.text):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
-            block = entry_block(entry, clock)
+            block = entry_block(
+                entry, core_clock if entry.target == "core" and core_clock else clock
+            )
             first, last = append(fd, path, block)
         # The block starts with a blank line; the entry is its heading to its last line.
         written.append(Written(rel, first + 1, last))
