@@ -95,7 +95,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="memd-cli-bench-") as tmp_name:
         tmp = Path(tmp_name)
         t = time.perf_counter()
-        vault = args.vault or make_vault(tmp / "vault", args.files)
+        vault = args.vault.resolve() if args.vault else make_vault(tmp / "vault", args.files)
         generate_s = time.perf_counter() - t
         config = tmp / "config.yaml"
         config.write_text(
