@@ -11,44 +11,50 @@ As a library::
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from memd.config import Config, WorkspaceConfig
-from memd.configfile import load_config, parse_config
-from memd.errors import (
-    BackendUnavailable,
-    ConfigError,
-    DaemonError,
-    DaemonUnavailable,
-    IndexCorrupt,
-    InvalidParams,
-    InvalidRequest,
-    MemdError,
-    NotFound,
-    PathRefused,
-    StoreError,
-    UnknownMethod,
-    WorkspaceMissing,
-    WriteError,
-)
-from memd.indexer import IndexReport
-from memd.memory import Memory, open
-from memd.records import (
-    FlushAnswer,
-    FlushPrompt,
-    ForgetAnswer,
-    Freshness,
-    KeyEntry,
-    KeyList,
-    Lines,
-    SearchAnswer,
-    SearchResult,
-    Status,
-    StoreAnswer,
-    Written,
-)
-from memd.search import SearchRequest
-from memd.writer import Entry
+# Names are imported on first use (PEP 562): `memd search` talking to a daemon must not pay
+# for numpy, markdown-it and the index just because it imports the package.
+_EXPORTS = {
+    "BackendUnavailable": "memd.errors",
+    "Config": "memd.config",
+    "ConfigError": "memd.errors",
+    "DaemonError": "memd.errors",
+    "DaemonUnavailable": "memd.errors",
+    "Entry": "memd.writer",
+    "FlushAnswer": "memd.records",
+    "FlushPrompt": "memd.records",
+    "ForgetAnswer": "memd.records",
+    "Freshness": "memd.records",
+    "IndexCorrupt": "memd.errors",
+    "IndexReport": "memd.indexer",
+    "InvalidParams": "memd.errors",
+    "InvalidRequest": "memd.errors",
+    "KeyEntry": "memd.records",
+    "KeyList": "memd.records",
+    "Lines": "memd.records",
+    "MemdError": "memd.errors",
+    "Memory": "memd.memory",
+    "NotFound": "memd.errors",
+    "PathRefused": "memd.errors",
+    "SearchAnswer": "memd.records",
+    "SearchRequest": "memd.search",
+    "SearchResult": "memd.records",
+    "Status": "memd.records",
+    "StoreAnswer": "memd.records",
+    "StoreError": "memd.errors",
+    "UnknownMethod": "memd.errors",
+    "WorkspaceConfig": "memd.config",
+    "WorkspaceMissing": "memd.errors",
+    "WriteError": "memd.errors",
+    "Written": "memd.records",
+    "load_config": "memd.configfile",
+    "open": "memd.memory",
+    "parse_config": "memd.configfile",
+}
 
 __all__ = [
     "BackendUnavailable",
@@ -88,3 +94,55 @@ __all__ = [
     "open",
     "parse_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memd' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from memd.config import Config, WorkspaceConfig
+    from memd.configfile import load_config, parse_config
+    from memd.errors import (
+        BackendUnavailable,
+        ConfigError,
+        DaemonError,
+        DaemonUnavailable,
+        IndexCorrupt,
+        InvalidParams,
+        InvalidRequest,
+        MemdError,
+        NotFound,
+        PathRefused,
+        StoreError,
+        UnknownMethod,
+        WorkspaceMissing,
+        WriteError,
+    )
+    from memd.indexer import IndexReport
+    from memd.memory import Memory, open
+    from memd.records import (
+        FlushAnswer,
+        FlushPrompt,
+        ForgetAnswer,
+        Freshness,
+        KeyEntry,
+        KeyList,
+        Lines,
+        SearchAnswer,
+        SearchResult,
+        Status,
+        StoreAnswer,
+        Written,
+    )
+    from memd.search import SearchRequest
+    from memd.writer import Entry

@@ -11,13 +11,28 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memd.config import Config
-from memd.errors import DaemonUnavailable
+from memd.errors import DaemonError, DaemonUnavailable
 from memd.rpc import exception_from
+
+if TYPE_CHECKING:  # the CLI imports this module to talk to a daemon: keep it light
+    from memd.config import Config
+
+
+class WrongDaemon(DaemonError):
+    """The daemon on the socket serves another configuration than the one given.
+
+    ``shares_state`` is true when both use the same state folder: then this process must
+    not open the indexes itself either (they are that daemon's)."""
+
+    def __init__(self, message: str, shares_state: bool, health: dict) -> None:
+        super().__init__(message)
+        self.shares_state = shares_state
+        self.health = health
 
 
 class Client:
@@ -34,6 +49,7 @@ class Client:
             raise DaemonUnavailable(f"no memd daemon at {self.path}: {exc.strerror}") from exc
         self._file = self._sock.makefile("rwb")
         self._ids = itertools.count(1)
+        self.health: dict | None = None  # the daemon's health answer, when connect asked
 
     def call(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> dict:
         """Run ``method`` with ``params`` (or keyword arguments); returns its result."""
@@ -66,10 +82,59 @@ class Client:
 
 
 def connect(config: Config, timeout: float | None = 60.0) -> Client | None:
-    """A client for the daemon serving ``config``'s socket, or None if none is running."""
+    """A client for the daemon serving ``config``, or None if none runs on its socket.
+
+    The daemon is asked who it is (``health``) first: one serving another config on the same
+    socket (``memd --config other.yaml`` while the usual daemon runs) raises ``WrongDaemon``
+    rather than answering from the wrong workspace. ``client.health`` keeps the answer."""
     if not config.socket.exists():
         return None
     try:
-        return Client(config.socket, timeout)
+        client = Client(config.socket, timeout)
     except DaemonUnavailable:
         return None
+    try:
+        client.health = client.call("health")
+    except DaemonUnavailable:
+        client.close()
+        return None
+    except BaseException:
+        client.close()
+        raise
+    problem = mismatch(client.health, config)
+    if problem is not None:
+        client.close()
+        raise WrongDaemon(problem[0], problem[1], client.health)
+    return client
+
+
+def mismatch(health: dict, config: Config) -> tuple[str, bool] | None:
+    """Why the daemon that answered ``health`` does not serve ``config`` (and whether they
+    share a state folder), or None when it does. A daemon too old to say is trusted."""
+    if "state_dir" not in health or "workspaces" not in health:
+        return None
+    theirs = {name: _real(path) for name, path in health["workspaces"].items()}
+    ours = {ws.name: _real(str(ws.path)) for ws in config.workspaces}
+    same_state = _real(health["state_dir"]) == _real(str(config.state_dir))
+    if same_state and theirs == ours:
+        return None
+    who = describe(health)
+    if not same_state:
+        why = f"state folder {health['state_dir']}, not {config.state_dir}"
+    else:
+        shown = ", ".join(f"{n}={p}" for n, p in health["workspaces"].items())
+        mine = ", ".join(f"{w.name}={w.path}" for w in config.workspaces)
+        why = f"workspaces {shown}, not {mine}"
+    return f"the memd daemon on {config.socket} ({who}) serves {why}", same_state
+
+
+def describe(health: dict) -> str:
+    """``pid 123, config /path`` for a daemon's health answer."""
+    parts = [f"pid {health['pid']}"] if health.get("pid") else []
+    if "config" in health:
+        parts.append(f"config {health['config'] or 'built-in defaults'}")
+    return ", ".join(parts) or f"memd {health.get('version', '?')}"
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))

@@ -11,15 +11,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 
 from memd.chunker import chunk_document
@@ -230,6 +227,11 @@ def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
     if workers <= 1 or len(jobs) < _PARALLEL_MIN:
         yield from map(prepare, jobs)
         return
+    # Imported here: a pass with little to parse (every search without a daemon) skips them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
     done = 0

@@ -83,7 +83,9 @@ class Journal:
             if flush_id is not None and (first := self._flushed(flush_id)):
                 return first  # the same id raced in while this one prepared
             target = lambda category: self.workspace.target(category, today)  # noqa: E731
-            written, skipped = flush_entries(root, entries, target, now.strftime("%H:%M"))
+            written, skipped = flush_entries(
+                root, entries, target, now.strftime("%H:%M"), now.strftime("%Y-%m-%d %H:%M")
+            )
             warning = self._reindex_written({w.path for w in written})
             answer = FlushAnswer(written, skipped, False, warning)
             if flush_id is not None and (problem := self._record(flush_id, answer)):
@@ -132,7 +134,9 @@ class Journal:
         else:
             rels = [e.path for e in self.workspace.scan() if e.source != "extra"]
         entries = [
-            KeyEntry(e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]))
+            KeyEntry(
+                e["key"], e["path"], e["line"], self.workspace.category_of(e["path"]), e["value"]
+            )
             for e in list_keys(root, rels)
         ]
         return KeyList(entries, len(entries))

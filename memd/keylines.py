@@ -60,6 +60,14 @@ def key_lines(text: str, key: str | None = None) -> list[KeyLine]:
     return [k for k in found if k.marked or k.key not in marked_keys]
 
 
+def key_value(text: str, k: KeyLine) -> str:
+    """What a key line says after its key (without memd's marker)."""
+    line = text[k.start : k.end]
+    m = _ANY_KEY.match(line)
+    value = line[m.end() :] if m else line
+    return _MARKED.sub("", value).strip()
+
+
 def escape_free_text(text: str) -> str:
     """``text`` with a ``\\`` before the colon of every line in key form outside code, so
     that appended free text never reads as a key line (it renders the same)."""

@@ -4,6 +4,8 @@ terminal, readable otherwise).
 Only entry points call ``configure_logging``; library modules call ``get_logger()``. Until
 a program configures structlog, memd's events go to the standard library's ``memd``
 logger instead, so a program that imports memd as a library never sees them on stdout.
+structlog itself is imported only by ``configure_logging``: a one-shot command that only
+prints warnings (``configure_plain``) does not pay for it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import logging
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
-
-import structlog
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -31,13 +31,15 @@ class _Logger:
 
     def __getattr__(self, level: str) -> Callable[..., None]:
         def emit(event: str, **fields: Any) -> None:
-            if structlog.is_configured():
+            structlog = sys.modules.get("structlog")  # not imported: nobody configured it
+            if structlog is not None and structlog.is_configured():
                 getattr(structlog.get_logger(), level)(event, **fields)
                 return
             stdlib = logging.getLogger("memd")
             number = _LEVELS.get(level, logging.INFO)
             if stdlib.isEnabledFor(number):
-                stdlib.log(number, "%s %s", event, fields, exc_info=level == "exception")
+                shown = " ".join(f"{k}={v!r}" for k, v in fields.items())
+                stdlib.log(number, "%s %s", event, shown, exc_info=level == "exception")
 
         return emit
 
@@ -47,8 +49,22 @@ def get_logger() -> Any:
     return _Logger()
 
 
+def configure_plain(level: str = "warning", stream: TextIO | None = None) -> None:
+    """``memd: warning: event key='value'`` lines on ``stream`` (stderr) for a one-shot
+    command, through the standard library only."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(logging.Formatter("memd: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("memd")
+    logger.handlers[:] = [handler]
+    logger.setLevel(_LEVELS[level])
+    logger.propagate = False
+
+
 def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
     """Send memd's events to ``stream`` (stderr) at ``level`` in ``fmt`` (auto/json/console)."""
+    import structlog
+
+    safe = _safe_logger(structlog)
     stream = stream or sys.stderr
     tty = hasattr(stream, "isatty") and stream.isatty()
     as_json = fmt == "json" or (fmt == "auto" and not tty)
@@ -68,18 +84,21 @@ def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | N
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=lambda *args: _SafeLogger(stream),
+        logger_factory=lambda *args: safe(stream),
         cache_logger_on_first_use=False,
     )
 
 
-class _SafeLogger(structlog.PrintLogger):
-    """A log line that cannot be written (full disk, closed pipe) is dropped: losing a log
-    line must never stop indexing or serving."""
+def _safe_logger(structlog: Any) -> type:
+    class _SafeLogger(structlog.PrintLogger):
+        """A log line that cannot be written (full disk, closed pipe) is dropped: losing a
+        log line must never stop indexing or serving."""
 
-    def msg(self, message: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            super().msg(message)
+        def msg(self, message: str) -> None:
+            with contextlib.suppress(OSError, ValueError):
+                super().msg(message)
 
-    log = debug = info = warn = warning = msg
-    fatal = failure = err = error = critical = exception = msg
+        log = debug = info = warn = warning = msg
+        fatal = failure = err = error = critical = exception = msg
+
+    return _SafeLogger

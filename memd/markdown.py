@@ -11,11 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 import yaml
-from markdown_it import MarkdownIt
 
 from memd.log import get_logger
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 log = get_logger()
 
@@ -66,6 +69,9 @@ def _parser_for(text: str) -> MarkdownIt:
 
 @cache
 def _parser(off: frozenset[str]) -> MarkdownIt:
+    # Imported here: a search that re-parses nothing should not load markdown-it.
+    from markdown_it import MarkdownIt
+
     # Only block structure is needed: inline parsing is most of markdown-it's time.
     md = MarkdownIt("commonmark", {"maxNesting": 200}).enable("table")
     md.disable(["inline", "text_join", *off], ignoreInvalid=True)

@@ -2,13 +2,16 @@
 
 The tools call the running daemon when there is one (one warm index shared by every agent
 session), else the index directly. A bad tool call comes back as an MCP tool error; the
-server keeps serving.
+server keeps serving. Results are the socket's JSON objects, compact: a model pays for
+every token of them.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the SDK reads the tools' annotations, which name
+# classes defined inside build_server (where the optional SDK is imported).
+import json
+from typing import Annotated, Any, Literal
 
-from typing import Any, Literal
-
+from memd import __version__
 from memd.config import Config
 from memd.errors import MemdError
 from memd.router import Router
@@ -20,6 +23,8 @@ work, decisions, preferences or people; cite results by their citation (path#Lst
 and read more with memory_get. Before your context is compacted, save what must survive \
 with memory_flush."""
 
+WORKSPACE = "memory workspace name; omit for the default"
+
 
 def build_server(config: Config, router: Router | None = None, workspace: str | None = None) -> Any:
     """An ``MCPServer`` exposing memd's tools (needs ``pip install 'memd[mcp]'``);
@@ -27,38 +32,63 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import ToolAnnotations
+        from pydantic import BaseModel, ConfigDict, Field
     except ImportError as exc:
         raise MemdError("the MCP SDK is not installed; pip install 'memd[mcp]'") from exc
     router = router or Router(config)
-    server = MCPServer(name="memd", instructions=INSTRUCTIONS)
+    server = MCPServer(name="memd", version=__version__, instructions=INSTRUCTIONS)
+    reads = ToolAnnotations(read_only_hint=True)
 
-    def call(method: str, params: dict[str, Any]) -> dict:
+    class FlushEntry(BaseModel):
+        """One note to save."""
+
+        model_config = ConfigDict(extra="forbid")
+        text: str = Field(description="the note: facts, decisions with reasons, preferences")
+        title: str | None = Field(None, description="short heading; default: its first words")
+        target: Literal["daily", "core"] = Field(
+            "daily", description="daily: today's daily note; core: MEMORY.md, for lasting facts"
+        )
+
+    def call(method: str, params: dict[str, Any]) -> str:
         # The one place memd errors become MCP tool errors the model can read and act on.
         if params.get("workspace") is None:
             params["workspace"] = workspace
         try:
-            return router.call(method, params)
+            result = router.call(method, params)
         except MemdError as exc:
             raise ToolError(str(exc)) from exc
+        return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
-    @server.tool(
-        description=(
-            "Search the agent's Markdown memory by meaning and keywords. Returns chunks with "
-            "path, line range, citation, heading, snippet and score (0-1, best first). Use "
-            "plain-language queries; narrow with paths (globs), tags, or since/until dates."
+    def tool(description: str, read_only: bool = False) -> Any:
+        return server.tool(
+            description=description,
+            annotations=reads if read_only else None,
+            structured_output=False,  # the JSON text alone, not the same object twice
         )
+
+    @tool(
+        "Search long-term memory by meaning and keywords; use it before answering about past "
+        "work, decisions, preferences or people. Returns the best chunks first, each with "
+        "citation (path#Lstart-Lend), heading, snippet and a 0-1 score, and `index` saying "
+        "whether recent edits may be missing.",
+        read_only=True,
     )
     def memory_search(
-        query: str,
+        query: Annotated[str, Field(description="what to look for, in plain words")],
         max_results: int = 6,
-        min_score: float | None = None,
+        min_score: Annotated[
+            float | None, Field(description="drop weaker results (0-1); default from config")
+        ] = None,
         mode: Literal["auto", "hybrid", "keyword", "vector"] = "auto",
-        paths: list[str] | None = None,
-        tags: list[str] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        workspace: str | None = None,
-    ) -> dict:
+        paths: Annotated[
+            list[str] | None, Field(description="only files matching these globs")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(description="only notes with these tags")] = None,
+        since: Annotated[str | None, Field(description="only daily notes from YYYY-MM-DD")] = None,
+        until: Annotated[str | None, Field(description="only daily notes to YYYY-MM-DD")] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
         return call(
             "memory_search",
             {
@@ -74,57 +104,95 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             },
         )
 
-    @server.tool(
-        description=(
-            "Read lines of a memory file, e.g. around a search result: path as in results "
-            "(memory/2026-01-20.md), from = first line (1-based), lines = how many (max 1000). "
-            "next_from says where to continue."
-        )
+    @tool(
+        "Read lines of a memory file, e.g. more context around a search result's citation. "
+        "Returns the text, total_lines, and next_from when there is more to read.",
+        read_only=True,
     )
     def memory_get(
-        path: str, from_line: int = 1, lines: int = 120, workspace: str | None = None
-    ) -> dict:
+        path: Annotated[str, Field(description="as in results, e.g. memory/2026-01-20.md")],
+        from_line: Annotated[int, Field(description="first line, 1-based")] = 1,
+        lines: Annotated[int, Field(description="how many lines, at most 1000")] = 120,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
         return call(
             "memory_get", {"path": path, "from": from_line, "lines": lines, "workspace": workspace}
         )
 
-    @server.tool(
-        description=(
-            "Save notes that must survive context compaction: each entry is appended under a "
-            "timestamped heading to today's daily note (target 'daily') or to MEMORY.md (target "
-            "'core') and is searchable at once. Give a flush_id to make retries harmless. Save "
-            "durable facts, decisions with reasons, preferences and open threads, not chit-chat."
-        )
+    @tool(
+        "Save notes that must outlive this context (before compaction, or when a task ends): "
+        "each entry {text, title?, target?} is appended under a timestamped heading to today's "
+        "daily note, or to MEMORY.md with target 'core'. Returns where each entry landed; "
+        "a repeated flush_id writes nothing again."
     )
     def memory_flush(
-        entries: list[dict[str, str]],
-        flush_id: str | None = None,
-        date: str | None = None,
-        workspace: str | None = None,
-    ) -> dict:
+        entries: Annotated[list[FlushEntry], Field(description="the notes to save")],
+        flush_id: Annotated[
+            str | None, Field(description="an id for this flush: a retry with it writes nothing")
+        ] = None,
+        date: Annotated[
+            str | None, Field(description="YYYY-MM-DD of the daily note; default today")
+        ] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
+        plain = [e.model_dump(exclude_none=True) for e in entries]
         return call(
             "memory_flush",
-            {"entries": entries, "flush_id": flush_id, "date": date, "workspace": workspace},
+            {"entries": plain, "flush_id": flush_id, "date": date, "workspace": workspace},
         )
 
-    @server.tool(
-        description=(
-            "Remember one fact under a key as the line '- **key**: content' (category 'core' = "
-            "MEMORY.md, 'daily' = today's note, or a name for memory/<name>.md). Storing a key "
-            "again replaces its line."
-        )
+    @tool(
+        "Get the prompt to run over your own context to decide what to save with memory_flush. "
+        "Returns {system, user, target}; an empty reply to it means nothing is worth keeping.",
+        read_only=True,
+    )
+    def memory_flush_prompt(
+        date: Annotated[
+            str | None, Field(description="YYYY-MM-DD of the daily note; default today")
+        ] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
+        return call("memory_flush_prompt", {"date": date, "workspace": workspace})
+
+    @tool(
+        "Remember one fact under a key as the line '- **key**: content'; storing the key again "
+        "replaces it. Returns the file and line it is on."
     )
     def memory_store(
-        key: str, content: str, category: str = "core", workspace: str | None = None
-    ) -> dict:
+        key: Annotated[str, Field(description="a short name, e.g. editor")],
+        content: Annotated[str, Field(description="the value, one line")],
+        category: Annotated[
+            str,
+            Field(description="core: MEMORY.md; daily: today's note; a name: memory/<name>.md"),
+        ] = "core",
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
         return call(
             "memory_store",
             {"key": key, "content": content, "category": category, "workspace": workspace},
         )
 
-    @server.tool(description="Remove a stored key's line; says whether it existed.")
-    def memory_forget(key: str, category: str | None = None, workspace: str | None = None) -> dict:
+    @tool(
+        "Remove the fact stored under a key. Returns whether it existed and the files it was "
+        "removed from."
+    )
+    def memory_forget(
+        key: str,
+        category: Annotated[str | None, Field(description="only in this category")] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
         return call("memory_forget", {"key": key, "category": category, "workspace": workspace})
+
+    @tool(
+        "List the facts stored under keys, with their values, files and lines; check it before "
+        "storing a key. Returns {entries: [{key, value, path, line, category}], count}.",
+        read_only=True,
+    )
+    def memory_list(
+        category: Annotated[str | None, Field(description="only this category")] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
+        return call("memory_list", {"category": category, "workspace": workspace})
 
     return server
 

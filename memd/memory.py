@@ -141,8 +141,10 @@ class Memory:
         self.db.learn_dimensions()  # vectors of a model that changed size count as missing
         pending = self.db.vector_counts()[1]
         done = 0
-        while saved := self.embed_step(batch):
+        size = min(batch, 8)  # a small first batch, so the time per chunk is known early
+        while saved := self.embed_step(size):
             done += saved
+            size = batch
             if progress:
                 progress(done, pending)
         return done
@@ -202,6 +204,8 @@ class Memory:
             ),
             database=str(self.db.path),
             database_bytes=self.db.database_bytes(),
+            config=str(self.config.source) if self.config.source else None,
+            socket=str(self.config.socket),
         )
 
     # -- write: memd.journal ----------------------------------------------------------------

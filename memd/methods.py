@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -269,7 +270,17 @@ def _memory_flush_prompt(open_memory: OpenMemory, p: _Params) -> dict:
 
 def _health(open_memory: OpenMemory, p: _Params) -> dict:
     p.finish()
-    return {"ok": True, "version": __version__}
+    # Who answers: a client checks that this daemon serves the config it was given.
+    config = open_memory(None).config
+    return {
+        "ok": True,
+        "version": __version__,
+        "pid": os.getpid(),
+        "config": str(config.source) if config.source else None,
+        "state_dir": str(config.state_dir),
+        "socket": str(config.socket),
+        "workspaces": {ws.name: str(ws.path) for ws in config.workspaces},
+    }
 
 
 # Methods that write. The daemon prepares them on threads of their own, so writes queued for

@@ -132,6 +132,7 @@ class KeyEntry(_Record):
     path: str
     line: int
     category: str
+    value: str = ""
 
 
 @dataclass(frozen=True)
@@ -201,3 +202,5 @@ class Status(_Record):
     indexing: dict | None
     database: str
     database_bytes: int
+    config: str | None = None  # the config file the answering process read (None: defaults)
+    socket: str | None = None

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import urllib.error
-import urllib.request
 
 from memd.config import Rerank
 from memd.errors import BackendUnavailable
@@ -42,6 +40,9 @@ class HttpReranker(Reranker):
         self.timeout_s = config.timeout_s
 
     def rerank(self, query: str, documents: list[str]) -> list[float]:
+        import urllib.error  # only when reranking is configured: keep start-up light
+        import urllib.request
+
         body: dict = {"query": query, "documents": documents, "top_n": len(documents)}
         if self.model:
             body["model"] = self.model

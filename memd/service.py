@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,27 @@ class ServicePlan:
     enable: tuple[tuple[str, ...], ...]
     disable: tuple[tuple[str, ...], ...]
     status: tuple[str, ...]
+    # Succeeds only when the user's service manager can be reached (a user session bus
+    # for systemd, a GUI login for launchd): asked before anything is written.
+    probe: tuple[str, ...] = ()
+    # Links the manager made when enabling, removed with the file if it cannot be asked.
+    links: tuple[Path, ...] = ()
+    command: tuple[str, ...] = ()  # what the service runs, for another supervisor
+
+
+_NO_MANAGER = {
+    "systemd": (
+        "no systemd user manager is reachable ({error}); this is usual in a container or "
+        "over ssh without a login session. Either run 'loginctl enable-linger $USER', log in "
+        "again (or export XDG_RUNTIME_DIR=/run/user/$(id -u)) and run 'memd service install' "
+        "again; or run '{serve}' under another supervisor (supervisord, runit, a container's "
+        "init, tmux)"
+    ),
+    "launchd": (
+        "launchd's GUI domain is not reachable ({error}); log in at the Mac's screen, or run "
+        "'{serve}' under another supervisor"
+    ),
+}
 
 
 def template(name: str) -> str:
@@ -57,9 +79,14 @@ def serve_command(config: Path | None) -> list[str]:
 
 
 def render_systemd(command: Sequence[str]) -> str:
-    """The user unit with ``ExecStart`` set to ``command`` (quoted for systemd)."""
+    """The user unit with ``ExecStart`` set to ``command`` (quoted for systemd); only that
+    line changes, comments stay as written."""
     exec_start = " ".join(_systemd_quote(arg) for arg in command)
-    return template(f"systemd/{UNIT_NAME}").replace("@EXEC_START@", exec_start)
+    lines = template(f"systemd/{UNIT_NAME}").splitlines(keepends=True)
+    return "".join(
+        f"ExecStart={exec_start}\n" if line.strip() == "ExecStart=@EXEC_START@" else line
+        for line in lines
+    )
 
 
 def render_launchd(command: Sequence[str], log_dir: Path) -> str:
@@ -85,54 +112,111 @@ def plan(config: Path | None, env: Mapping[str, str], platform: str = sys.platfo
             enable=(("launchctl", "bootstrap", domain, str(path)),),
             disable=(("launchctl", "bootout", f"{domain}/{AGENT_LABEL}"),),
             status=("launchctl", "print", f"{domain}/{AGENT_LABEL}"),
+            probe=("launchctl", "print", domain),
+            command=tuple(command),
         )
     if not platform.startswith("linux"):
         raise ServiceError(f"no service manager support for {platform}; run 'memd serve' yourself")
-    config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    units = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "systemd" / "user"
     ctl = ("systemctl", "--user")
     return ServicePlan(
         manager="systemd",
-        path=config_home / "systemd" / "user" / UNIT_NAME,
+        path=units / UNIT_NAME,
         text=render_systemd(command),
         enable=((*ctl, "daemon-reload"), (*ctl, "enable", "--now", UNIT_NAME)),
         disable=((*ctl, "disable", "--now", UNIT_NAME),),
         status=(*ctl, "status", "--no-pager", UNIT_NAME),
+        probe=(*ctl, "show-environment"),
+        links=(units / "default.target.wants" / UNIT_NAME,),
+        command=tuple(command),
     )
 
 
+def reachable(p: ServicePlan) -> str | None:
+    """None when the service manager answers, else why it does not (its own words)."""
+    if not p.probe:
+        return None
+    try:
+        result = subprocess.run(list(p.probe), capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        return f"{p.probe[0]} is not installed"
+    except subprocess.TimeoutExpired:
+        return f"'{shlex.join(p.probe)}' did not answer in 30 s"
+    if result.returncode == 0:
+        return None
+    return (result.stderr or result.stdout).strip() or f"exit status {result.returncode}"
+
+
+def no_manager(p: ServicePlan, error: str) -> str:
+    """What to do when the service manager cannot be reached."""
+    return _NO_MANAGER[p.manager].format(error=error, serve=shlex.join(p.command))
+
+
 def install(p: ServicePlan) -> list[str]:
-    """Write the service file and enable it; returns what was done, line by line."""
+    """Write the service file and enable it; returns what was done, line by line.
+
+    Nothing is written when the manager cannot be reached, and a failure while enabling
+    takes back what was written, so an install either works or leaves no trace."""
+    if p.probe and shutil.which(p.probe[0]) is None:
+        raise ServiceError(
+            f"{p.probe[0]} is not available, so memd cannot set up a {p.manager} service; "
+            f"run '{shlex.join(p.command)}' under another supervisor. Nothing was installed."
+        )
+    if (error := reachable(p)) is not None:
+        raise ServiceError(f"{no_manager(p, error)}. Nothing was installed.")
     if p.manager == "launchd":
         (Path(p.path).parent.parent / "Logs" / "memd").mkdir(parents=True, exist_ok=True)
     p.path.parent.mkdir(parents=True, exist_ok=True)
+    previous = p.path.read_bytes() if p.path.exists() else None
     p.path.write_text(p.text, encoding="utf-8")
     done = [f"wrote {p.path}"]
-    for cmd in p.enable:
-        _run(cmd, p)
-        done.append(f"ran {shlex.join(cmd)}")
+    try:
+        for cmd in p.enable:
+            _run(cmd, p)
+            done.append(f"ran {shlex.join(cmd)}")
+    except ServiceError:
+        if previous is None:
+            p.path.unlink(missing_ok=True)
+        else:
+            p.path.write_bytes(previous)
+        raise
     return done
 
 
 def uninstall(p: ServicePlan) -> list[str]:
-    """Stop and disable the service and remove its file."""
+    """Stop and disable the service and remove its file; says only what really happened."""
+    if not p.path.exists():
+        return [f"no service file at {p.path}; nothing to remove"]
     done = []
-    if p.path.exists():
+    error = reachable(p)
+    if error is None:
         for cmd in p.disable:
-            _run(cmd, p, check=False)
-            done.append(f"ran {shlex.join(cmd)}")
-        p.path.unlink()
-        done.append(f"removed {p.path}")
-        if p.manager == "systemd":
-            _run(("systemctl", "--user", "daemon-reload"), p, check=False)
+            result = _run(cmd, p, check=False)
+            if result.returncode == 0:
+                done.append(f"ran {shlex.join(cmd)}")
+            else:
+                detail = (result.stderr or result.stdout).strip()
+                done.append(f"'{shlex.join(cmd)}' failed ({result.returncode}): {detail}")
     else:
-        done.append(f"no service file at {p.path}; nothing to remove")
+        done.append(f"did not stop or disable it: {p.manager} is not reachable ({error})")
+    p.path.unlink()
+    done.append(f"removed {p.path}")
+    for link in p.links:  # what 'enable' made, left dangling if nobody could disable it
+        if link.is_symlink():
+            link.unlink()
+            done.append(f"removed {link}")
+    if error is None and p.manager == "systemd":
+        _run(("systemctl", "--user", "daemon-reload"), p, check=False)
     return done
 
 
 def status(p: ServicePlan) -> tuple[int, str]:
-    """The service manager's own report, and its exit code."""
+    """Whether the service is installed and what its manager says about it, with an exit
+    code (0 only when the manager reports it active)."""
     if not p.path.exists():
         return 3, f"memd is not installed as a service ({p.path} does not exist)"
+    if (error := reachable(p)) is not None:
+        return 4, f"{p.path} is installed, but {no_manager(p, error)}"
     result = _run(p.status, p, check=False)
     return result.returncode, (result.stdout + result.stderr).strip()
 

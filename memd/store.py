@@ -349,7 +349,9 @@ class Store:
     @_guard
     def count_vector_rows(self, model: str, nbytes: int | None = None) -> int:
         """Passage vectors stored for ``model`` (of ``nbytes`` when given)."""
-        sql = "SELECT count(*) FROM vectors WHERE model = ?1 AND (?2 IS NULL OR length(vector) = ?2)"
+        sql = (
+            "SELECT count(*) FROM vectors WHERE model = ?1 AND (?2 IS NULL OR length(vector) = ?2)"
+        )
         return self.db.execute(sql, (model, nbytes)).fetchone()[0]
 
     @_guard

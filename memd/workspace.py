@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 
 from memd.config import ExtraPath, WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
@@ -222,7 +223,10 @@ class Workspace:
                 if not pruned:
                     yield from self._walk_dir(root, Path(e.path), child, seen)
             elif e.name.endswith(".md"):
-                yield from self._entry(root, child, e.path)
+                # A plain file in a folder whose real path is known needs no realpath():
+                # that walk of every path component was most of a no-change pass.
+                known = None if e.is_symlink() else os.path.join(real, e.name)
+                yield from self._entry(root, child, e.path, known)
 
     def _not_followed(self, root: Root, real: str) -> str | None:
         """Why a folder below a root, reached as ``real``, is not walked (else None)."""
@@ -233,7 +237,9 @@ class Workspace:
             return "holds the workspace or the root being walked"
         return None
 
-    def _entry(self, root: Root, rel: str, abspath: str) -> Iterator[FileEntry]:
+    def _entry(
+        self, root: Root, rel: str, abspath: str, realpath: str | None = None
+    ) -> Iterator[FileEntry]:
         kind = self.classify(root, rel) if not root.is_file else ("extra", None)
         if kind is None:
             return
@@ -241,9 +247,9 @@ class Workspace:
             st = os.stat(abspath)
         except OSError:  # vanished, or a dangling symlink
             return
-        if not os.path.isfile(abspath):
+        if not S_ISREG(st.st_mode):
             return
-        real = os.path.realpath(abspath)
+        real = realpath or os.path.realpath(abspath)
         if _system(real):
             log.warning("file_not_followed", path=abspath, resolves_to=real, reason="system file")
             return

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.errors import InvalidParams, PathRefused, WriteError
-from memd.keylines import KeyLine, escape_free_text, key_line, key_lines
+from memd.keylines import KeyLine, escape_free_text, key_line, key_lines, key_value
 from memd.records import Written
 from memd.safepath import OpenFile, open_for_write
 
@@ -217,9 +217,10 @@ def check_size(text: str) -> None:
 
 
 def flush_entries(
-    root: Path, entries: list[Entry], target: Target, clock: str
+    root: Path, entries: list[Entry], target: Target, clock: str, core_clock: str | None = None
 ) -> tuple[list[Written], list[dict]]:
-    """Append each entry to the file ``target`` gives for it; skip text already there."""
+    """Append each entry to the file ``target`` gives for it; skip text already there.
+    ``core_clock`` heads core entries: MEMORY.md's name has no date, so it carries one."""
     for entry in entries:
         check_size(entry.text)
     written, skipped = [], []
@@ -232,7 +233,9 @@ def flush_entries(
             ):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
-            block = entry_block(entry, clock)
+            block = entry_block(
+                entry, core_clock if entry.target == "core" and core_clock else clock
+            )
             first, last = append(f.fd, f.path, block)
         # The block starts with a blank line; the entry is its heading to its last line.
         written.append(Written(rel, first + 1, last))
@@ -296,5 +299,8 @@ def list_keys(root: Path, rels: list[str]) -> list[dict]:
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        found.extend({"key": k.key, "path": rel, "line": k.line} for k in key_lines(text))
+        found.extend(
+            {"key": k.key, "path": rel, "line": k.line, "value": key_value(text, k)}
+            for k in key_lines(text)
+        )
     return found

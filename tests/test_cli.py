@@ -1,6 +1,7 @@
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -193,10 +194,99 @@ def test_flush_store_forget_list_from_the_command_line(cli, notes, ws):
     assert "From standard input." in text
     assert cli("store", "editor", "vim").stdout.startswith("stored MEMORY.md#L")
     assert cli("store", "editor", "helix").stdout.startswith("replaced MEMORY.md#L")
-    assert "editor\tMEMORY.md:" in cli("list").stdout
-    assert cli("forget", "editor").stdout.startswith("removed from MEMORY.md")
-    assert cli("forget", "editor").stdout.strip() == "no such key"
+    assert cli("list").stdout == "editor  helix  (MEMORY.md:9, core)\n"  # the value shows
+    assert cli("forget", "editor").stdout.startswith("removed 'editor' from MEMORY.md")
+    out = cli("forget", "editor")  # a missing key says so and fails
+    assert out.returncode == 1 and "no stored key 'editor'" in out.stderr and not out.stdout
     out = cli("flush", "--date", "not-a-date", "--text", "x")
     assert out.returncode == 2 and "date" in out.stderr
     out = cli("search", "frozen")
     assert "memory/2026-01-20.md" in out.stdout
+
+
+def test_help_describes_each_command_once(cli):
+    top = cli("--help").stdout
+    assert "doctor" in top and "check the setup and say what to fix" in top
+    assert top.count("config file to read") == 1
+    search = cli("search", "--help").stdout
+    assert search.startswith("usage: memd search")
+    assert "best chunks first" in search  # a description, not only a usage line
+    assert "hybrid = meaning and words" in search  # --mode says what the modes are
+    assert "--config" not in search.split("global options")[0]  # listed once, in memd --help
+    store = cli("store", "--help").stdout
+    assert "a short name, e.g. editor" in store and "the value, kept on one line" in store
+
+
+def test_get_past_the_end_says_how_long_the_file_is(cli, notes):
+    out = cli("get", "memory/2026-01-20.md", "--from", "45")
+    assert out.returncode == 1 and out.stdout == ""
+    assert "memory/2026-01-20.md has 4 lines; --from 45 is past the end" in out.stderr
+    out = cli("get", "memory/2026-01-20.md", "--from", "45", "--json")
+    assert out.returncode == 1 and json.loads(out.stdout)["total_lines"] == 4
+    out = cli("get", "memory/2026-01-20.md", "--from", "4")  # the last line is no error
+    assert out.returncode == 0 and out.stdout == "We chose REST over GraphQL.\n"
+
+
+def test_search_says_what_the_index_may_be_missing(cli, notes):
+    # Embeddings configured, none made yet, and the endpoint is down: keyword results,
+    # with a warning and one line saying how many chunks have no vector.
+    cli.config.write_text(
+        cli.config.read_text().replace(
+            "embeddings: {provider: none}",
+            "embeddings: {provider: openai, model: m, base_url: 'http://127.0.0.1:9/v1', "
+            "retries: 0, timeout_s: 1}",
+        )
+    )
+    out = cli("search", "graphql")
+    assert out.returncode == 0, out.stderr
+    assert "We chose REST over GraphQL." in out.stdout
+    assert "index: 2 chunks not embedded yet (found by keyword only)" in out.stderr
+
+
+def test_freshness_line():
+    from memd.cli_format import freshness
+
+    fresh = {"stale": False, "pending_files": 0, "pending_embeddings": 0}
+    assert freshness({"index": fresh}) is None
+    stale = {**fresh, "stale": True, "pending_files": 3}
+    assert freshness({"index": stale}) == (
+        "index: 3 changed files not indexed yet; recent edits may be missing"
+    )
+    unwatched = {**fresh, "stale": True}
+    assert "not being watched" in freshness({"index": unwatched})
+
+
+def test_embedding_progress_shows_rate_and_time_left(tmp_path, ws, embed_server):
+    """On a terminal: keyword search works now, an estimate up front, then rate and time left."""
+    for i in range(40):
+        ws.write(f"memory/n{i}.md", f"# Note {i}\nWe deployed release {i} on a Thursday.\n")
+    embed_server.delay = 0.05
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\n"
+        f"embeddings: {{provider: openai, model: concepts-1, base_url: '{embed_server.url}', "
+        "batch_size: 8}\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-m", "memd", "index"], env)
+    output = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 30)
+        if not ready:
+            break
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        output += data
+    _, status = os.waitpid(pid, 0)
+    text = output.decode()
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "keyword search works now; embedding 40 chunks" in text
+    assert "embedding will take about" in text
+    assert re.search(r"embedding \d+/40 chunks, [\d.]+/s, about \d+ s left", text), text
+    assert "embedded 40 chunks" in text

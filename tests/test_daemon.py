@@ -104,6 +104,7 @@ def test_only_one_daemon_per_state_folder(serve, notes, tmp_path):
     )
     assert second.returncode == 1
     assert f"already running (pid {d.proc.pid})" in second.stderr
+    assert second.stderr.count("already running") == 1  # said once, not as log and text
     assert d.call("health")["ok"]  # the first one is unharmed
 
 

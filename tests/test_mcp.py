@@ -1,9 +1,12 @@
 import asyncio
 import json
 import os
+import re
 import sys
 
 import pytest
+
+import memd
 
 pytest.importorskip("mcp")
 
@@ -21,7 +24,7 @@ def run_session(config_path, env, steps):
             env=env,
         )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+            session.started = await session.initialize()  # the server's name and version
             return await steps(session)
 
     return asyncio.run(asyncio.wait_for(main(), 60))
@@ -47,16 +50,49 @@ def host(tmp_path, ws):
 
 def test_tools_are_listed_with_schemas(host):
     async def steps(session):
-        return (await session.list_tools()).tools
+        return session.started, (await session.list_tools()).tools
 
-    tools = {t.name: t for t in run_session(*host, steps)}
-    assert {"memory_search", "memory_get", "memory_flush", "memory_store", "memory_forget"} <= set(
-        tools
-    )
+    started, listed = run_session(*host, steps)
+    assert started.server_info.name == "memd"
+    assert started.server_info.version == memd.__version__
+    tools = {t.name: t for t in listed}
+    assert set(tools) == {
+        "memory_search", "memory_get", "memory_flush", "memory_flush_prompt", "memory_store",
+        "memory_forget", "memory_list",
+    }  # fmt: skip
     search = tools["memory_search"]
     assert "query" in search.input_schema["properties"]
     assert search.input_schema["required"] == ["query"]
     assert "meaning" in search.description
+    for tool in tools.values():  # one or two sentences: when to use it, what comes back
+        sentences = re.findall(r"[.!?](?:\s|$)", tool.description.replace("e.g.", "eg"))
+        assert 1 <= len(sentences) <= 2, (tool.name, tool.description)
+        assert "Returns" in tool.description, tool.name
+    # memory_flush names the fields of an entry, in its schema and its description.
+    flush = tools["memory_flush"]
+    entry_ref = flush.input_schema["properties"]["entries"]["items"]["$ref"].rsplit("/", 1)[1]
+    entry = flush.input_schema["$defs"][entry_ref]
+    assert set(entry["properties"]) == {"text", "title", "target"}
+    assert entry["required"] == ["text"]
+    assert entry["properties"]["target"]["enum"] == ["daily", "core"]
+    assert "{text, title?, target?}" in flush.description
+
+
+def test_results_are_compact_json_and_keys_can_be_listed(host):
+    async def steps(session):
+        stored = await session.call_tool("memory_store", {"key": "editor", "content": "helix"})
+        listed = await session.call_tool("memory_list", {})
+        prompt = await session.call_tool("memory_flush_prompt", {})
+        return stored, listed, prompt
+
+    stored, listed, prompt = run_session(*host, steps)
+    text = listed.content[0].text
+    assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    assert not listed.structured_content  # the object once, not twice
+    assert json.loads(stored.content[0].text)["path"] == "MEMORY.md"
+    (entry,) = json.loads(text)["entries"]
+    assert (entry["key"], entry["value"], entry["path"]) == ("editor", "helix", "MEMORY.md")
+    assert set(json.loads(prompt.content[0].text)) == {"system", "user", "target"}
 
 
 def test_search_flush_get_without_a_daemon(host):
@@ -83,11 +119,13 @@ def test_bad_tool_calls_are_errors_and_the_server_goes_on(host):
     async def steps(session):
         bad_path = await session.call_tool("memory_get", {"path": "../etc/passwd"})
         bad_type = await session.call_tool("memory_search", {"query": "x", "max_results": "lots"})
+        bad_entry = await session.call_tool("memory_flush", {"entries": [{"txt": "typo"}]})
         unknown = await session.call_tool("no_such_tool", {})
         good = await session.call_tool("memory_search", {"query": "postgres"})
-        return bad_path, bad_type, unknown, good
+        return bad_path, bad_type, bad_entry, unknown, good
 
-    bad_path, bad_type, unknown, good = run_session(*host, steps)
+    bad_path, bad_type, bad_entry, unknown, good = run_session(*host, steps)
+    assert bad_entry.is_error and "text" in bad_entry.content[0].text
     assert bad_path.is_error and "may not contain '..'" in bad_path.content[0].text
     assert bad_type.is_error
     assert unknown.is_error

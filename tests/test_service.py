@@ -91,6 +91,7 @@ def test_service_install_status_uninstall(tmp_path, fake_systemctl):
     unit = tmp_path / "cfg" / "systemd" / "user" / "memd.service"
     assert unit.exists() and f"ExecStart={sys.executable} -m memd serve" in unit.read_text()
     assert calls.read_text().splitlines() == [
+        "--user show-environment",  # is there a user manager at all? asked first
         "--user daemon-reload",
         "--user enable --now memd.service",
     ]
@@ -115,4 +116,73 @@ def test_service_install_without_systemctl_says_what_to_do(tmp_path):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == 1
-    assert "systemctl is not available" in out.stderr and "memd.service" in out.stderr
+    assert "systemctl is not available" in out.stderr and "-m memd serve" in out.stderr
+    assert "Nothing was installed" in out.stderr
+    assert not (tmp_path / "cfg" / "systemd" / "user" / "memd.service").exists()
+
+
+def test_rendering_changes_only_the_exec_start_line():
+    template = service.template("systemd/memd.service").splitlines()
+    rendered = service.render_systemd(["/opt/py", "-m", "memd", "serve"]).splitlines()
+    changed = [(a, b) for a, b in zip(template, rendered, strict=True) if a != b]
+    assert changed == [("ExecStart=@EXEC_START@", "ExecStart=/opt/py -m memd serve")]
+
+
+@pytest.fixture
+def no_bus(tmp_path):
+    """A `systemctl` that fails as it does in a container or over ssh without lingering."""
+    bin_dir = tmp_path / "nobus-bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "nobus-calls.txt"
+    script = bin_dir / "systemctl"
+    script.write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\n'
+        'echo "Failed to connect to bus: No medium found" >&2\nexit 1\n'
+    )
+    script.chmod(0o755)
+    return bin_dir, calls
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="systemd is Linux only")
+def test_no_user_session_bus(tmp_path, no_bus):
+    """Detected before anything is written; the choices are explained; status and uninstall
+    say what is true."""
+    bin_dir, calls = no_bus
+    unit = tmp_path / "cfg" / "systemd" / "user" / "memd.service"
+    out = run_cli(tmp_path, [str(bin_dir)], "service", "install")
+    assert out.returncode == 1
+    assert "no systemd user manager is reachable (Failed to connect to bus" in out.stderr
+    assert "loginctl enable-linger $USER" in out.stderr and "another supervisor" in out.stderr
+    assert f"{sys.executable} -m memd serve" in out.stderr and "Nothing was installed" in out.stderr
+    assert not unit.exists() and not unit.parent.exists()
+    assert calls.read_text().splitlines() == ["--user show-environment"]
+
+    # A unit left from a time the manager was reachable, and the link 'enable' made.
+    unit.parent.mkdir(parents=True)
+    unit.write_text(service.render_systemd(service.serve_command(None)))
+    wants = unit.parent / "default.target.wants"
+    wants.mkdir()
+    (wants / "memd.service").symlink_to(unit)
+    out = run_cli(tmp_path, [str(bin_dir)], "service", "status")
+    assert out.returncode == 1
+    assert f"{unit} is installed, but no systemd user manager is reachable" in out.stdout
+    out = run_cli(tmp_path, [str(bin_dir)], "service", "uninstall")
+    assert out.returncode == 0, out.stderr
+    assert "ran systemctl" not in out.stdout  # nothing claimed that could not have worked
+    assert "did not stop or disable it: systemd is not reachable" in out.stdout
+    assert not unit.exists() and not (wants / "memd.service").is_symlink()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="systemd is Linux only")
+def test_a_failed_enable_leaves_nothing_behind(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "systemctl"
+    script.write_text(
+        '#!/bin/sh\ncase "$*" in *enable*) echo "Unit memd.service is masked." >&2; exit 1;; '
+        "esac\nexit 0\n"
+    )
+    script.chmod(0o755)
+    out = run_cli(tmp_path, [str(bin_dir)], "service", "install")
+    assert out.returncode == 1 and "is masked" in out.stderr
+    assert not (tmp_path / "cfg" / "systemd" / "user" / "memd.service").exists()

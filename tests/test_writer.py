@@ -56,6 +56,16 @@ def test_core_target_and_missing_final_newline(mem, ws):
     assert after.endswith(b"Dana prefers metric units.\n")
 
 
+def test_a_core_entry_heading_carries_the_date(mem, ws, config):
+    """MEMORY.md's name has no date: its heading does (a daily note's keeps HH:MM)."""
+    answer = rpc(
+        mem, "memory_flush", entries=[{"text": "Use UTC.", "title": "Time", "target": "core"}]
+    )
+    line = (ws.root / "MEMORY.md").read_text().split("\n")[answer["written"][0]["start_line"] - 1]
+    today = config.flush.now().date().isoformat()
+    assert re.fullmatch(rf"## {today} \d\d:\d\d — Time", line), line
+
+
 def test_text_already_in_the_file_is_skipped(mem, ws):
     answer = rpc(mem, "memory_flush", entries=[{"text": "Earlier   notes."}], date="2026-01-20")
     assert answer["written"] == []

@@ -1,0 +1,156 @@
+"""Command-line speed: wall time of one `memd search` / `memd get` as a shell runs it.
+
+    python bench/cli_bench.py [--files 5000] [--runs 10] [--vault DIR] [--out FILE.json]
+
+Generates a vault of ``--files`` daily notes in a temp dir (or uses ``--vault``), indexes it
+keyword-only (``embeddings.provider: none``: the local model would take hours on 5,000
+notes, and a one-shot command's cost is start-up, config and the socket, not the vector
+side), then times the median wall time of ``--runs`` runs of each command, as a new process
+each time, without a daemon and with one. Also times ``python -c pass`` and importing
+``memd.cli``. When ``qmd`` is on PATH, the same vault is added as a qmd collection and
+``qmd search`` / ``qmd get`` are timed in the same run; otherwise the figures are absolute.
+Targets (issue 12): with a daemon ≤ 0.15 s, without ≤ 0.25 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import write_result  # noqa: E402
+from bench.vault import make_vault, queries  # noqa: E402
+from memd.client import Client  # noqa: E402
+from memd.errors import MemdError  # noqa: E402
+
+
+def memd_command() -> list[str]:
+    """The ``memd`` script of this installation, as a user runs it."""
+    script = Path(sys.executable).with_name("memd")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "memd"]
+
+
+def wall(cmd: list[str], runs: int, env: dict) -> float:
+    """Median wall time in seconds of ``runs`` runs of ``cmd`` (after one warm-up run)."""
+    times = []
+    for n in range(runs + 1):
+        t = time.perf_counter()
+        out = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = time.perf_counter() - t
+        if out.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed: {out.stderr.decode()[-500:]}")
+        if n:
+            times.append(elapsed)
+    return round(statistics.median(times), 3)
+
+
+def wait_ready(sock: Path, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Until the daemon answers and has finished its first pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("memd serve exited early")
+        try:
+            with Client(sock, timeout=5) as c:
+                status = c.call("status")
+                if status["indexing"] is None and status["pending_files"] == 0:
+                    return
+        except MemdError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"memd serve did not get ready in {timeout:.0f} s")
+
+
+def qmd_figures(vault: Path, query: str, rel: str, runs: int, home: Path) -> dict:
+    """``qmd search`` and ``qmd get`` on the same vault, its index in a temp HOME."""
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    add = ["qmd", "collection", "add", str(vault), "--name", "bench", "--mask", "**/*.md"]
+    out = subprocess.run(add, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"qmd_error": out.stderr.strip()[-300:]}
+    return {
+        "qmd_search_s": wall(["qmd", "search", query, "-c", "bench"], runs, env),
+        "qmd_get_s": wall(["qmd", "get", f"bench/{rel}:1", "-l", "20"], runs, env),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--vault", type=Path, help="an existing vault (default: generate one)")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "cli.json")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="memd-cli-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        t = time.perf_counter()
+        vault = args.vault.resolve() if args.vault else make_vault(tmp / "vault", args.files)
+        generate_s = time.perf_counter() - t
+        config = tmp / "config.yaml"
+        config.write_text(
+            f"workspace: {vault}\nstate_dir: {tmp / 'state'}\nsocket: {tmp / 'run' / 'memd.sock'}\n"
+            "embeddings: {provider: none}\n"
+        )
+        env = {**os.environ, "MEMD_CONFIG": str(config), "HOME": str(tmp)}
+        memd = memd_command()
+        t = time.perf_counter()
+        subprocess.run([*memd, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
+        index_s = time.perf_counter() - t
+
+        query = queries(3)[1]
+        names = sorted(os.listdir(vault / "memory"))
+        rel = f"memory/{names[len(names) // 2]}"
+        search = [*memd, "search", query]
+        get = [*memd, "get", rel, "--from", "1", "--lines", "20"]
+        python = [sys.executable, "-c", "pass"]
+        result: dict = {
+            "benchmark": "cli",
+            "files": args.files,
+            "query": query,
+            "generate_s": round(generate_s, 1),
+            "index_s": round(index_s, 1),
+            "python_start_s": wall(python, args.runs, env),
+            "import_memd_cli_s": wall([*python[:2], "import memd.cli"], args.runs, env),
+            "search_no_daemon_s": wall(search, args.runs, env),
+            "get_no_daemon_s": wall(get, args.runs, env),
+        }
+
+        daemon = subprocess.Popen(
+            [*memd, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            wait_ready(tmp / "run" / "memd.sock", daemon)
+            result["search_daemon_s"] = wall(search, args.runs, env)
+            result["get_daemon_s"] = wall(get, args.runs, env)
+        finally:
+            daemon.terminate()
+            daemon.wait(10)
+
+        if shutil.which("qmd"):
+            result.update(qmd_figures(vault, query, rel, args.runs, tmp / "qmd-home"))
+        else:
+            result["qmd"] = "not on PATH: absolute figures only"
+        result.update(
+            runs=args.runs,
+            target_daemon_s=0.15,
+            target_no_daemon_s=0.25,
+            cpus=os.cpu_count(),
+            python=platform.python_version(),
+        )
+    write_result(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""The command line's output for people: one printer per command, and progress lines.
+
+Every printer takes the method's result object as the socket sends it. Results go to
+stdout; notes about them (freshness, warnings, paging) go to stderr, so a script that reads
+stdout gets only the answer. Imports nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+
+def note(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def index_report(r: dict) -> None:
+    print(
+        f"indexed in {r['seconds']:.2f} s: {r['added']} added, {r['changed']} changed, "
+        f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
+        f"({r['chunks']} chunks written)"
+    )
+    if r.get("embedded"):
+        print(f"embedded {r['embedded']} chunks")
+    for w in r["warnings"]:
+        note(f"warning: {w}")
+
+
+def freshness(r: dict) -> str | None:
+    """One line on what a search answer may be missing, or None when it is current."""
+    index = r.get("index") or {}
+    parts = []
+    if index.get("stale"):
+        waiting = index.get("pending_files") or 0
+        parts.append(
+            f"{waiting} changed file{'s' if waiting != 1 else ''} not indexed yet"
+            if waiting
+            else "the files are not being watched right now"
+        )
+    if index.get("pending_embeddings"):
+        n = index["pending_embeddings"]
+        parts.append(f"{n} chunk{'s' if n != 1 else ''} not embedded yet (found by keyword only)")
+    if not parts:
+        return None
+    if index.get("stale"):
+        parts.append("recent edits may be missing")
+    return "index: " + "; ".join(parts)
+
+
+def search(r: dict) -> None:
+    if r.get("warning"):
+        note(f"warning: {r['warning']}")
+    if line := freshness(r):
+        note(line)
+    if not r["results"]:
+        print("nothing relevant found")
+        return
+    for n, hit in enumerate(r["results"]):
+        if n:
+            print()
+        heading = f"  {hit['heading']}" if hit["heading"] else ""
+        print(f"{hit['score']:.2f}  {hit['citation']}{heading}")
+        for line in hit["snippet"].splitlines():
+            print(f"      {line}")
+
+
+def get(r: dict) -> int:
+    """Print the lines; past the end of the file, say how long it is and return 1."""
+    if not r["text"] and r["from"] > max(r["total_lines"], 1):
+        total = r["total_lines"]
+        note(
+            f"memd: {r['path']} has {total} line{'s' if total != 1 else ''}; "
+            f"--from {r['from']} is past the end"
+        )
+        return 1
+    sys.stdout.write(r["text"])
+    if r["next_from"]:
+        note(
+            f"-- lines {r['from']}-{r['from'] + r['lines'] - 1} of {r['total_lines']}; "
+            f"more with --from {r['next_from']}"
+        )
+    return 0
+
+
+def flush(r: dict) -> None:
+    if r["duplicate"]:
+        print("already flushed with this id; nothing written")
+    for w in r["written"]:
+        print(f"wrote {w['path']}#L{w['start_line']}-L{w['end_line']}")
+    for s in r.get("skipped", []):
+        print(f"skipped: {s['reason']} ({s['path']})")
+    if r.get("warning"):
+        note(f"warning: {r['warning']}")
+
+
+def store(r: dict) -> None:
+    verb = "replaced" if r["replaced"] else "stored"
+    print(f"{verb} {r['path']}#L{r['start_line']}-L{r['end_line']}")
+
+
+def forget(r: dict, key: str) -> int:
+    if r["removed"]:
+        print(f"removed {key!r} from {', '.join(r['paths'])}")
+        return 0
+    note(f"memd: no stored key {key!r}; 'memd list' shows the keys there are")
+    return 1
+
+
+def key_list(r: dict) -> None:
+    if not r["entries"]:
+        note("no stored keys; add one with: memd store KEY CONTENT")
+        return
+    width = min(max(len(e["key"]) for e in r["entries"]), 24)
+    for e in r["entries"]:
+        where = f"{e['path']}:{e['line']}"
+        print(f"{e['key']:<{width}}  {e.get('value', '')}  ({where}, {e['category']})")
+
+
+def status(r: dict, extra: dict) -> None:
+    """The status object, then where this answer came from (config, socket, daemon)."""
+    rows = {**r, **extra}
+    width = max(len(k) for k in rows)
+    for key, value in rows.items():
+        if isinstance(value, list):
+            value = ", ".join(map(str, value))
+        print(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class Progress:
+    """``verb done/total unit`` on one terminal line; with ``rate``, also the rate and the
+    time left ("embedding 64/808 chunks, 3.2/s, about 4 min left")."""
+
+    def __init__(self, verb: str, unit: str, rate: bool = False) -> None:
+        self.verb, self.unit, self.rate = verb, unit, rate
+        self.started = time.monotonic()
+        self.first_estimate: Callable[[str], None] | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        line = f"{self.verb} {done}/{total} {self.unit}"
+        elapsed = time.monotonic() - self.started
+        if self.rate and done and elapsed > 0:
+            per_s = done / elapsed
+            left = _duration((total - done) / per_s) if done < total else "0 s"
+            line += f", {per_s:.1f}/s, about {left} left"
+            if self.first_estimate is not None:
+                self.first_estimate(_duration((total - done) / per_s))
+                self.first_estimate = None
+        sys.stderr.write(f"\r\033[K{line}")
+        sys.stderr.flush()
+
+    @staticmethod
+    def clear() -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()

@@ -1,0 +1,203 @@
+"""The ``memd`` command line's arguments: each command with its description and options.
+
+Global options are accepted before or after the command and listed once, in ``memd --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from memd import __version__
+
+_GLOBAL = "global options, before or after the command: --config PATH, --workspace NAME, --json, -v"
+
+# name: (one line for `memd --help`, the description `memd NAME --help` opens with)
+_COMMANDS = {
+    "search": (
+        "search the memory by meaning and keywords",
+        "Search the memory; prints the best chunks first with score, citation "
+        "(path#Lstart-Lend) and heading, then the text. Without a daemon the index is "
+        "brought up to date first.",
+    ),
+    "get": (
+        "print lines of a memory file",
+        "Print lines of an indexed memory file, e.g. around a search result's citation. "
+        "At most 1,000 lines per call; the next --from is shown when there is more. "
+        "A --from past the end says how many lines the file has and exits 1.",
+    ),
+    "index": (
+        "index what changed (or every file with --full)",
+        "Bring the index up to date with the files. Through the daemon when one runs (it "
+        "embeds in the background); otherwise here, with progress on a terminal, then embeds "
+        "the chunks that have no vector yet. Keyword search works as soon as indexing is done.",
+    ),
+    "status": (
+        "what is indexed, how fresh, which config and socket",
+        "Show what is indexed and how fresh it is, the config file, the socket, and the "
+        "daemon that answered (or that none runs).",
+    ),
+    "doctor": (
+        "check the setup and say what to fix",
+        "Check what usually goes wrong: the config, the workspace folders, the state folder, "
+        "the daemon (running, and serving this config), the embeddings provider, the file "
+        "watcher and the inotify limit. Says what to do for each problem; exits 1 if any.",
+    ),
+    "flush": (
+        "append a note to today's daily note (or MEMORY.md)",
+        "Append a note under a '## HH:MM — title' heading to today's memory/YYYY-MM-DD.md, "
+        "or with --core under '## YYYY-MM-DD HH:MM — title' to MEMORY.md. The text comes "
+        "from --text, --file or standard input; it is searchable when the command returns.",
+    ),
+    "store": (
+        "keep one '- **KEY**: CONTENT' line",
+        "Keep one line '- **KEY**: CONTENT' in the category's file (core: MEMORY.md, daily: "
+        "today's note, another name: memory/NAME.md); storing a key again replaces its line.",
+    ),
+    "forget": (
+        "remove a stored key's line",
+        "Remove the line of a stored key. Exits 1 if there is no such key.",
+    ),
+    "list": ("list stored keys and their values", "List stored keys with their values and lines."),
+    "serve": (
+        "run the daemon in the foreground",
+        "Run the daemon in the foreground: watch the workspaces, keep the index fresh and "
+        "answer on the socket. Ctrl-C or SIGTERM stops it; SIGHUP reloads the config.",
+    ),
+    "mcp": (
+        "serve memd's tools over MCP stdio",
+        "Serve memory_search, memory_get, memory_flush and the other tools over MCP on "
+        "standard input and output, for agent hosts (Claude Desktop, Cursor, ...).",
+    ),
+    "service": (
+        "install, remove or check memd as a user service",
+        "Install memd as a systemd user service (Linux) or launchd agent (macOS), remove it, "
+        "or show its state.",
+    ),
+}
+
+
+def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
+    # Accepted before or after the command (`memd search x --config c`), listed once: in
+    # `memd --help`. SUPPRESS as default keeps a subcommand from resetting a value given
+    # before it.
+    def helped(text: str) -> str:
+        return text if shown else argparse.SUPPRESS
+
+    parser.add_argument(
+        "--config", default=argparse.SUPPRESS, metavar="PATH", help=helped("config file to read")
+    )
+    parser.add_argument(
+        "--workspace",
+        default=argparse.SUPPRESS,
+        metavar="NAME",
+        help=helped("workspace to use (default: the first configured)"),
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=helped("print the result object as JSON, as the socket returns it"),
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=helped("log progress and details to stderr"),
+    )
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The ``memd`` argument parser: every command, its description and options."""
+    parser = argparse.ArgumentParser(
+        prog="memd",
+        description="Keep an AI agent's Markdown memory searchable.",
+        epilog="'memd COMMAND --help' describes a command. Exit codes: 0 ok, 1 error, 2 usage.",
+    )
+    _global_options(parser, shown=True)
+    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
+
+    def command(name: str) -> argparse.ArgumentParser:
+        summary, description = _COMMANDS[name]
+        p = sub.add_parser(name, help=summary, description=description, epilog=_GLOBAL)
+        _global_options(p, shown=False)
+        return p
+
+    p = command("search")
+    p.add_argument("query", help="what to look for, in plain words")
+    p.add_argument("--max-results", type=int, metavar="N", help="how many results (default 6)")
+    p.add_argument("--min-score", type=float, metavar="S", help="drop results below this (0-1)")
+    p.add_argument(
+        "--mode",
+        choices=["auto", "hybrid", "keyword", "vector"],
+        help="hybrid = meaning and words; keyword or vector alone; auto (default) = hybrid "
+        "when vectors exist, else keyword",
+    )
+    p.add_argument(
+        "--path",
+        action="append",
+        dest="paths",
+        metavar="GLOB",
+        help="only files matching this glob (repeatable)",
+    )
+    p.add_argument(
+        "--tag",
+        action="append",
+        dest="tags",
+        metavar="TAG",
+        help="only notes with this tag (repeatable)",
+    )
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+
+    p = command("get")
+    p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
+    p.add_argument("--from", dest="from_", type=int, metavar="N", help="first line (1-based)")
+    p.add_argument("--lines", type=int, metavar="N", help="how many lines (default 120)")
+
+    p = command("index")
+    p.add_argument("--full", action="store_true", help="re-read and re-chunk every file")
+    p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="index only; leave embedding to the daemon or a later 'memd index'",
+    )
+
+    p = command("status")
+    p.add_argument(
+        "--socket", action="store_true", help="print only the socket path (for socat, nc, scripts)"
+    )
+
+    command("doctor")
+
+    p = command("flush")
+    p.add_argument("--text", help="the note (else --file, else standard input)")
+    p.add_argument("--file", type=Path, help="read the note from this file")
+    p.add_argument("--title", help="heading for the note (default: its first words)")
+    p.add_argument("--core", action="store_true", help="append to MEMORY.md instead")
+    p.add_argument("--flush-id", help="write at most once per id, across restarts")
+    p.add_argument("--date", metavar="YYYY-MM-DD", help="the daily note to append to")
+
+    p = command("store")
+    p.add_argument("key", metavar="KEY", help="a short name, e.g. editor or timezone")
+    p.add_argument("content", metavar="CONTENT", help="the value, kept on one line")
+    p.add_argument("--category", default="core", help="core, daily, or a name (default core)")
+
+    p = command("forget")
+    p.add_argument("key", metavar="KEY", help="the key to remove")
+    p.add_argument("--category", help="only in this category's file")
+
+    p = command("list")
+    p.add_argument("--category", help="only this category (core, daily, or a name)")
+
+    command("serve")
+    command("mcp")
+    p = command("service")
+    p.add_argument(
+        "action",
+        choices=["install", "uninstall", "status"],
+        help="install (write, enable, start), uninstall (stop, disable, remove), status",
+    )
+    return parser

@@ -1,0 +1,106 @@
+"""`memd doctor` finds what users get wrong and says what to do about it."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+from memd import doctor
+
+
+def checks(config_path, env=None, workspace=None) -> dict:
+    env = {**os.environ, **(env or {})}
+    return {c.name: c for c in doctor.run_checks(str(config_path), workspace, env)}
+
+
+def write_config(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_a_healthy_setup_with_its_daemon(serve, ws):
+    ws.write("MEMORY.md", "# Memory\n- fine\n")
+    d = serve()
+    d.wait_for(lambda: d.call("status")["watcher"] == "running", what="watcher")
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "doctor"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(ws.root.parent)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = {
+        line.split()[1]: line for line in out.stdout.splitlines() if line[:4] in ("ok  ", "warn")
+    }
+    assert lines["daemon"].startswith("ok") and f"pid {d.proc.pid}" in lines["daemon"]
+    assert "serving this config" in lines["daemon"]
+    assert lines["watcher"].startswith("ok") and "running" in lines["watcher"]
+    assert lines["config"].startswith("ok") and str(d.config_path) in lines["config"]
+    assert "no problems found" in out.stdout
+
+
+def test_each_problem_is_named_with_what_to_do(tmp_path):
+    not_a_folder = tmp_path / "state-file"
+    not_a_folder.write_text("")
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there
+    config = write_config(
+        tmp_path / "c.yaml",
+        f"workspace: {tmp_path / 'gone'}\nstate_dir: {not_a_folder}\n"
+        f"socket: {tmp_path / 'run' / 'memd.sock'}\n"
+        f"embeddings: {{provider: openai, model: m, base_url: 'http://127.0.0.1:{port}/v1', "
+        "retries: 0, timeout_s: 2}\n",
+    )
+    found = checks(config)
+    assert found["workspace default"].state == "fail"
+    assert f"mkdir -p {tmp_path / 'gone' / 'memory'}" in found["workspace default"].fix
+    assert (
+        found["state folder"].state == "fail" and "is not a folder" in found["state folder"].detail
+    )
+    assert found["daemon"].state == "warn" and "memd serve" in found["daemon"].fix
+    assert found["embeddings"].state == "fail" and f"127.0.0.1:{port}" in found["embeddings"].fix
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "doctor", "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert json.loads(out.stdout)["ok"] is False
+
+
+def test_a_bad_config_stops_the_checks(tmp_path):
+    config = write_config(tmp_path / "c.yaml", "chunking: {tokenz: 5}\n")
+    found = checks(config)
+    assert list(found) == ["config"]
+    assert found["config"].state == "fail" and "chunking.tokenz" in found["config"].detail
+
+
+def test_the_daemon_of_another_config_is_a_problem(serve, ws, tmp_path):
+    d = serve()
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    config = write_config(
+        tmp_path / "other.yaml",
+        f"workspace: {other}\nstate_dir: {tmp_path / 'other-state'}\nsocket: {d.socket}\n"
+        "embeddings: {provider: none}\n",
+    )
+    found = checks(config)
+    assert found["daemon"].state == "fail"
+    assert f"pid {d.proc.pid}" in found["daemon"].detail
+    assert f"state folder {tmp_path / 'state'}" in found["daemon"].detail
+
+
+def test_too_few_inotify_watches(tmp_path, ws, monkeypatch):
+    for n in range(5):
+        ws.write(f"memory/f{n}/note.md", "# n\n")
+    limits = tmp_path / "inotify"
+    limits.mkdir()
+    (limits / "max_user_watches").write_text("4\n")
+    monkeypatch.setattr(doctor, "_INOTIFY", limits)
+    config = write_config(
+        tmp_path / "c.yaml",
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\nembeddings: {{provider: none}}\n",
+    )
+    check = checks(config)["inotify"]
+    assert check.state == "fail" and "7 folders to watch (5 Markdown files)" in check.detail
+    assert "max_user_watches is 4" in check.detail and "sysctl" in check.fix
