@@ -45,6 +45,7 @@ from memd.records import (
     SearchResult,
     Status,
     StoreAnswer,
+    TimeWindow,
     Written,
 )
 from memd.search import SearchRequest
@@ -78,6 +79,7 @@ __all__ = [
     "Status",
     "StoreAnswer",
     "StoreError",
+    "TimeWindow",
     "UnknownMethod",
     "WorkspaceConfig",
     "WorkspaceMissing",

@@ -69,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument("--now", metavar="DATETIME", help="read time words against this ISO date-time")
 
     p = sub.add_parser("get", parents=[common], help="print lines of a memory file")
     p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
@@ -176,6 +177,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             tags=args.tags,
             since=args.since,
             until=args.until,
+            now=args.now,
         )
         return _emit(router.call("memory_search", params), as_json, _print_search)
     if args.command == "get":
@@ -255,6 +257,10 @@ def _print_index(r: dict) -> None:
 def _print_search(r: dict) -> None:
     if r.get("warning"):
         print(f"warning: {r['warning']}", file=sys.stderr)
+    if r.get("time"):
+        t = r["time"]
+        print(f"time: '{t['matched']}' read as {t['from'] or '...'} to {t['to'] or '...'}",
+              file=sys.stderr)  # fmt: skip
     if not r["results"]:
         print("nothing relevant found")
         return

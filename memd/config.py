@@ -91,6 +91,12 @@ class Search:
     decay_floor: float = 0.6
     decay_weight: float = 0.4
     mmr: bool = False
+    # Time words and soft preferences (memd.timerank).
+    time_words: bool = True
+    outside_window: float = 0.7
+    newer_first: bool = True
+    near_equal: float = 0.1
+    sessions_factor: float = 0.9
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
@@ -98,7 +104,8 @@ class Search:
         if not 1 <= self.candidate_multiplier <= 50:
             raise ValueError("candidate_multiplier must be between 1 and 50")
         for name in ("min_score", "vector_weight", "text_weight", "mmr_lambda", "decay_floor",
-                     "decay_weight"):  # fmt: skip
+                     "decay_weight", "outside_window", "near_equal",
+                     "sessions_factor"):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.half_life_days <= 0:

@@ -45,7 +45,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         description=(
             "Search the agent's Markdown memory by meaning and keywords. Returns chunks with "
             "path, line range, citation, heading, snippet and score (0-1, best first). Use "
-            "plain-language queries; narrow with paths (globs), tags, or since/until dates."
+            "plain-language queries; narrow with paths (globs), tags, or since/until dates. "
+            "Time words in the query ('last week', 'in March', '昨天') prefer notes of those "
+            "days; the answer's 'time' says how they were read."
         )
     )
     def memory_search(
@@ -57,6 +59,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         tags: list[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        now: str | None = None,
         workspace: str | None = None,
     ) -> dict:
         return call(
@@ -70,6 +73,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "tags": tags,
                 "since": since,
                 "until": until,
+                "now": now,
                 "workspace": workspace,
             },
         )

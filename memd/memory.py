@@ -38,9 +38,11 @@ from memd.records import (
     SearchAnswer,
     Status,
     StoreAnswer,
+    TimeWindow,
 )
 from memd.rerank import make_reranker
 from memd.search import Searcher, SearchRequest
+from memd.timewords import TimeReading
 from memd.workspace import Workspace, read_lines
 from memd.writer import Entry
 
@@ -87,6 +89,7 @@ class Memory:
             config.embeddings.query_timeout_s,
             make_reranker(config.rerank),
             config.rerank.top_n,
+            clock=config.flush.now,
         )
         self._activity = activity or Activity
         self._commit = commit or _inline
@@ -159,6 +162,7 @@ class Memory:
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
             warning=ranked.warning,
+            time=_time_window(ranked.time),
         )
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:
@@ -227,6 +231,13 @@ class Memory:
     def flush_prompt(self, date: str | None = None) -> FlushPrompt:
         """The prompt an agent runs to decide what to flush before compacting."""
         return self.journal.flush_prompt(date)
+
+
+def _time_window(reading: TimeReading | None) -> TimeWindow | None:
+    if reading is None:
+        return None
+    shown = reading.as_dict()
+    return TimeWindow(shown["from"], shown["to"], shown["matched"])
 
 
 def open(

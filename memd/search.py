@@ -36,6 +36,8 @@ from memd.ranking import (
 from memd.records import SearchResult
 from memd.rerank import Reranker
 from memd.store import Store
+from memd.timerank import adjust, asks_only_when, listing, parse_now, reference_day, window_filter
+from memd.timewords import TimeReading, read_time
 from memd.vectors import VectorIndex
 
 MODES = ("auto", "hybrid", "keyword", "vector")
@@ -55,6 +57,7 @@ class SearchRequest:
     tags: tuple[str, ...] = ()
     since: str | None = None
     until: str | None = None
+    now: str | None = None  # ISO date-time that time words are read against; None: the clock
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Ranked:
     results: list[SearchResult]
     mode: str
     warning: str | None = None
+    time: TimeReading | None = None  # how the query's time words were read
 
 
 class Searcher:
@@ -78,6 +82,7 @@ class Searcher:
         query_timeout_s: float,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
+        clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.settings = settings
         self.reranker = reranker or Reranker()
@@ -85,6 +90,7 @@ class Searcher:
         self.embedder = embedder
         self._vectors = vectors
         self._today = today
+        self._clock = clock or (lambda: dt.datetime.combine(today(), dt.time(12)).astimezone())
         self._query_timeout = query_timeout_s
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
         self._cache: dict[str, np.ndarray] = {}  # recent query vectors, oldest first
@@ -112,6 +118,8 @@ class Searcher:
         since, until = _date("since", request.since), _date("until", request.until)
         if since and until and since > until:
             raise InvalidParams("since", f"{since} is after until ({until})")
+        if request.now is not None:
+            parse_now(request.now, self._clock)  # raises naming 'now'
         return dataclasses.replace(
             request,
             max_results=max_results,
@@ -126,9 +134,17 @@ class Searcher:
         """Rank the chunks of ``store`` for ``request`` (resolved here if it is not)."""
         req = self.resolve(request)
         assert req.max_results is not None and req.min_score is not None
+        # Time words set a soft window and are not searched for (memd.timerank).
+        now = parse_now(req.now, self._clock)
+        reading = read_time(req.query, now) if self.settings.time_words else None
+        if reading is not None and asks_only_when(reading.query):
+            return self._listing(store, req, reading)
+        asked = dataclasses.replace(req, query=reading.query) if reading else req
+        window = window_filter(reading, req.since, req.until) if reading else None
+        in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
         query_vector, warning = None, None
         if req.mode != "keyword":
-            query_vector, warning = self._query_vector(req, store)
+            query_vector, warning = self._query_vector(asked, store)
         mode = "keyword"
         if query_vector is not None:
             mode = "vector" if req.mode == "vector" else "hybrid"
@@ -137,10 +153,16 @@ class Searcher:
         allowed = file_filter(store, req.paths, req.tags)
         sides = []
         if mode != "vector":
-            sides.append(keyword_candidates(store, req, limit, allowed))
+            sides.append(keyword_candidates(store, asked, limit, allowed))
+            if in_window is not None:
+                sides.append(keyword_candidates(store, in_window, limit, allowed))
         vectors = self._vectors()
         if query_vector is not None:
-            sides.append(vector_candidates(store, vectors, query_vector, req, limit, allowed))
+            sides.append(vector_candidates(store, vectors, query_vector, asked, limit, allowed))
+            if in_window is not None:
+                sides.append(
+                    vector_candidates(store, vectors, query_vector, in_window, limit, allowed)
+                )
         cands = merge(*sides)
         if query_vector is not None:
             attach_vectors(cands, vectors, query_vector, self.embedder.cosine_band)
@@ -152,10 +174,25 @@ class Searcher:
         ranking = dataclasses.replace(settings, **weights)
         fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
         if self.reranker.enabled and cands:
-            cands, failed = self._rerank(req, cands)
+            cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None
-        results = select(cands, req.max_results, req.min_score, ranking, self._today())
-        return Ranked(results, mode, warning)
+        today = reference_day(now.date(), reading)
+        results = select(cands, req.max_results, req.min_score, ranking, today,
+                         lambda kept: adjust(kept, reading, ranking))  # fmt: skip
+        return Ranked(results, mode, warning, reading)
+
+    def _listing(self, store: Store, req: SearchRequest, reading: TimeReading) -> Ranked:
+        """A question that names only a time: the chunks of that window, newest first."""
+        assert req.max_results is not None and req.min_score is not None
+        window = window_filter(reading, req.since, req.until)
+        allowed = file_filter(store, req.paths, req.tags)
+        if window is None or allowed == {}:
+            return Ranked([], "keyword", None, reading)
+        ids = None if allowed is None else list(allowed)
+        hits = store.dated_chunks(window[0], window[1], req.max_results, ids)
+        plain = dataclasses.replace(self.settings, decay=False, mmr=False)
+        results = select(listing(hits), req.max_results, req.min_score, plain, dt.date.today())
+        return Ranked(results, "keyword", None, reading)
 
     def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:
         """The best candidates, scored again by the reranker; on failure, unchanged and why."""

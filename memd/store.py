@@ -397,6 +397,34 @@ class Store:
         return {row[0]: Hit(*row) for row in rows}
 
     @_guard
+    def dated_chunks(
+        self,
+        since: str | None,
+        until: str | None,
+        limit: int,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        """Chunks of files dated from ``since`` to ``until`` (either may be open), newest
+        file first, each file's chunks in order (a question that names only a time)."""
+        where, args = ["f.date IS NOT NULL"], []
+        if since:
+            where.append("f.date >= ?")
+            args.append(since)
+        if until:
+            where.append("f.date <= ?")
+            args.append(until)
+        if file_ids is not None:
+            where.append("f.id IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(list(file_ids)))
+        rows = self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+            "ORDER BY f.date DESC, f.path, c.start_line LIMIT ?",
+            [*args, limit],
+        )
+        return [Hit(*row) for row in rows]
+
+    @_guard
     def has_files_under(self, folder: str) -> bool:
         """Whether any indexed file lies below ``folder`` (a result-path prefix)."""
         # '/' + 1 is '0': the range holds exactly the paths starting with folder + '/'.
