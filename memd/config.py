@@ -87,7 +87,7 @@ class Search:
     half_life_days: float = 30.0
     mmr_lambda: float = 0.7
     candidate_multiplier: int = 4
-    decay: bool = True
+    decay: bool = False
     decay_floor: float = 0.6
     decay_weight: float = 0.4
     mmr: bool = False
@@ -95,7 +95,7 @@ class Search:
     time_words: bool = True
     outside_window: float = 0.7
     newer_first: bool = True
-    near_equal: float = 0.1
+    near_equal: float = 0.15
     sessions_factor: float = 0.9
 
     def __post_init__(self) -> None:

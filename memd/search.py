@@ -36,7 +36,7 @@ from memd.ranking import (
 from memd.records import SearchResult
 from memd.rerank import Reranker
 from memd.store import Store
-from memd.timerank import adjust, asks_only_when, listing, parse_now, reference_day, window_filter
+from memd.timerank import adjust, asks_only_when, listing, parse_now, window_filter
 from memd.timewords import TimeReading, read_time
 from memd.vectors import VectorIndex
 
@@ -176,9 +176,11 @@ class Searcher:
         if self.reranker.enabled and cands:
             cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None
-        today = reference_day(now.date(), reading)
-        results = select(cands, req.max_results, req.min_score, ranking, today,
-                         lambda kept: adjust(kept, reading, ranking))  # fmt: skip
+        if reading is not None:  # the question says when: recency no longer matters
+            ranking = dataclasses.replace(ranking, decay=False)
+        n, query = req.max_results, asked.query
+        results = select(cands, n, req.min_score, ranking, now.date(),
+                         lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip
         return Ranked(results, mode, warning, reading)
 
     def _listing(self, store: Store, req: SearchRequest, reading: TimeReading) -> Ranked:

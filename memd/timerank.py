@@ -24,6 +24,8 @@ from memd.timewords import TimeReading
 # Relevance given to the chunks of a window when the question is only about the time
 # ("what did we do yesterday"): above the default min_score, below a real keyword match.
 LISTING_RELEVANCE = 0.5
+NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one fact share
+AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
 _WORD = re.compile(r"\w+")
 _NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]")
 
@@ -80,37 +82,64 @@ def listing(hits: list[Hit]) -> list[Candidate]:
     return out
 
 
-def reference_day(today: dt.date, reading: TimeReading | None) -> dt.date:
-    """The day decay counts age from: today, or the end of a window in the past, so that
-    "in March" does not find March's notes old."""
-    if reading is not None and reading.end is not None and reading.end < today:
-        return reading.end
-    return today
-
-
 def adjust(
-    cands: list[Candidate], reading: TimeReading | None, settings: Search
+    cands: list[Candidate],
+    reading: TimeReading | None,
+    settings: Search,
+    query: str = "",
+    shown: int = 10,
 ) -> list[Candidate]:
-    """Apply the soft preferences to scored candidates (in place; returns them)."""
+    """Apply the soft preferences to scored candidates (in place; returns them); ``shown``
+    is how many results the answer will hold."""
     for c in cands:
-        if reading is not None and c.hit.date is not None and not reading.contains(c.hit.date):
-            c.score *= settings.outside_window
+        if reading is not None and c.hit.date is not None:
+            c.score *= window_factor(c.hit.date, reading, settings.outside_window)
         if c.hit.source == "sessions":
             c.score *= settings.sessions_factor
     if settings.newer_first:
-        newer_first(cands, settings.near_equal)
+        # Only what may be shown can move: the best few, inside the window if there is one.
+        best = sorted(cands, key=lambda c: -c.score)[: 2 * shown]
+        inside = [c for c in best if reading is None or _inside(c.hit.date, reading)]
+        newer_first(inside, settings.near_equal, query)
     return cands
 
 
-def newer_first(cands: list[Candidate], margin: float) -> None:
-    """When two dated chunks score within ``margin`` of each other, the newer comes first:
-    the older one's score is lowered to just under the newer one's.
+def _inside(date: str | None, reading: TimeReading) -> bool:
+    return date is not None and reading.contains(date)
 
-    Daily notes that disagree (the deploy target was staging on 3 March and production on
-    9 March) then show the later statement first, however old both are; a clearly better
-    older answer keeps its place.
+
+def window_factor(date: str, reading: TimeReading, outside: float) -> float:
+    """1 for a day inside the window, ``outside`` before it; after it, from 1 down to
+    ``outside`` over a few days, since what happened is often written down a day or two
+    later ("yesterday we ...")."""
+    day = dt.date.fromisoformat(date)
+    if reading.contains(day):
+        return 1.0
+    if reading.end is not None and day > reading.end:
+        late = (day - reading.end).days
+        return outside + (1.0 - outside) * 2.0 ** (-late / AFTER_HALF_DAYS)
+    return outside
+
+
+def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
+    """When two dated chunks make nearly the same statement (``statement``) and score
+    within ``margin`` of each other, the newer comes first: the older one's score is
+    lowered to just under the newer one's.
+
+    Daily notes that disagree (the deploy target is staging, on 3 March; the deploy target
+    is production, on 9 March) then show the later statement first, however old both are;
+    a clearly better older answer keeps its place, and chunks that only share the query's
+    words are left in their order.
     """
+    asked = _terms(query)
     dated = sorted((c for c in cands if c.hit.date), key=lambda c: c.hit.date, reverse=True)
+    said: dict[int, set[str]] = {}
+
+    def of(c: Candidate) -> set[str]:  # only chunks close in score are ever compared
+        if c.hit.chunk_id not in said:
+            said[c.hit.chunk_id] = statement(c.hit.text, asked)
+        return said[c.hit.chunk_id]
+
     for n, c in enumerate(dated):
         lowered = True
         while lowered:  # lowering a score can bring it near another newer one
@@ -118,6 +147,29 @@ def newer_first(cands: list[Candidate], margin: float) -> None:
             for newer in dated[:n]:
                 if newer.hit.date == c.hit.date or newer.score >= c.score:
                     continue
-                if newer.score >= c.score * (1 - margin):
+                if newer.score >= c.score * (1 - margin) and same_statement(of(c), of(newer)):
                     c.score = max(newer.score - 1e-4, 0.0)
                     lowered = True
+
+
+def _terms(text: str) -> set[str]:
+    """Content words, cut to five letters (a crude stem: 'provider' ~ 'providers')."""
+    return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def statement(text: str, asked: set[str]) -> set[str]:
+    """The words of the line of ``text`` that holds most of the query's words: what the
+    chunk says about what was asked."""
+    best, score = "", 0
+    for line in text.lower().splitlines():
+        held = sum(term in line for term in asked)  # substrings: cheap, and close enough
+        if held > score:
+            best, score = line, held
+    return _terms(best)
+
+
+def same_statement(a: set[str], b: set[str]) -> bool:
+    """Two lines say nearly the same thing (most words shared), as one fact's old and new
+    value do ("the deploy target is now staging" / "... production")."""
+    shared = len(a & b)
+    return shared >= 2 and shared >= NEAR_DUPLICATE * min(len(a), len(b))

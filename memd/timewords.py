@@ -159,7 +159,7 @@ _MONTH = "(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.
 _NUM = r"(?P<n>\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"  # noqa: E501
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
-_WEEKDAY = "(?P<weekday>" + "|".join(_WEEKDAYS) + ")s?"
+_WEEKDAY = "(?P<weekday>" + "|".join(_WEEKDAYS) + ")(?P<plural>s)?"
 # Words that only point at the time expression after them; removed with it.
 _LEAD = r"(?:(?:in|on|during|at|over|for|of|within|throughout|from)\s+)?(?:the\s+)?"
 
@@ -241,8 +241,16 @@ def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    weekday = _WEEKDAYS.index(m["weekday"].lower())
+    if m["plural"]:
+        return None  # "on Fridays": every Friday, not one
     which = (m["which"] or "").lower()
+    if not (which or m["lead"]):
+        # A bare weekday is a time only at the end of the question or after "since" and
+        # its kin: "the Friday team lunch" is a lunch.
+        ends = not m.string[m.end() :].strip(" ?.!,;:")
+        if not (ends or _OPEN_BEFORE.search(m.string[: m.start()])):
+            return None
+    weekday = _WEEKDAYS.index(m["weekday"].lower())
     if which == "this":
         day = _week(today)[0] + dt.timedelta(days=weekday)
     else:
@@ -277,12 +285,13 @@ _RULES_EN: list[_Rule] = [
     (re.compile(rf"\b(?:(?:in|over|during|for|within)\s+)?(?P<the>the\s+)?(?P<which>last|past|previous)"
                 rf"\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I), _past_rule),
     (re.compile(rf"\b{_LEAD}(?:this|current)\s+{_UNIT}\b", re.I), _this_rule),
-    (re.compile(rf"\b(?:(?:on|in)\s+)?(?:(?P<which>last|past|this)\s+)?{_WEEKDAY}\b", re.I),
+    (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this)\s+)?{_WEEKDAY}\b", re.I),
      _weekday_rule),
     (re.compile(r"\b(?:(?:on|over|at|during)\s+)?(?:the\s+)?(?:(?P<which>last|this|past)\s+)?weekend\b",
                 re.I), _weekend_rule),
 ]  # fmt: skip
 
+_OPEN_BEFORE = re.compile(r"\b(since|after|before|until|till|from|by)\s+$", re.I)
 # Prepositions that turn a point in time into an open range.
 _SINCE_EN = re.compile(r"\b(since|after|starting(?:\s+from)?)\s+$", re.I)
 _BEFORE_EN = re.compile(r"\b(before|until|till|up\s+to|prior\s+to)\s+$", re.I)

@@ -14,46 +14,85 @@ from memd.methods import call
 from memd.ranking import Candidate
 from memd.schema import Hit
 from memd.search import SearchRequest
-from memd.timerank import adjust, asks_only_when, newer_first, parse_now, window_filter
+from memd.timerank import (
+    adjust,
+    asks_only_when,
+    newer_first,
+    parse_now,
+    same_statement,
+    statement,
+    window_factor,
+    window_filter,
+)
 from memd.timewords import read_time
 
 NOW = "2026-03-18T09:30:00"  # a Wednesday
 
 
-def cand(chunk_id, score, date=None, source=None):
+def cand(chunk_id, score, date=None, source=None, text=""):
     source = source or ("daily" if date else "core")
-    c = Candidate(Hit(chunk_id, f"p{chunk_id}", 1, 1, "", "", source, date, 0))
+    c = Candidate(Hit(chunk_id, f"p{chunk_id}", 1, 1, "", text, source, date, 0))
     c.score = score
     return c
 
 
-def test_newer_first_among_near_equals():
-    """Two dated chunks within the margin: the newer comes first; scores stay ordered."""
-    old, new = cand(1, 0.62, "2026-03-03"), cand(2, 0.60, "2026-03-09")
-    newer_first([old, new], 0.1)
+STAGING = "# 2026-03-03\n- Lunch with Sam.\n- The deploy target is now staging."
+PRODUCTION = "# 2026-03-09\n- The deploy target is now production.\n- Read about rust."
+
+
+def test_newer_first_among_near_duplicates():
+    """Two notes stating one fact at near-equal scores: the newer first, scores in order."""
+    old = cand(1, 0.62, "2026-03-03", text=STAGING)
+    new = cand(2, 0.60, "2026-03-09", text=PRODUCTION)
+    newer_first([old, new], 0.1, "what is the deploy target")
     assert new.score > old.score >= 0.59
 
 
+def test_near_equal_chunks_about_other_things_keep_their_order():
+    old = cand(1, 0.62, "2026-03-03", text=STAGING)
+    new = cand(2, 0.60, "2026-03-09", text="- Lunch with Sam.\n- The deploy went fine.")
+    newer_first([old, new], 0.1, "what is the deploy target")
+    assert (old.score, new.score) == (0.62, 0.60)
+
+
 def test_a_clearly_better_older_answer_keeps_its_place():
-    old, new = cand(1, 0.80, "2026-03-03"), cand(2, 0.60, "2026-03-09")
-    newer_first([old, new], 0.1)
+    old = cand(1, 0.80, "2026-03-03", text=STAGING)
+    new = cand(2, 0.60, "2026-03-09", text=PRODUCTION)
+    newer_first([old, new], 0.1, "what is the deploy target")
     assert (old.score, new.score) == (0.80, 0.60)
 
 
 def test_undated_chunks_are_not_reordered_by_date():
-    core, new = cand(1, 0.62), cand(2, 0.60, "2026-03-09")
-    newer_first([core, new], 0.1)
+    core = cand(1, 0.62, text="- The deploy target is now staging.")
+    new = cand(2, 0.60, "2026-03-09", text=PRODUCTION)
+    newer_first([core, new], 0.1, "what is the deploy target")
     assert core.score == 0.62
+
+
+def test_statement_is_the_line_about_what_was_asked():
+    asked = {"deplo", "targe"}
+    assert statement(STAGING, asked) == {"deplo", "targe", "stagi"}
+    assert same_statement(statement(STAGING, asked), statement(PRODUCTION, asked))
+    assert not same_statement({"deplo", "went", "fine"}, {"lunch", "sam"})
 
 
 def test_adjust_prefers_the_window_and_notes_over_transcripts():
     reading = read_time("in March", dt.date(2026, 6, 1))
-    inside, outside, core = cand(1, 0.5, "2026-03-05"), cand(2, 0.5, "2026-05-01"), cand(3, 0.5)
+    inside, before, core = cand(1, 0.5, "2026-03-05"), cand(2, 0.5, "2026-02-01"), cand(3, 0.5)
     session = cand(4, 0.5, "2026-03-06", source="sessions")
-    adjust([inside, outside, core, session], reading, Search(newer_first=False))
+    adjust([inside, before, core, session], reading, Search(newer_first=False))
     assert inside.score == core.score == 0.5
-    assert outside.score == pytest.approx(0.35)
+    assert before.score == pytest.approx(0.35)
     assert session.score == pytest.approx(0.45)
+
+
+def test_a_note_written_just_after_the_window_keeps_most_of_its_preference():
+    """What happened on the 3rd is often written down on the 4th."""
+    reading = read_time("on 3 May", dt.date(2026, 6, 1))
+    assert window_factor("2026-05-03", reading, 0.7) == 1.0
+    assert 0.85 < window_factor("2026-05-04", reading, 0.7) < 1.0
+    assert window_factor("2026-05-20", reading, 0.7) == pytest.approx(0.7, abs=0.01)
+    assert window_factor("2026-05-02", reading, 0.7) == 0.7
 
 
 def test_parse_now_reads_iso_in_the_configured_zone():

@@ -25,6 +25,9 @@ D = dt.date
         ("three days ago we talked about X", D(2026, 3, 15), D(2026, 3, 15), "three days ago",
          "we talked about X"),
         ("changes since Monday", D(2026, 3, 16), D(2026, 3, 18), "since Monday", "changes"),
+        ("what did we discuss Monday?", D(2026, 3, 16), D(2026, 3, 16), "Monday",
+         "what did we discuss?"),
+        ("the retro on Friday", D(2026, 3, 13), D(2026, 3, 13), "Friday", "the retro"),
         ("notes of 2026-01-20 about deploy", D(2026, 1, 20), D(2026, 1, 20), "2026-01-20",
          "notes about deploy"),
         ("what did we do yesterday?", D(2026, 3, 17), D(2026, 3, 17), "yesterday",
@@ -66,7 +69,8 @@ def test_reads_time_words(query, start, end, matched, rest):
 @pytest.mark.parametrize(
     "query",
     ["we may ship the fix", "march forward", "which database do we use", "version 3 of the API",
-     "the deploy target", "数据库用的是什么", "top 10 tasks"],
+     "the deploy target", "数据库用的是什么", "top 10 tasks",
+     "where does the Friday team lunch come from", "we deploy on Fridays"],
 )  # fmt: skip
 def test_no_time_words_no_window(query):
     """Words that only look like dates (the verb 'may', a bare number) name no window."""
