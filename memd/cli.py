@@ -70,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
     p.add_argument("--now", metavar="DATETIME", help="read time words against this ISO date-time")
+    p.add_argument(
+        "--source",
+        action="append",
+        dest="sources",
+        choices=["memory", "sessions"],
+        help="only notes (memory) or only session transcripts (sessions); default both",
+    )
 
     p = sub.add_parser("get", parents=[common], help="print lines of a memory file")
     p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
@@ -178,6 +185,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             since=args.since,
             until=args.until,
             now=args.now,
+            sources=args.sources,
         )
         return _emit(router.call("memory_search", params), as_json, _print_search)
     if args.command == "get":

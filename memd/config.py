@@ -8,6 +8,7 @@ passed down; nothing deeper reads the environment.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -175,14 +176,41 @@ class ExtraPath:
     exclude: tuple[str, ...] = ()
 
 
+SESSION_FORMATS = ("claude-code", "codex", "openclaw", "jsonl")
+# Where each agent host keeps its transcripts, when an entry gives no path.
+SESSION_PATHS = {
+    "claude-code": "~/.claude/projects",
+    "codex": "~/.codex/sessions",
+    "openclaw": "~/.openclaw/agents/main/sessions",
+}
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """A folder of agent session transcripts, indexed read-only (``source: sessions``)."""
+
+    path: Path
+    format: Literal["claude-code", "codex", "openclaw", "jsonl"]
+    max_age_days: float = 30.0  # older transcripts leave the index (never the disk)
+    tools: Literal["summary", "omit"] = "summary"  # tool calls and output: one line, or none
+    name: str | None = None  # shown as sessions/<name>/...; default: the format
+
+    def __post_init__(self) -> None:
+        if self.max_age_days <= 0:
+            raise ValueError("max_age_days must be positive")
+        if self.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", self.name):
+            raise ValueError("name uses letters, digits, '-', '_' and '.'")
+
+
 @dataclass(frozen=True)
 class WorkspaceConfig:
-    """One memory workspace: its folder, extra roots and exclude globs."""
+    """One memory workspace: its folder, extra roots, exclude globs and session folders."""
 
     name: str
     path: Path
     extra_paths: tuple[ExtraPath, ...] = ()
     exclude: tuple[str, ...] = ()
+    sessions: tuple[SessionSource, ...] = ()
 
 
 @dataclass(frozen=True)

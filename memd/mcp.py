@@ -47,7 +47,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             "path, line range, citation, heading, snippet and score (0-1, best first). Use "
             "plain-language queries; narrow with paths (globs), tags, or since/until dates. "
             "Time words in the query ('last week', 'in March', '昨天') prefer notes of those "
-            "days; the answer's 'time' says how they were read."
+            "days; the answer's 'time' says how they were read. sources: ['memory'] for "
+            "notes only, ['sessions'] for past session transcripts only (default both)."
         )
     )
     def memory_search(
@@ -60,6 +61,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         since: str | None = None,
         until: str | None = None,
         now: str | None = None,
+        sources: list[Literal["memory", "sessions"]] | None = None,
         workspace: str | None = None,
     ) -> dict:
         return call(
@@ -74,6 +76,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "since": since,
                 "until": until,
                 "now": now,
+                "sources": sources,
                 "workspace": workspace,
             },
         )

@@ -42,6 +42,7 @@ from memd.records import (
 )
 from memd.rerank import make_reranker
 from memd.search import Searcher, SearchRequest
+from memd.sessions import Sessions, is_session_path
 from memd.timewords import TimeReading
 from memd.workspace import Workspace, read_lines
 from memd.writer import Entry
@@ -70,6 +71,9 @@ class Memory:
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
+        self.sessions = Sessions(
+            config.workspace(workspace).sessions, config.flush.now().tzinfo, config.chunking
+        )
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.db = Index(
             database_path(config, self.workspace.name),
@@ -80,6 +84,7 @@ class Memory:
             concurrent_reads=concurrent_reads,
             on_corrupt=on_corrupt,
             on_written=on_written,
+            sessions=self.sessions,
         )
         self.searcher = Searcher(
             config.search,
@@ -166,7 +171,10 @@ class Memory:
         )
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:
-        """Lines ``start``.. of an indexed file, read from disk (the files are the truth)."""
+        """Lines ``start``.. of an indexed file, read from disk (the files are the truth);
+        a session transcript's lines come redacted."""
+        if self.sessions and isinstance(path, str) and is_session_path(path):
+            return self.sessions.read(path, start, lines, self.workspace.name)
         full, inside = self.workspace.resolve(path)
         if not inside and self.db.read(lambda s: s.file_realpath(path)) != os.path.realpath(full):
             raise PathRefused(f"path {path!r} leads outside the workspace through a symlink")
@@ -182,7 +190,7 @@ class Memory:
             version=__version__,
             workspace=self.workspace.name,
             path=str(self.workspace.path),
-            roots=[str(r.path) for r in self.workspace.roots],
+            roots=[str(r.path) for r in [*self.workspace.roots, *self.sessions.roots]],
             files=counts["files"],
             chunks=counts["chunks"],
             embedded_chunks=embedded,

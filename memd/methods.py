@@ -105,6 +105,7 @@ def search_request(p: _Params) -> SearchRequest:
         since=p.get("since", str),
         until=p.get("until", str),
         now=p.get("now", str),
+        sources=p.strings("sources"),
     )
 
 

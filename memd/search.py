@@ -35,12 +35,14 @@ from memd.ranking import (
 )
 from memd.records import SearchResult
 from memd.rerank import Reranker
+from memd.sessions import is_session_path
 from memd.store import Store
 from memd.timerank import adjust, asks_only_when, listing, parse_now, window_filter
 from memd.timewords import TimeReading, read_time
 from memd.vectors import VectorIndex
 
 MODES = ("auto", "hybrid", "keyword", "vector")
+SOURCES = ("memory", "sessions")
 MAX_RESULTS = 100
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 
@@ -58,6 +60,7 @@ class SearchRequest:
     since: str | None = None
     until: str | None = None
     now: str | None = None  # ISO date-time that time words are read against; None: the clock
+    sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
 
 
 @dataclass(frozen=True)
@@ -120,12 +123,18 @@ class Searcher:
             raise InvalidParams("since", f"{since} is after until ({until})")
         if request.now is not None:
             parse_now(request.now, self._clock)  # raises naming 'now'
+        for source in request.sources:
+            if source not in SOURCES:
+                raise InvalidParams(
+                    "sources", f"must list {' and/or '.join(SOURCES)}, got {source!r}"
+                )
         return dataclasses.replace(
             request,
             max_results=max_results,
             min_score=min_score,
             paths=tuple(request.paths),
             tags=tuple(request.tags),
+            sources=tuple(dict.fromkeys(request.sources)),
             since=since,
             until=until,
         )
@@ -150,7 +159,7 @@ class Searcher:
             mode = "vector" if req.mode == "vector" else "hybrid"
         settings = self.settings
         limit = req.max_results * settings.candidate_multiplier
-        allowed = file_filter(store, req.paths, req.tags)
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
         sides = []
         if mode != "vector":
             sides.append(keyword_candidates(store, asked, limit, allowed))
@@ -187,7 +196,7 @@ class Searcher:
         """A question that names only a time: the chunks of that window, newest first."""
         assert req.max_results is not None and req.min_score is not None
         window = window_filter(reading, req.since, req.until)
-        allowed = file_filter(store, req.paths, req.tags)
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
         if window is None or allowed == {}:
             return Ranked([], "keyword", None, reading)
         ids = None if allowed is None else list(allowed)
@@ -255,16 +264,19 @@ def _date(name: str, value: str | None) -> str | None:
 
 
 def file_filter(
-    store: Store, paths: tuple[str, ...], tags: tuple[str, ...]
+    store: Store, paths: tuple[str, ...], tags: tuple[str, ...], sources: tuple[str, ...] = ()
 ) -> dict[int, str] | None:
-    """``{id: path}`` of files passing the ``paths`` globs and carrying one of ``tags``;
-    None when there is no such filter."""
-    if not paths and not tags:
+    """``{id: path}`` of files passing the ``paths`` globs, carrying one of ``tags`` and
+    of one of ``sources``; None when there is no such filter."""
+    one_source = sources[0] if len(set(sources)) == 1 else None
+    if not paths and not tags and one_source is None:
         return None
     globs = GlobSet(paths)
     wanted = {t.lower().lstrip("#") for t in tags}
     allowed = {}
     for file_id, path, file_tags in store.file_tags():
+        if one_source is not None and (one_source == "sessions") != is_session_path(path):
+            continue
         if globs and not globs.match(path):
             continue
         if wanted and not wanted & {t.lower() for t in file_tags}:

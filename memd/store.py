@@ -22,7 +22,15 @@ import apsw
 from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS
 from memd.log import get_logger
-from memd.schema import MIGRATIONS, SCHEMA_VERSION, ChunkRow, FileMeta, FileRow, Hit
+from memd.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    ChunkRow,
+    FileMeta,
+    FileRow,
+    Hit,
+    SessionState,
+)
 
 log = get_logger()
 
@@ -166,8 +174,9 @@ class Store:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
         )
 
-    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> None:
-        """Insert or replace one file and all its chunks (call inside ``transaction``)."""
+    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
+        """Insert or replace one file and all its chunks (call inside ``transaction``);
+        returns the file's id."""
         row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
         values = (
             meta.abspath,
@@ -197,6 +206,10 @@ class Store:
                 (meta.path, *values),
             )
             file_id = self.db.last_insert_rowid()
+        self._insert_chunks(file_id, rows)
+        return file_id
+
+    def _insert_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
         # Ids are given here so both tables fill with one executemany each; AUTOINCREMENT
         # keeps them above every id ever used.
         seq = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
@@ -223,6 +236,38 @@ class Store:
             (file_id,),
         )
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    # -- session transcripts (memd.sessions) ------------------------------------------------
+
+    @_guard
+    def session_files(self) -> dict[str, SessionState]:
+        """What the index knows of every session transcript, by result path."""
+        rows = self.db.execute(
+            "SELECT f.path, f.id, f.size, f.mtime_ns, s.offset, s.lines, s.head, s.head_bytes, "
+            "s.session_id, s.started FROM files f JOIN session_files s ON s.file_id = f.id"
+        )
+        return {r[0]: SessionState(*r[1:]) for r in rows}
+
+    def save_session(self, state: SessionState, skipped: int = 0) -> None:
+        """Record how far a transcript was read (call inside ``transaction``)."""
+        self.db.execute(
+            "INSERT INTO session_files(file_id, offset, lines, head, head_bytes, session_id, "
+            "started, skipped) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(file_id) DO UPDATE SET "
+            "offset=excluded.offset, lines=excluded.lines, head=excluded.head, "
+            "head_bytes=excluded.head_bytes, session_id=excluded.session_id, "
+            "started=excluded.started, skipped=session_files.skipped + excluded.skipped",
+            (state.file_id, state.offset, state.lines, state.head, state.head_bytes,
+             state.session_id, state.started, skipped),
+        )  # fmt: skip
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, lines = ?, indexed_at = ? WHERE id = ?",
+            (state.size, state.mtime_ns, state.lines, time.time(), state.file_id),
+        )
+
+    def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
+        """Add chunks to a file without touching the ones it has (call inside
+        ``transaction``): a transcript that grew."""
+        self._insert_chunks(file_id, rows)
 
     # -- meta -------------------------------------------------------------------------------
 

@@ -129,7 +129,8 @@ def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
     Daily notes that disagree (the deploy target is staging, on 3 March; the deploy target
     is production, on 9 March) then show the later statement first, however old both are;
     a clearly better older answer keeps its place, and chunks that only share the query's
-    words are left in their order.
+    words are left in their order. Notes are compared with notes and transcripts with
+    transcripts.
     """
     asked = _terms(query)
     dated = sorted((c for c in cands if c.hit.date), key=lambda c: c.hit.date, reverse=True)
@@ -147,6 +148,8 @@ def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
             for newer in dated[:n]:
                 if newer.hit.date == c.hit.date or newer.score >= c.score:
                     continue
+                if (newer.hit.source == "sessions") != (c.hit.source == "sessions"):
+                    continue  # a later transcript does not overrule a curated note
                 if newer.score >= c.score * (1 - margin) and same_statement(of(c), of(newer)):
                     c.score = max(newer.score - 1e-4, 0.0)
                     lowered = True

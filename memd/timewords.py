@@ -241,8 +241,8 @@ def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    if m["plural"]:
-        return None  # "on Fridays": every Friday, not one
+    if m["plural"] or _EVERY.search(m.string[: m.start()]):
+        return None  # "on Fridays", "every second Tuesday": a rule, not a day
     which = (m["which"] or "").lower()
     if not (which or m["lead"]):
         # A bare weekday is a time only at the end of the question or after "since" and
@@ -291,6 +291,7 @@ _RULES_EN: list[_Rule] = [
                 re.I), _weekend_rule),
 ]  # fmt: skip
 
+_EVERY = re.compile(r"\b(every|each|other|first|second|third|fourth|fifth)\s+$", re.I)
 _OPEN_BEFORE = re.compile(r"\b(since|after|before|until|till|from|by)\s+$", re.I)
 # Prepositions that turn a point in time into an open range.
 _SINCE_EN = re.compile(r"\b(since|after|starting(?:\s+from)?)\s+$", re.I)

@@ -27,6 +27,7 @@ log = get_logger()
 
 CORE_NAMES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
+SESSIONS_DIR = "sessions"  # result paths of session transcripts (memd.sessions) start here
 _IGNORED_NAMES = frozenset({"node_modules"})
 _CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
@@ -308,7 +309,7 @@ def _ignored(name: str) -> bool:
 
 def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
     """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
-    taken = {*CORE_NAMES, MEMORY_DIR}
+    taken = {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}
     roots = []
     for extra in extras:
         if isinstance(extra, Path):

@@ -70,7 +70,8 @@ def test_reads_time_words(query, start, end, matched, rest):
     "query",
     ["we may ship the fix", "march forward", "which database do we use", "version 3 of the API",
      "the deploy target", "数据库用的是什么", "top 10 tasks",
-     "where does the Friday team lunch come from", "we deploy on Fridays"],
+     "where does the Friday team lunch come from", "we deploy on Fridays",
+     "the release train leaves every second Tuesday"],
 )  # fmt: skip
 def test_no_time_words_no_window(query):
     """Words that only look like dates (the verb 'may', a bare number) name no window."""
