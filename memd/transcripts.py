@@ -64,6 +64,7 @@ _Reader = Callable[[dict, "_Meta", bool], list[tuple[str, str]] | None]
 class _Meta:
     session_id: str | None = None
     at: dt.datetime | None = None
+    calls: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
 
 
 def read_transcript(lines: Iterable[tuple[int, str]], fmt: str, tools: bool = True) -> Transcript:
@@ -71,6 +72,7 @@ def read_transcript(lines: Iterable[tuple[int, str]], fmt: str, tools: bool = Tr
     leaves tool calls and their output out (else each is summarised in one short line)."""
     reader = _READERS[fmt]
     out = Transcript()
+    calls: dict[str, str] = {}  # shared by the lines: an output names its call's tool
     for number, raw in lines:
         if not raw.strip():
             continue
@@ -82,7 +84,7 @@ def read_transcript(lines: Iterable[tuple[int, str]], fmt: str, tools: bool = Tr
         if not isinstance(obj, dict):
             out.skipped += 1
             continue
-        meta = _Meta()
+        meta = _Meta(calls=calls)
         try:
             said = reader(obj, meta, tools)
         except (AttributeError, KeyError, TypeError, ValueError):
@@ -177,9 +179,11 @@ def _claude_code(obj: dict, meta: _Meta, tools: bool) -> list[tuple[str, str]] |
         if btype == "text":
             said.append((kind, block.get("text", "")))
         elif btype == "tool_use" and tools:
+            meta.calls[str(block.get("id"))] = str(block.get("name"))
             said.append(_tool_call(block.get("name"), block.get("input")))
         elif btype == "tool_result" and tools:
-            said.append(_tool_output("tool", block.get("content")))
+            name = meta.calls.get(str(block.get("tool_use_id")), "tool")
+            said.append(_tool_output(name, block.get("content")))
     return said
 
 
@@ -198,16 +202,16 @@ def _codex(obj: dict, meta: _Meta, tools: bool) -> list[tuple[str, str]] | None:
         meta.session_id = obj["payload"].get("id")
         return []
     if kind == "response_item":
-        return _codex_item(obj["payload"], tools)
+        return _codex_item(obj["payload"], tools, meta)
     if kind in _CODEX_QUIET or obj.get("record_type") == "state":
         return []
     if kind is None and "id" in obj and "timestamp" in obj:  # the older first line
         meta.session_id = obj["id"]
         return []
-    return _codex_item(obj, tools)  # the older lines: items without the envelope
+    return _codex_item(obj, tools, meta)  # the older lines: items without the envelope
 
 
-def _codex_item(item: dict, tools: bool) -> list[tuple[str, str]] | None:
+def _codex_item(item: dict, tools: bool, meta: _Meta) -> list[tuple[str, str]] | None:
     kind = item.get("type")
     if kind == "message":
         role = item.get("role")
@@ -221,7 +225,9 @@ def _codex_item(item: dict, tools: bool) -> list[tuple[str, str]] | None:
         if not tools:
             return []
         args = item.get("arguments", item.get("input", item.get("action")))
-        return [_tool_call(item.get("name", kind.removesuffix("_call")), args)]
+        name = item.get("name", kind.removesuffix("_call"))
+        meta.calls[str(item.get("call_id"))] = str(name)
+        return [_tool_call(name, args)]
     if kind in ("function_call_output", "custom_tool_call_output"):
         if not tools:
             return []
@@ -229,7 +235,7 @@ def _codex_item(item: dict, tools: bool) -> list[tuple[str, str]] | None:
         if isinstance(output, str) and output.startswith("{"):
             with contextlib.suppress(ValueError, AttributeError):
                 output = json.loads(output).get("output", output)
-        return [_tool_output("tool", output)]
+        return [_tool_output(meta.calls.get(str(item.get("call_id")), "tool"), output)]
     return None
 
 

@@ -32,7 +32,7 @@ def test_claude_code_turns_point_at_their_lines():
     assert not any("read the schema first" in x.text for x in t.turns)  # thinking stays out
     tools = [x.text for x in t.turns if x.role == "tool"]
     assert tools[0].startswith("called Read:") and "schema.sql" in tools[0]
-    assert tools[1].startswith("tool returned: CREATE TABLE orders")
+    assert tools[1].startswith("Read returned: CREATE TABLE orders")
     assert (t.skipped, t.broken) == (1, 1)  # a line type memd does not know, a broken line
 
 
@@ -45,7 +45,7 @@ def test_codex_rollout_leaves_out_injected_context_and_duplicate_events():
     assert sum("nightly backup job fails" in x for x in texts) == 1  # not again from event_msg
     call = next(x for x in t.turns if x.text.startswith("called shell"))
     assert "journalctl -u backup" in call.text
-    output = next(x for x in t.turns if "returned" in x.text)
+    output = next(x for x in t.turns if x.text.startswith("shell returned:"))
     assert "No space left on device" in output.text and "exit_code" not in output.text
     assert t.turns[-1].line == line_of(path, "30 days now")
     assert t.skipped == 1
