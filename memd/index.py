@@ -149,7 +149,7 @@ class Index:
                 self.store, self.workspace, self.chunking, full, progress, cancel=cancel
             )
             if self.sessions and not report.cancelled:
-                report = combine(report, self.sessions.sync(self.store, full))
+                report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
             return report
 
         return self._write(run, cancel)
@@ -161,7 +161,9 @@ class Index:
         or the whole workspace when a folder appeared, moved or vanished."""
         paths = set(paths)
         if self.sessions and (transcripts := {p for p in paths if self.sessions.owns(p)}):
-            report = self._write(lambda: self.sessions.sync(self.store, paths=transcripts), cancel)
+            report = self._write(
+                lambda: self.sessions.sync(self.store, paths=transcripts, cancel=cancel), cancel
+            )
             rest = paths - transcripts
             return combine(report, self.sync_paths(rest, cancel)) if rest else report
         for path in paths:

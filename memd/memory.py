@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
+from zoneinfo import ZoneInfo
 
 from memd import __version__
 from memd.config import Config
@@ -71,9 +72,8 @@ class Memory:
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
-        self.sessions = Sessions(
-            config.workspace(workspace).sessions, config.flush.now().tzinfo, config.chunking
-        )
+        zone = ZoneInfo(config.flush.timezone) if config.flush.timezone else None  # None: local
+        self.sessions = Sessions(config.workspace(workspace).sessions, zone, config.chunking)
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.db = Index(
             database_path(config, self.workspace.name),

@@ -16,6 +16,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -170,10 +171,12 @@ class Sessions:
         full: bool = False,
         paths: Iterable[str] | None = None,
         now: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> IndexReport:
         """Bring the index in line with the transcripts (all of them, or the absolute
         ``paths`` a watcher reported): new lines of grown files, new files, and files gone
-        or older than their folder's ``max_age_days`` removed."""
+        or older than their folder's ``max_age_days`` removed. One transaction a file;
+        ``cancel`` stops between two."""
         started = time.perf_counter()
         now = time.time() if now is None else now
         report = IndexReport()
@@ -198,27 +201,25 @@ class Sessions:
                     shown = f"{located[0].prefix}/{os.path.relpath(abspath, located[0].path)}"
                     if shown in known:
                         gone.append(shown)
-        with store.transaction():
-            if gone:
+        if gone:
+            with store.transaction():
                 store.delete_files([known[p].file_id for p in gone])
-                report.removed += len(gone)
-            for entry in found:
-                state = known.get(entry.path)
-                if (
-                    not full
-                    and state
-                    and (state.size, state.mtime_ns)
-                    == (
-                        entry.size,
-                        entry.mtime_ns,
-                    )
-                ):
-                    report.unchanged += 1
-                    continue
+            report.removed += len(gone)
+        for entry in found:
+            state = known.get(entry.path)
+            if not full and state and _same_stat(state, entry):
+                report.unchanged += 1
+                continue
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            with store.transaction():
                 self._index(store, entry, None if full else state, report)
+        with store.transaction():
             if report.touched:
                 store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
-            store.set_meta("sessions_format", settings)
+            if not report.cancelled:
+                store.set_meta("sessions_format", settings)
         report.seconds = time.perf_counter() - started
         if report.touched or report.warnings:
             log.info("sessions_pass", added=report.added, changed=report.changed,
@@ -386,6 +387,10 @@ def _wanted(root: SessionRoot, rel: str) -> bool:
     if fmt == "openclaw":
         return len(parts) == 1
     return True
+
+
+def _same_stat(state: SessionState, entry: SessionFile) -> bool:
+    return (state.size, state.mtime_ns) == (entry.size, entry.mtime_ns)
 
 
 def _same_start(f, state: SessionState) -> bool:
