@@ -94,7 +94,7 @@ class Search:
     mmr: bool = False
     # Time words and soft preferences (memd.timerank).
     time_words: bool = True
-    outside_window: float = 0.7
+    outside_window: float = 0.6
     newer_first: bool = True
     near_equal: float = 0.15
     sessions_factor: float = 0.9

@@ -82,7 +82,7 @@ def test_adjust_prefers_the_window_and_notes_over_transcripts():
     session = cand(4, 0.5, "2026-03-06", source="sessions")
     adjust([inside, before, core, session], reading, Search(newer_first=False))
     assert inside.score == core.score == 0.5
-    assert before.score == pytest.approx(0.35)
+    assert before.score == pytest.approx(0.3)
     assert session.score == pytest.approx(0.45)
 
 
