@@ -13,13 +13,13 @@ not searched for as keywords. Pure: no config, no clock of its own.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-Window = tuple[dt.date | None, dt.date | None]
+from memd import days
+from memd.days import Window
 
 
 @dataclass(frozen=True)
@@ -44,100 +44,6 @@ class TimeReading:
             "to": self.end.isoformat() if self.end else None,
             "matched": self.matched,
         }
-
-
-# -- calendar arithmetic -------------------------------------------------------------------
-
-
-def _month(year: int, month: int) -> Window:
-    last = calendar.monthrange(year, month)[1]
-    return dt.date(year, month, 1), dt.date(year, month, last)
-
-
-def _shift_month(day: dt.date, months: int) -> tuple[int, int]:
-    n = day.year * 12 + day.month - 1 + months
-    return n // 12, n % 12 + 1
-
-
-def _week(day: dt.date) -> Window:
-    monday = day - dt.timedelta(days=day.weekday())
-    return monday, monday + dt.timedelta(days=6)
-
-
-def _year(year: int) -> Window:
-    return dt.date(year, 1, 1), dt.date(year, 12, 31)
-
-
-def _latest_month(month: int, today: dt.date, year: int | None) -> Window:
-    """A month named without its year is the latest one that has begun."""
-    if year is None:
-        year = today.year if month <= today.month else today.year - 1
-    return _month(year, month)
-
-
-def _latest_day(month: int, day: int, today: dt.date, year: int | None) -> Window | None:
-    try:
-        if year is None:
-            year = today.year
-            if dt.date(year, month, day) > today:
-                year -= 1
-        date = dt.date(year, month, day)
-    except ValueError:  # 30 February, 29 February of a common year
-        return None
-    return date, date
-
-
-def _latest_weekday(weekday: int, today: dt.date, before_today: bool = False) -> dt.date:
-    back = (today.weekday() - weekday) % 7
-    if back == 0 and before_today:
-        back = 7
-    return today - dt.timedelta(days=back)
-
-
-def _part_of_month(window: Window, part: str | None) -> Window:
-    start, end = window
-    assert start is not None and end is not None
-    if part == "early":
-        return start, start + dt.timedelta(days=9)
-    if part == "mid":
-        return start + dt.timedelta(days=9), start + dt.timedelta(days=19)
-    if part == "late":
-        return start + dt.timedelta(days=20), end
-    return window
-
-
-def _ago(unit: str, n: int, today: dt.date) -> Window:
-    """``n`` units before today: that day, or the week, month or year it falls in."""
-    if unit == "day":
-        day = today - dt.timedelta(days=n)
-        return day, day
-    if unit == "week":
-        return _week(today - dt.timedelta(weeks=n))
-    if unit == "month":
-        return _month(*_shift_month(today, -n))
-    return _year(today.year - n)
-
-
-def _past(unit: str, n: int, today: dt.date) -> Window:
-    """The last ``n`` units up to today, rolling ("the past two weeks")."""
-    if unit == "day":
-        return today - dt.timedelta(days=n), today
-    if unit == "week":
-        return today - dt.timedelta(weeks=n), today
-    if unit == "month":
-        year, month = _shift_month(today, -n)
-        day = min(today.day, calendar.monthrange(year, month)[1])
-        return dt.date(year, month, day), today
-    return dt.date(today.year - n, today.month, min(today.day, 28)), today
-
-
-def _calendar(unit: str, offset: int, today: dt.date) -> Window:
-    """This (0) or last (-1) calendar week, month or year."""
-    if unit == "week":
-        return _week(today + dt.timedelta(weeks=offset))
-    if unit == "month":
-        return _month(*_shift_month(today, offset))
-    return _year(today.year + offset)
 
 
 # -- English -------------------------------------------------------------------------------
@@ -175,16 +81,16 @@ def _year_of(m: re.Match[str]) -> int | None:
 
 
 def _iso_day(m: re.Match[str], today: dt.date) -> Window | None:
-    return _latest_day(int(m["m"]), int(m["d"]), today, int(m["y"]))
+    return days.latest_day(int(m["m"]), int(m["d"]), today, int(m["y"]))
 
 
 def _iso_month(m: re.Match[str], today: dt.date) -> Window | None:
     month = int(m["m"])
-    return _month(int(m["y"]), month) if 1 <= month <= 12 else None
+    return days.month_span(int(m["y"]), month) if 1 <= month <= 12 else None
 
 
 def _day_month(m: re.Match[str], today: dt.date) -> Window | None:
-    return _latest_day(_MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
+    return days.latest_day(_MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
 
 
 def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
@@ -194,8 +100,8 @@ def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
     # name counts, and of those two only "March" with its capital.
     if bare and (word.lower() not in _FULL_MONTHS or word in ("may", "May", "march")):
         return None
-    window = _latest_month(_MONTHS[word.lower()], today, _year_of(m))
-    return _part_of_month(window, m["part"] and m["part"].lower())
+    window = days.latest_month(_MONTHS[word.lower()], today, _year_of(m))
+    return days.part_of_month(window, m["part"] and m["part"].lower())
 
 
 _FULL_MONTHS = frozenset(
@@ -205,7 +111,7 @@ _FULL_MONTHS = frozenset(
 
 
 def _year_only(m: re.Match[str], today: dt.date) -> Window | None:
-    return _year(int(m["year"]))
+    return days.year_span(int(m["year"]))
 
 
 def _quarter(m: re.Match[str], today: dt.date) -> Window | None:
@@ -213,7 +119,7 @@ def _quarter(m: re.Match[str], today: dt.date) -> Window | None:
     year = _year_of(m)
     if year is None:
         year = today.year if (q - 1) * 3 + 1 <= today.month else today.year - 1
-    return _month(year, q * 3 - 2)[0], _month(year, q * 3)[1]
+    return days.month_span(year, q * 3 - 2)[0], days.month_span(year, q * 3)[1]
 
 
 def _relative_day(m: re.Match[str], today: dt.date) -> Window | None:
@@ -226,18 +132,18 @@ def _relative_day(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _ago_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    return _ago(m["unit"].lower(), _number(m["n"]), today)
+    return days.ago(m["unit"].lower(), _number(m["n"]), today)
 
 
 def _past_rule(m: re.Match[str], today: dt.date) -> Window | None:
     unit = m["unit"].lower()
     if m["n"] is None and m["which"].lower() == "last" and not m["the"]:
-        return _calendar(unit, -1, today)  # "last week": the calendar week before this one
-    return _past(unit, _number(m["n"]) if m["n"] else 1, today)
+        return days.period(unit, -1, today)  # "last week": the calendar week before this one
+    return days.past(unit, _number(m["n"]) if m["n"] else 1, today)
 
 
 def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    return _calendar(m["unit"].lower(), 0, today)
+    return days.period(m["unit"].lower(), 0, today)
 
 
 def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
@@ -252,14 +158,14 @@ def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
             return None
     weekday = _WEEKDAYS.index(m["weekday"].lower())
     if which == "this":
-        day = _week(today)[0] + dt.timedelta(days=weekday)
+        day = days.week_span(today)[0] + dt.timedelta(days=weekday)
     else:
-        day = _latest_weekday(weekday, today, before_today=which in ("last", "past"))
+        day = days.latest_weekday(weekday, today, before_today=which in ("last", "past"))
     return day, day
 
 
 def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    saturday = _latest_weekday(5, today)
+    saturday = days.latest_weekday(5, today)
     if today.weekday() == 5 and (m["which"] or "").lower() == "last":
         saturday -= dt.timedelta(days=7)
     return saturday, saturday + dt.timedelta(days=1)
@@ -334,12 +240,12 @@ def _cn_date(m: re.Match[str], today: dt.date) -> Window | None:
     if not 1 <= month <= 12:
         return None
     if m["d"]:
-        return _latest_day(month, _cn_number(m["d"]), today, year)
-    return _latest_month(month, today, year)
+        return days.latest_day(month, _cn_number(m["d"]), today, year)
+    return days.latest_month(month, today, year)
 
 
 def _cn_year(m: re.Match[str], today: dt.date) -> Window | None:
-    return _year(_cn_number(m["y"]))
+    return days.year_span(_cn_number(m["y"]))
 
 
 _CN_RELATIVE = {"今": 0, "昨": 1, "前": 2, "大前": 3}
@@ -351,37 +257,39 @@ def _cn_relative(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _cn_ago(m: re.Match[str], today: dt.date) -> Window | None:
-    return _ago(_cn_unit(m["unit"]), _cn_number(m["n"]), today)
+    return days.ago(_cn_unit(m["unit"]), _cn_number(m["n"]), today)
 
 
 def _cn_past(m: re.Match[str], today: dt.date) -> Window | None:
-    return _past(_cn_unit(m["unit"]), _cn_number(m["n"]) if m["n"] else 1, today)
+    return days.past(_cn_unit(m["unit"]), _cn_number(m["n"]) if m["n"] else 1, today)
 
 
 _CN_OFFSET = {"本": 0, "这": 0, "这个": 0, "今": 0, "上": -1, "上个": -1, "去": -1, "前": -2}
 
 
 def _cn_calendar(m: re.Match[str], today: dt.date) -> Window | None:
-    return _calendar(_cn_unit(m["unit"]), _CN_OFFSET[m["which"]], today)
+    return days.period(_cn_unit(m["unit"]), _CN_OFFSET[m["which"]], today)
 
 
 def _cn_weekday(m: re.Match[str], today: dt.date) -> Window | None:
     weekday = _CN_WEEKDAYS[m["wd"]]
     which = m["which"]
     if which is None:
-        day = _latest_weekday(weekday, today)
+        day = days.latest_weekday(weekday, today)
     else:
         offset = _CN_OFFSET[which.removesuffix("个")]
-        day = _week(today + dt.timedelta(weeks=offset))[0] + dt.timedelta(days=weekday)
+        day = days.week_span(today + dt.timedelta(weeks=offset))[0] + dt.timedelta(days=weekday)
     return day, day
 
 
 def _cn_weekend(m: re.Match[str], today: dt.date) -> Window | None:
     if m["which"]:
-        monday = _week(today + dt.timedelta(weeks=_CN_OFFSET[m["which"].removesuffix("个")]))[0]
+        monday = days.week_span(
+            today + dt.timedelta(weeks=_CN_OFFSET[m["which"].removesuffix("个")])
+        )[0]
         saturday = monday + dt.timedelta(days=5)
     else:
-        saturday = _latest_weekday(5, today)
+        saturday = days.latest_weekday(5, today)
     return saturday, saturday + dt.timedelta(days=1)
 
 
