@@ -275,3 +275,17 @@ def test_the_daemon_watches_session_folders(serve, folders):
     (hit,) = d.wait_for(appended, what="the appended line")
     assert hit["source"] == "sessions" and hit["end_line"] == 6
     assert d.call("memory_get", path=hit["path"], **{"from": 6})["text"].count("\n") == 1
+
+
+def test_an_extra_folder_named_sessions_does_not_take_the_transcripts_prefix(
+    make_config, tmp_path, folders
+):
+    vault = tmp_path / "sessions-notes" / "sessions"
+    vault.mkdir(parents=True)
+    (vault / "plan.md").write_text("# Plan\nThe offsite agenda is final.\n")
+    sessions = [{"path": str(folders / "jsonl"), "format": "jsonl"}]
+    with Memory(make_config(extra_paths=[str(vault)], sessions=sessions)) as m:
+        m.index()
+        assert find(m, "offsite agenda", min_score=0)[0].path == "sessions-2/plan.md"
+        assert find(m, "offsite agenda", sources=("memory",), min_score=0)
+        assert find(m, "invoices", sources=("sessions",), min_score=0)[0].source == "sessions"
