@@ -133,6 +133,8 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             tags=args.tags,
             since=args.since,
             until=args.until,
+            now=args.now,
+            sources=args.sources,
         )
         return _emit(router.call("memory_search", params), as_json, cli_format.search)
     if command == "get":

@@ -54,6 +54,8 @@ def search(r: dict) -> None:
         note(f"warning: {r['warning']}")
     if line := freshness(r):
         note(line)
+    if t := r.get("time"):
+        note(f"time: '{t['matched']}' read as {t['from'] or '...'} to {t['to'] or '...'}")
     if not r["results"]:
         print("nothing relevant found")
         return

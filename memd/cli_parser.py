@@ -151,6 +151,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument("--now", metavar="DATETIME", help="read time words against this ISO date-time")
+    p.add_argument(
+        "--source",
+        action="append",
+        dest="sources",
+        choices=["memory", "sessions"],
+        help="only notes (memory) or only session transcripts (sessions); default both",
+    )
 
     p = command("get")
     p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")

@@ -8,6 +8,7 @@ passed down; nothing deeper reads the environment.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -87,10 +88,16 @@ class Search:
     half_life_days: float = 30.0
     mmr_lambda: float = 0.7
     candidate_multiplier: int = 4
-    decay: bool = True
+    decay: bool = False
     decay_floor: float = 0.6
     decay_weight: float = 0.4
     mmr: bool = False
+    # Time words and soft preferences (memd.timerank).
+    time_words: bool = True
+    outside_window: float = 0.6
+    newer_first: bool = True
+    near_equal: float = 0.15
+    sessions_factor: float = 0.9
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
@@ -98,7 +105,8 @@ class Search:
         if not 1 <= self.candidate_multiplier <= 50:
             raise ValueError("candidate_multiplier must be between 1 and 50")
         for name in ("min_score", "vector_weight", "text_weight", "mmr_lambda", "decay_floor",
-                     "decay_weight"):  # fmt: skip
+                     "decay_weight", "outside_window", "near_equal",
+                     "sessions_factor"):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.half_life_days <= 0:
@@ -168,14 +176,41 @@ class ExtraPath:
     exclude: tuple[str, ...] = ()
 
 
+SESSION_FORMATS = ("claude-code", "codex", "openclaw", "jsonl")
+# Where each agent host keeps its transcripts, when an entry gives no path.
+SESSION_PATHS = {
+    "claude-code": "~/.claude/projects",
+    "codex": "~/.codex/sessions",
+    "openclaw": "~/.openclaw/agents/main/sessions",
+}
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """A folder of agent session transcripts, indexed read-only (``source: sessions``)."""
+
+    path: Path
+    format: Literal["claude-code", "codex", "openclaw", "jsonl"]
+    max_age_days: float = 30.0  # older transcripts leave the index (never the disk)
+    tools: Literal["summary", "omit"] = "summary"  # tool calls and output: one line, or none
+    name: str | None = None  # shown as sessions/<name>/...; default: the format
+
+    def __post_init__(self) -> None:
+        if self.max_age_days <= 0:
+            raise ValueError("max_age_days must be positive")
+        if self.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", self.name):
+            raise ValueError("name uses letters, digits, '-', '_' and '.'")
+
+
 @dataclass(frozen=True)
 class WorkspaceConfig:
-    """One memory workspace: its folder, extra roots and exclude globs."""
+    """One memory workspace: its folder, extra roots, exclude globs and session folders."""
 
     name: str
     path: Path
     extra_paths: tuple[ExtraPath, ...] = ()
     exclude: tuple[str, ...] = ()
+    sessions: tuple[SessionSource, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ import yaml
 from memd.config import (
     DEFAULT_WORKSPACE,
     DEFAULT_WORKSPACE_NAME,
+    SESSION_FORMATS,
+    SESSION_PATHS,
     Chunking,
     Config,
     Embeddings,
@@ -29,13 +31,22 @@ from memd.config import (
     Rerank,
     Search,
     Server,
+    SessionSource,
     Watch,
     WorkspaceConfig,
 )
 from memd.errors import ConfigError
 
 # Top-level keys that are not sections; each maps to how it is read.
-_TOP_LEVEL = ("workspace", "workspaces", "extra_paths", "exclude", "state_dir", "socket")
+_TOP_LEVEL = (
+    "workspace",
+    "workspaces",
+    "extra_paths",
+    "exclude",
+    "sessions",
+    "state_dir",
+    "socket",
+)
 _SECTIONS: dict[str, type] = {
     "chunking": Chunking,
     "watch": Watch,
@@ -119,11 +130,12 @@ def parse_config(
         raise ctx.error("workspaces", "give either 'workspace' or 'workspaces', not both")
     extra = tuple(_extra(ctx, p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
     exclude = tuple(ctx.string(g, f"exclude[{i}]") for i, g in _items(ctx, raw, "exclude"))
+    sessions = _sessions(ctx, raw, "sessions")
     if "workspaces" in raw:
-        workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude)
+        workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude, sessions)
     else:
         path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
-        workspaces = (WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude),)
+        workspaces = (WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude, sessions),)
     state = raw.get("state_dir")
     state_dir = ctx.path(state, "state_dir") if state is not None else default_state_dir(env)
     socket = raw.get("socket")
@@ -205,8 +217,47 @@ def _extra(ctx: _Context, value: Any, key: str) -> ExtraPath:
     return ExtraPath(ctx.path(value["path"], f"{key}.path"), **globs)
 
 
+def _sessions(ctx: _Context, raw: Mapping[str, Any], key: str) -> tuple[SessionSource, ...]:
+    """Session folders: ``{path, format, max_age_days, tools, name}`` each (a host's
+    usual folder when ``path`` is left out)."""
+    out = []
+    for i, item in _items(ctx, raw, key):
+        where = f"{key}[{i}]"
+        if not isinstance(item, dict):
+            raise ctx.error(where, "must be a mapping such as {path: ~/.claude/projects, "
+                                   "format: claude-code}")  # fmt: skip
+        fmt = item.get("format")
+        if fmt not in SESSION_FORMATS:
+            raise ctx.error(f"{where}.format", f"must be one of {', '.join(SESSION_FORMATS)}, "
+                                               f"got {fmt!r}")  # fmt: skip
+        if "path" not in item and fmt not in SESSION_PATHS:
+            raise ctx.error(where, f"needs a 'path' for format {fmt}")
+        path = ctx.path(item.get("path", SESSION_PATHS.get(fmt)), f"{where}.path")
+        rest = {k: v for k, v in item.items() if k != "path"}
+        built = _build(ctx, _SessionFields, rest, where)
+        out.append(SessionSource(path, **dataclasses.asdict(built)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _SessionFields:
+    """The keys of a ``sessions`` entry besides ``path`` (checked by ``_build``)."""
+
+    format: Literal["claude-code", "codex", "openclaw", "jsonl"]
+    max_age_days: float = 30.0
+    tools: Literal["summary", "omit"] = "summary"
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        SessionSource(Path("."), **dataclasses.asdict(self))  # the same checks
+
+
 def _workspaces(
-    ctx: _Context, raw: Any, extra: tuple[Path, ...], exclude: tuple[str, ...]
+    ctx: _Context,
+    raw: Any,
+    extra: tuple[Path, ...],
+    exclude: tuple[str, ...],
+    sessions: tuple[SessionSource, ...] = (),
 ) -> tuple[WorkspaceConfig, ...]:
     if not isinstance(raw, dict) or not raw:
         raise ctx.error("workspaces", "must be a non-empty mapping of names to folders")
@@ -216,13 +267,13 @@ def _workspaces(
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
             raise ctx.error(key, "a workspace name uses letters, digits, '-', '_' and '.'")
         if isinstance(spec, str):
-            result.append(WorkspaceConfig(name, ctx.path(spec, key), extra, exclude))
+            result.append(WorkspaceConfig(name, ctx.path(spec, key), extra, exclude, sessions))
             continue
         if not isinstance(spec, dict):
             raise ctx.error(key, "must be a folder or a mapping with 'workspace'")
         for sub in spec:
-            if sub not in ("workspace", "extra_paths", "exclude"):
-                ctx.unknown(f"{key}.{sub}", ["workspace", "extra_paths", "exclude"])
+            if sub not in ("workspace", "extra_paths", "exclude", "sessions"):
+                ctx.unknown(f"{key}.{sub}", ["workspace", "extra_paths", "exclude", "sessions"])
         if "workspace" not in spec:
             raise ctx.error(key, "needs a 'workspace' folder")
         ws_extra = extra
@@ -233,8 +284,9 @@ def _workspaces(
         if "exclude" in spec:
             items = _items(ctx, spec, "exclude")
             ws_exclude = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
+        ws_sessions = _sessions(ctx, spec, f"{key}.sessions") if "sessions" in spec else sessions
         path = ctx.path(spec["workspace"], f"{key}.workspace")
-        result.append(WorkspaceConfig(name, path, ws_extra, ws_exclude))
+        result.append(WorkspaceConfig(name, path, ws_extra, ws_exclude, ws_sessions))
     return tuple(result)
 
 

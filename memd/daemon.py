@@ -102,6 +102,7 @@ class _Runner:
             on_changes=self.changed,
             on_started=self.rescan,
             on_state=self._watcher_state,
+            sessions=self.memory.sessions,
         )
         # The first pass starts when the watcher does (its on_started), so edits made during
         # the pass are seen and one pass is enough; without a watcher it starts anyway.

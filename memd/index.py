@@ -23,6 +23,7 @@ from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
 from memd.log import get_logger
 from memd.passages import passages
 from memd.records import Activity, Freshness
+from memd.sessions import Sessions, combine
 from memd.store import Store
 from memd.vectors import VectorIndex, to_blob
 from memd.workspace import Workspace
@@ -49,8 +50,10 @@ class Index:
         concurrent_reads: bool = False,
         on_corrupt: Callable[[], None] | None = None,
         on_written: Callable[[], None] | None = None,
+        sessions: Sessions | None = None,
     ) -> None:
         self.path = path
+        self.sessions = sessions  # session transcripts beside the notes (memd.sessions)
         self.workspace = workspace
         self.chunking = chunking
         self.embedder = embedder
@@ -150,9 +153,12 @@ class Index:
         def run() -> IndexReport:
             if full:
                 self.store.check()
-            return reconcile(
+            report = reconcile(
                 self.store, self.workspace, self.chunking, full, progress, cancel=cancel
             )
+            if self.sessions and not report.cancelled:
+                report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
+            return report
 
         return self._write(run, cancel)
 
@@ -162,6 +168,12 @@ class Index:
         """Re-index after changes at these absolute paths: the Markdown files among them,
         or the whole workspace when a folder appeared, moved or vanished."""
         paths = set(paths)
+        if self.sessions and (transcripts := {p for p in paths if self.sessions.owns(p)}):
+            report = self._write(
+                lambda: self.sessions.sync(self.store, paths=transcripts, cancel=cancel), cancel
+            )
+            rest = paths - transcripts
+            return combine(report, self.sync_paths(rest, cancel)) if rest else report
         for path in paths:
             if path.endswith(".md"):
                 continue

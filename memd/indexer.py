@@ -25,7 +25,7 @@ from memd.log import get_logger
 from memd.markdown import parse
 from memd.schema import ChunkRow, FileMeta, FileRow, chunk_rows
 from memd.store import Store
-from memd.workspace import FileEntry, Workspace
+from memd.workspace import SESSIONS_DIR, FileEntry, Workspace
 
 log = get_logger()
 
@@ -98,7 +98,8 @@ def reconcile(
     entries = workspace.scan()
     known = store.files()
     present = {e.path for e in entries}
-    gone = [path for path in known if path not in present]
+    # Session transcripts are not the workspace's files: memd.sessions keeps them.
+    gone = [p for p in known if p not in present and not p.startswith(SESSIONS_DIR + "/")]
     changes = _Changes(entries, gone, known)
     return _sync(store, workspace, chunking, changes, full, progress, workers, cancel, started)
 

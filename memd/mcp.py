@@ -71,7 +71,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "Search long-term memory by meaning and keywords; use it before answering about past "
         "work, decisions, preferences or people. Returns the best chunks first, each with "
         "citation (path#Lstart-Lend), heading, snippet and a 0-1 score, and `index` saying "
-        "whether recent edits may be missing.",
+        "whether recent edits may be missing. Time words ('last week', 'in March') prefer "
+        "notes of those days; `time` says how they were read.",
         read_only=True,
     )
     def memory_search(
@@ -87,6 +88,13 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         tags: Annotated[list[str] | None, Field(description="only notes with these tags")] = None,
         since: Annotated[str | None, Field(description="only daily notes from YYYY-MM-DD")] = None,
         until: Annotated[str | None, Field(description="only daily notes to YYYY-MM-DD")] = None,
+        now: Annotated[
+            str | None, Field(description="ISO date-time that time words are read against")
+        ] = None,
+        sources: Annotated[
+            list[Literal["memory", "sessions"]] | None,
+            Field(description="['memory'] notes only, ['sessions'] past transcripts only"),
+        ] = None,
         workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
     ) -> str:
         return call(
@@ -100,6 +108,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "tags": tags,
                 "since": since,
                 "until": until,
+                "now": now,
+                "sources": sources,
                 "workspace": workspace,
             },
         )

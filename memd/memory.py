@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
+from zoneinfo import ZoneInfo
 
 from memd import __version__
 from memd.bounds import bound_request, join_warnings
@@ -39,9 +40,12 @@ from memd.records import (
     SearchAnswer,
     Status,
     StoreAnswer,
+    TimeWindow,
 )
 from memd.rerank import make_reranker
 from memd.search import Searcher, SearchRequest
+from memd.sessions import Sessions, is_session_path
+from memd.timewords import TimeReading
 from memd.workspace import Workspace, read_lines
 from memd.writer import Entry
 
@@ -69,6 +73,8 @@ class Memory:
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
+        zone = ZoneInfo(config.flush.timezone) if config.flush.timezone else None  # None: local
+        self.sessions = Sessions(config.workspace(workspace).sessions, zone, config.chunking)
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.db = Index(
             database_path(config, self.workspace.name),
@@ -79,6 +85,7 @@ class Memory:
             concurrent_reads=concurrent_reads,
             on_corrupt=on_corrupt,
             on_written=on_written,
+            sessions=self.sessions,
         )
         self.searcher = Searcher(
             config.search,
@@ -88,6 +95,7 @@ class Memory:
             config.embeddings.query_timeout_s,
             make_reranker(config.rerank),
             config.rerank.top_n,
+            clock=config.flush.now,
         )
         self._activity = activity or Activity
         self._commit = commit or _inline
@@ -166,10 +174,14 @@ class Memory:
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
             warning=join_warnings(cut, stale, ranked.warning),
+            time=_time_window(ranked.time),
         )
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:
-        """Lines ``start``.. of an indexed file, read from disk (the files are the truth)."""
+        """Lines ``start``.. of an indexed file, read from disk (the files are the truth);
+        a session transcript's lines come redacted."""
+        if self.sessions and isinstance(path, str) and is_session_path(path):
+            return self.sessions.read(path, start, lines, self.workspace.name)
         full, inside = self.workspace.resolve(path)
         if not inside and self.db.read(lambda s: s.file_realpath(path)) != os.path.realpath(full):
             raise PathRefused(f"path {path!r} leads outside the workspace through a symlink")
@@ -185,7 +197,7 @@ class Memory:
             version=__version__,
             workspace=self.workspace.name,
             path=str(self.workspace.path),
-            roots=[str(r.path) for r in self.workspace.roots],
+            roots=[str(r.path) for r in [*self.workspace.roots, *self.sessions.roots]],
             files=counts["files"],
             chunks=counts["chunks"],
             embedded_chunks=embedded,
@@ -236,6 +248,13 @@ class Memory:
     def flush_prompt(self, date: str | None = None) -> FlushPrompt:
         """The prompt an agent runs to decide what to flush before compacting."""
         return self.journal.flush_prompt(date)
+
+
+def _time_window(reading: TimeReading | None) -> TimeWindow | None:
+    if reading is None:
+        return None
+    shown = reading.as_dict()
+    return TimeWindow(shown["from"], shown["to"], shown["matched"])
 
 
 def open(

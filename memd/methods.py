@@ -120,6 +120,8 @@ def search_request(p: _Params) -> SearchRequest:
         tags=p.strings("tags"),
         since=p.get("since", str),
         until=p.get("until", str),
+        now=p.get("now", str),
+        sources=p.strings("sources"),
     )
 
 

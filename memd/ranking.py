@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -177,7 +178,12 @@ def fuse(cands: list[Candidate], settings: Search, fusion: str) -> None:
 
 
 def select(
-    cands: list[Candidate], max_results: int, min_score: float, settings: Search, today: dt.date
+    cands: list[Candidate],
+    max_results: int,
+    min_score: float,
+    settings: Search,
+    today: dt.date,
+    adjust: Callable[[list[Candidate]], object] | None = None,
 ) -> list[SearchResult]:
     """Drop what is below ``min_score``, decay, diversify, and return the best
     ``max_results`` in score order.
@@ -195,6 +201,8 @@ def select(
                 settings.decay_weight,
             )  # fmt: skip
         c.score = c.relevance * factor
+    if adjust is not None:  # soft preferences on the scores (memd.timerank)
+        adjust(kept)
     if settings.mmr and any(c.vec is not None for c in kept):
         kept = mmr(kept, settings.mmr_lambda, max_results)
     ordered = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]

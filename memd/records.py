@@ -12,11 +12,12 @@ from typing import Any
 
 class _Record:
     def as_dict(self) -> dict[str, Any]:
-        """This record as the socket returns it (a ``warning`` only when there is one)."""
+        """This record as the socket returns it (a ``warning`` or ``time`` only when there
+        is one)."""
         out = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.name == "warning" and value is None:
+            if f.name in ("warning", "time") and value is None:
                 continue
             out[f.metadata.get("key", f.name)] = _plain(value)
         return out
@@ -56,8 +57,18 @@ class Freshness(_Record):
 
 
 @dataclass(frozen=True)
+class TimeWindow(_Record):
+    """How a query's time words were read: the days (inclusive; None: open) and the words."""
+
+    start: str | None = field(metadata={"key": "from"})
+    end: str | None = field(metadata={"key": "to"})
+    matched: str
+
+
+@dataclass(frozen=True)
 class SearchAnswer(_Record):
-    """Results best first, what really ran (``mode``), and how fresh the index was."""
+    """Results best first, what really ran (``mode``), how fresh the index was, and how the
+    query's time words were read (``time``, when it had any)."""
 
     results: list[SearchResult]
     mode: str
@@ -65,6 +76,7 @@ class SearchAnswer(_Record):
     model: str | None
     index: Freshness
     warning: str | None = None
+    time: TimeWindow | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,22 @@ class FileMeta:
     aliases: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SessionState:
+    """How far a session transcript has been read (``session_files``), with its file's
+    id, size and mtime."""
+
+    file_id: int
+    size: int
+    mtime_ns: int
+    offset: int
+    lines: int
+    head: str
+    head_bytes: int
+    session_id: str
+    started: str | None
+
+
 class ChunkRow(NamedTuple):
     """A chunk ready to write: where it is, its text, and its FTS5 columns."""
 
@@ -168,8 +184,26 @@ def _schema_v3(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v4(db: apsw.Connection) -> None:
+    # How far each session transcript has been read, so a growing one is read on from there.
+    db.execute(
+        """
+        CREATE TABLE session_files(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            offset INTEGER NOT NULL,      -- bytes read: the start of the first unread line
+            lines INTEGER NOT NULL,       -- lines read
+            head TEXT NOT NULL,           -- sha256 of the first head_bytes: same file?
+            head_bytes INTEGER NOT NULL,
+            session_id TEXT NOT NULL,
+            started TEXT,                 -- ISO time of the first turn
+            skipped INTEGER NOT NULL DEFAULT 0
+        );
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3]
+MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

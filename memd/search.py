@@ -35,10 +35,14 @@ from memd.ranking import (
 )
 from memd.records import SearchResult
 from memd.rerank import Reranker
+from memd.sessions import is_session_path
 from memd.store import Store
+from memd.timerank import adjust, asks_only_when, listing, parse_now, window_filter
+from memd.timewords import TimeReading, read_time
 from memd.vectors import VectorIndex
 
 MODES = ("auto", "hybrid", "keyword", "vector")
+SOURCES = ("memory", "sessions")
 MAX_RESULTS = 100
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 
@@ -55,6 +59,8 @@ class SearchRequest:
     tags: tuple[str, ...] = ()
     since: str | None = None
     until: str | None = None
+    now: str | None = None  # ISO date-time that time words are read against; None: the clock
+    sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class Ranked:
     results: list[SearchResult]
     mode: str
     warning: str | None = None
+    time: TimeReading | None = None  # how the query's time words were read
 
 
 class Searcher:
@@ -78,6 +85,7 @@ class Searcher:
         query_timeout_s: float,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
+        clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.settings = settings
         self.reranker = reranker or Reranker()
@@ -85,6 +93,7 @@ class Searcher:
         self.embedder = embedder
         self._vectors = vectors
         self._today = today
+        self._clock = clock or (lambda: dt.datetime.combine(today(), dt.time(12)).astimezone())
         self._query_timeout = query_timeout_s
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
         self._cache: dict[str, np.ndarray] = {}  # recent query vectors, oldest first
@@ -112,12 +121,20 @@ class Searcher:
         since, until = _date("since", request.since), _date("until", request.until)
         if since and until and since > until:
             raise InvalidParams("since", f"{since} is after until ({until})")
+        if request.now is not None:
+            parse_now(request.now, self._clock)  # raises naming 'now'
+        for source in request.sources:
+            if source not in SOURCES:
+                raise InvalidParams(
+                    "sources", f"must list {' and/or '.join(SOURCES)}, got {source!r}"
+                )
         return dataclasses.replace(
             request,
             max_results=max_results,
             min_score=min_score,
             paths=tuple(request.paths),
             tags=tuple(request.tags),
+            sources=tuple(dict.fromkeys(request.sources)),
             since=since,
             until=until,
         )
@@ -126,21 +143,35 @@ class Searcher:
         """Rank the chunks of ``store`` for ``request`` (resolved here if it is not)."""
         req = self.resolve(request)
         assert req.max_results is not None and req.min_score is not None
+        # Time words set a soft window and are not searched for (memd.timerank).
+        now = parse_now(req.now, self._clock)
+        reading = read_time(req.query, now) if self.settings.time_words else None
+        if reading is not None and asks_only_when(reading.query):
+            return self._listing(store, req, reading)
+        asked = dataclasses.replace(req, query=reading.query) if reading else req
+        window = window_filter(reading, req.since, req.until) if reading else None
+        in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
         query_vector, warning = None, None
         if req.mode != "keyword":
-            query_vector, warning = self._query_vector(req, store)
+            query_vector, warning = self._query_vector(asked, store)
         mode = "keyword"
         if query_vector is not None:
             mode = "vector" if req.mode == "vector" else "hybrid"
         settings = self.settings
         limit = req.max_results * settings.candidate_multiplier
-        allowed = file_filter(store, req.paths, req.tags)
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
         sides = []
         if mode != "vector":
-            sides.append(keyword_candidates(store, req, limit, allowed))
+            sides.append(keyword_candidates(store, asked, limit, allowed))
+            if in_window is not None:
+                sides.append(keyword_candidates(store, in_window, limit, allowed))
         vectors = self._vectors()
         if query_vector is not None:
-            sides.append(vector_candidates(store, vectors, query_vector, req, limit, allowed))
+            sides.append(vector_candidates(store, vectors, query_vector, asked, limit, allowed))
+            if in_window is not None:
+                sides.append(
+                    vector_candidates(store, vectors, query_vector, in_window, limit, allowed)
+                )
         cands = merge(*sides)
         if query_vector is not None:
             attach_vectors(cands, vectors, query_vector, self.embedder.cosine_band)
@@ -152,10 +183,27 @@ class Searcher:
         ranking = dataclasses.replace(settings, **weights)
         fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
         if self.reranker.enabled and cands:
-            cands, failed = self._rerank(req, cands)
+            cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None
-        results = select(cands, req.max_results, req.min_score, ranking, self._today())
-        return Ranked(results, mode, warning)
+        if reading is not None:  # the question says when: recency no longer matters
+            ranking = dataclasses.replace(ranking, decay=False)
+        n, query = req.max_results, asked.query
+        results = select(cands, n, req.min_score, ranking, now.date(),
+                         lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip
+        return Ranked(results, mode, warning, reading)
+
+    def _listing(self, store: Store, req: SearchRequest, reading: TimeReading) -> Ranked:
+        """A question that names only a time: the chunks of that window, newest first."""
+        assert req.max_results is not None and req.min_score is not None
+        window = window_filter(reading, req.since, req.until)
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
+        if window is None or allowed == {}:
+            return Ranked([], "keyword", None, reading)
+        ids = None if allowed is None else list(allowed)
+        hits = store.dated_chunks(window[0], window[1], req.max_results, ids)
+        plain = dataclasses.replace(self.settings, decay=False, mmr=False)
+        results = select(listing(hits), req.max_results, req.min_score, plain, dt.date.today())
+        return Ranked(results, "keyword", None, reading)
 
     def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:
         """The best candidates, scored again by the reranker; on failure, unchanged and why."""
@@ -216,16 +264,19 @@ def _date(name: str, value: str | None) -> str | None:
 
 
 def file_filter(
-    store: Store, paths: tuple[str, ...], tags: tuple[str, ...]
+    store: Store, paths: tuple[str, ...], tags: tuple[str, ...], sources: tuple[str, ...] = ()
 ) -> dict[int, str] | None:
-    """``{id: path}`` of files passing the ``paths`` globs and carrying one of ``tags``;
-    None when there is no such filter."""
-    if not paths and not tags:
+    """``{id: path}`` of files passing the ``paths`` globs, carrying one of ``tags`` and
+    of one of ``sources``; None when there is no such filter."""
+    one_source = sources[0] if len(set(sources)) == 1 else None
+    if not paths and not tags and one_source is None:
         return None
     globs = GlobSet(paths)
     wanted = {t.lower().lstrip("#") for t in tags}
     allowed = {}
     for file_id, path, file_tags in store.file_tags():
+        if one_source is not None and (one_source == "sessions") != is_session_path(path):
+            continue
         if globs and not globs.match(path):
             continue
         if wanted and not wanted & {t.lower() for t in file_tags}:

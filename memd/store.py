@@ -23,7 +23,15 @@ from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS
 from memd.log import get_logger
 from memd.private import private_file, private_folder
-from memd.schema import MIGRATIONS, SCHEMA_VERSION, ChunkRow, FileMeta, FileRow, Hit
+from memd.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    ChunkRow,
+    FileMeta,
+    FileRow,
+    Hit,
+    SessionState,
+)
 
 log = get_logger()
 
@@ -173,8 +181,9 @@ class Store:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
         )
 
-    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> None:
-        """Insert or replace one file and all its chunks (call inside ``transaction``)."""
+    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
+        """Insert or replace one file and all its chunks (call inside ``transaction``);
+        returns the file's id."""
         row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
         values = (
             meta.abspath,
@@ -204,6 +213,10 @@ class Store:
                 (meta.path, *values),
             )
             file_id = self.db.last_insert_rowid()
+        self._insert_chunks(file_id, rows)
+        return file_id
+
+    def _insert_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
         # Ids are given here so both tables fill with one executemany each; AUTOINCREMENT
         # keeps them above every id ever used.
         seq = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
@@ -230,6 +243,38 @@ class Store:
             (file_id,),
         )
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    # -- session transcripts (memd.sessions) ------------------------------------------------
+
+    @_guard
+    def session_files(self) -> dict[str, SessionState]:
+        """What the index knows of every session transcript, by result path."""
+        rows = self.db.execute(
+            "SELECT f.path, f.id, f.size, f.mtime_ns, s.offset, s.lines, s.head, s.head_bytes, "
+            "s.session_id, s.started FROM files f JOIN session_files s ON s.file_id = f.id"
+        )
+        return {r[0]: SessionState(*r[1:]) for r in rows}
+
+    def save_session(self, state: SessionState, skipped: int = 0) -> None:
+        """Record how far a transcript was read (call inside ``transaction``)."""
+        self.db.execute(
+            "INSERT INTO session_files(file_id, offset, lines, head, head_bytes, session_id, "
+            "started, skipped) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(file_id) DO UPDATE SET "
+            "offset=excluded.offset, lines=excluded.lines, head=excluded.head, "
+            "head_bytes=excluded.head_bytes, session_id=excluded.session_id, "
+            "started=excluded.started, skipped=session_files.skipped + excluded.skipped",
+            (state.file_id, state.offset, state.lines, state.head, state.head_bytes,
+             state.session_id, state.started, skipped),
+        )  # fmt: skip
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, lines = ?, indexed_at = ? WHERE id = ?",
+            (state.size, state.mtime_ns, state.lines, time.time(), state.file_id),
+        )
+
+    def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
+        """Add chunks to a file without touching the ones it has (call inside
+        ``transaction``): a transcript that grew."""
+        self._insert_chunks(file_id, rows)
 
     # -- meta -------------------------------------------------------------------------------
 
@@ -422,6 +467,34 @@ class Store:
             (json.dumps(list(ids)),),
         )
         return {row[0]: Hit(*row) for row in rows}
+
+    @_guard
+    def dated_chunks(
+        self,
+        since: str | None,
+        until: str | None,
+        limit: int,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        """Chunks of files dated from ``since`` to ``until`` (either may be open), newest
+        file first, each file's chunks in order (a question that names only a time)."""
+        where, args = ["f.date IS NOT NULL"], []
+        if since:
+            where.append("f.date >= ?")
+            args.append(since)
+        if until:
+            where.append("f.date <= ?")
+            args.append(until)
+        if file_ids is not None:
+            where.append("f.id IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(list(file_ids)))
+        rows = self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+            "ORDER BY f.date DESC, f.path, c.start_line LIMIT ?",
+            [*args, limit],
+        )
+        return [Hit(*row) for row in rows]
 
     @_guard
     def has_files_under(self, folder: str) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from watchfiles import Change, awatch
 
 from memd.log import get_logger
+from memd.sessions import Sessions
 from memd.workspace import MEMORY_DIR, Workspace
 
 log = get_logger()
@@ -36,8 +37,10 @@ class Watcher:
         on_started: Callable[[], None],
         on_state: Callable[[str], None],
         check_seconds: float = 2.0,
+        sessions: Sessions | None = None,
     ) -> None:
         self.workspace = workspace
+        self.sessions = sessions  # transcript folders: watched, never written
         self.debounce_ms = debounce_ms
         self.on_changes = on_changes
         self.on_started = on_started
@@ -56,15 +59,19 @@ class Watcher:
                 flat.append(str(root.path.parent))
             elif root.path.is_dir():
                 deep.append(str(root.path))
+        if self.sessions:
+            deep += [str(folder) for folder in self.sessions.folders()]
         return flat, deep
 
     def _identity(self) -> tuple:
         paths = [self.workspace.path, self.workspace.path / MEMORY_DIR]
         paths += [r.path for r in self.workspace.roots[1:]]
+        if self.sessions:  # a session folder that appears is watched from then on
+            paths += [r.path for r in self.sessions.roots]
         return tuple(_inode(p) for p in paths)
 
     def _keep(self, change: Change, path: str) -> bool:
-        return self.workspace.wants(path)
+        return self.workspace.wants(path) or bool(self.sessions and self.sessions.owns(path))
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set, restarting after failures."""

@@ -30,6 +30,7 @@ log = get_logger()
 
 CORE_NAMES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
+SESSIONS_DIR = "sessions"  # result paths of session transcripts (memd.sessions) start here
 _IGNORED_NAMES = frozenset({"node_modules"})
 # Kernel and device files: never notes, and reading them can leak (/proc/self/environ) or
 # never end (/dev/zero, /proc/kcore).
@@ -344,7 +345,7 @@ def _ignored(name: str) -> bool:
 
 def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
     """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
-    taken = {*CORE_NAMES, MEMORY_DIR}
+    taken = {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}
     roots = []
     for extra in extras:
         if isinstance(extra, Path):

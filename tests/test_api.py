@@ -12,7 +12,8 @@ PUBLIC = {
     "FlushAnswer", "FlushPrompt", "ForgetAnswer", "Freshness", "IndexCorrupt", "IndexReport",
     "InvalidParams", "InvalidRequest", "KeyEntry", "KeyList", "Lines", "MemdError", "Memory",
     "NotFound", "PathRefused", "SearchAnswer", "SearchRequest", "SearchResult", "Status",
-    "StoreAnswer", "StoreError", "UnknownMethod", "WorkspaceConfig", "WorkspaceMissing",
+    "StoreAnswer", "StoreError", "TimeWindow", "UnknownMethod", "WorkspaceConfig",
+    "WorkspaceMissing",
     "WriteError", "Written", "__version__", "load_config", "open", "parse_config",
 }  # fmt: skip
 

@@ -39,7 +39,7 @@ def days_ago(n):
 
 
 def vector_only(settings=None):
-    return settings or Search(vector_weight=1.0, text_weight=0.0, mmr=False)
+    return settings or Search(vector_weight=1.0, text_weight=0.0, mmr=False, decay=True)
 
 
 def test_fuse_weighted():

@@ -8,8 +8,9 @@ from memd.search import SearchRequest
 
 @pytest.fixture
 def config(make_config):
-    """Keyword ranking tests: no decay, so dates in the notes do not move results."""
-    return make_config(search={"decay": False})
+    """Keyword ranking tests: no decay or newer-first, so dates in the notes do not move
+    results."""
+    return make_config(search={"decay": False, "newer_first": False})
 
 
 @pytest.fixture

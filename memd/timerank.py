@@ -1,0 +1,178 @@
+"""Time and source in ranking: the soft window a query's time words name, newer
+statements before older ones, notes before transcripts.
+
+``Searcher`` reads the query's time words (``memd.timewords``) and hands this module the
+reading; ``adjust`` then runs inside ``ranking.select`` once every candidate has its score.
+Everything here is a preference among near-equals, never a filter: an undated MEMORY.md
+fact that answers a "last week" question still comes back, and ``since``/``until`` remain
+the only hard date filters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+
+from memd.config import Search
+from memd.errors import InvalidParams
+from memd.fts import STOPWORDS
+from memd.ranking import Candidate
+from memd.schema import Hit
+from memd.timewords import TimeReading
+
+# Relevance given to the chunks of a window when the question is only about the time
+# ("what did we do yesterday"): above the default min_score, below a real keyword match.
+LISTING_RELEVANCE = 0.5
+NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one fact share
+AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
+_WORD = re.compile(r"\w+")
+_NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]")
+
+
+def parse_now(value: str | None, clock: Callable[[], dt.datetime]) -> dt.datetime:
+    """The request's ``now`` (ISO date-time; a bare date is its noon) in the clock's zone;
+    the clock when unset."""
+    here = clock()
+    if value is None:
+        return here
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise InvalidParams(
+            "now", f"must be an ISO date-time such as 2026-01-20T09:30:00+01:00, got {value!r}"
+        ) from None
+    if len(value) <= 10:
+        moment = moment.replace(hour=12)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=here.tzinfo)
+    return moment.astimezone(here.tzinfo)
+
+
+def asks_only_when(query: str) -> bool:
+    """Whether a query without its time words has nothing left to search for
+    ("what did we do" after "yesterday" is gone)."""
+    if _NOSPACE.search(query):
+        return False
+    return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS]
+
+
+def window_filter(
+    reading: TimeReading, since: str | None, until: str | None
+) -> tuple[str | None, str | None] | None:
+    """The window as ``since``/``until`` within the request's own (hard) ones; None when
+    they do not meet."""
+    lo = reading.start.isoformat() if reading.start else None
+    hi = reading.end.isoformat() if reading.end else None
+    lo = max(x for x in (lo, since) if x) if (lo or since) else None
+    hi = min(x for x in (hi, until) if x) if (hi or until) else None
+    if lo and hi and lo > hi:
+        return None
+    return lo, hi
+
+
+def listing(hits: list[Hit]) -> list[Candidate]:
+    """Candidates for a question that names only a time: the window's chunks, newest day
+    first, each in file order."""
+    ordered = sorted(hits, key=lambda h: (h.date or "", -h.chunk_id), reverse=True)
+    out = []
+    for n, h in enumerate(ordered):
+        # A hair less for each later chunk keeps the listing's order in score order.
+        out.append(Candidate(h, relevance=LISTING_RELEVANCE - n * 1e-5))
+    return out
+
+
+def adjust(
+    cands: list[Candidate],
+    reading: TimeReading | None,
+    settings: Search,
+    query: str = "",
+    shown: int = 10,
+) -> list[Candidate]:
+    """Apply the soft preferences to scored candidates (in place; returns them); ``shown``
+    is how many results the answer will hold."""
+    for c in cands:
+        if reading is not None and c.hit.date is not None:
+            c.score *= window_factor(c.hit.date, reading, settings.outside_window)
+        if c.hit.source == "sessions":
+            c.score *= settings.sessions_factor
+    if settings.newer_first:
+        # Only what may be shown can move: the best few, inside the window if there is one.
+        best = sorted(cands, key=lambda c: -c.score)[: 2 * shown]
+        inside = [c for c in best if reading is None or _inside(c.hit.date, reading)]
+        newer_first(inside, settings.near_equal, query)
+    return cands
+
+
+def _inside(date: str | None, reading: TimeReading) -> bool:
+    return date is not None and reading.contains(date)
+
+
+def window_factor(date: str, reading: TimeReading, outside: float) -> float:
+    """1 for a day inside the window, ``outside`` before it; after it, from 1 down to
+    ``outside`` over a few days, since what happened is often written down a day or two
+    later ("yesterday we ...")."""
+    day = dt.date.fromisoformat(date)
+    if reading.contains(day):
+        return 1.0
+    if reading.end is not None and day > reading.end:
+        late = (day - reading.end).days
+        return outside + (1.0 - outside) * 2.0 ** (-late / AFTER_HALF_DAYS)
+    return outside
+
+
+def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
+    """When two dated chunks make nearly the same statement (``statement``) and score
+    within ``margin`` of each other, the newer comes first: the older one's score is
+    lowered to just under the newer one's.
+
+    Daily notes that disagree (the deploy target is staging, on 3 March; the deploy target
+    is production, on 9 March) then show the later statement first, however old both are;
+    a clearly better older answer keeps its place, and chunks that only share the query's
+    words are left in their order. Notes are compared with notes and transcripts with
+    transcripts.
+    """
+    asked = _terms(query)
+    dated = sorted((c for c in cands if c.hit.date), key=lambda c: c.hit.date, reverse=True)
+    said: dict[int, set[str]] = {}
+
+    def of(c: Candidate) -> set[str]:  # only chunks close in score are ever compared
+        if c.hit.chunk_id not in said:
+            said[c.hit.chunk_id] = statement(c.hit.text, asked)
+        return said[c.hit.chunk_id]
+
+    for n, c in enumerate(dated):
+        lowered = True
+        while lowered:  # lowering a score can bring it near another newer one
+            lowered = False
+            for newer in dated[:n]:
+                if newer.hit.date == c.hit.date or newer.score >= c.score:
+                    continue
+                if (newer.hit.source == "sessions") != (c.hit.source == "sessions"):
+                    continue  # a later transcript does not overrule a curated note
+                if newer.score >= c.score * (1 - margin) and same_statement(of(c), of(newer)):
+                    c.score = max(newer.score - 1e-4, 0.0)
+                    lowered = True
+
+
+def _terms(text: str) -> set[str]:
+    """Content words, cut to five letters (a crude stem: 'provider' ~ 'providers')."""
+    return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def statement(text: str, asked: set[str]) -> set[str]:
+    """The words of the line of ``text`` that holds most of the query's words: what the
+    chunk says about what was asked."""
+    best, score = "", 0
+    for line in text.lower().splitlines():
+        held = sum(term in line for term in asked)  # substrings: cheap, and close enough
+        if held > score:
+            best, score = line, held
+    return _terms(best)
+
+
+def same_statement(a: set[str], b: set[str]) -> bool:
+    """Two lines say nearly the same thing (most words shared), as one fact's old and new
+    value do ("the deploy target is now staging" / "... production")."""
+    shared = len(a & b)
+    return shared >= 2 and shared >= NEAR_DUPLICATE * min(len(a), len(b))
