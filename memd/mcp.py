@@ -70,9 +70,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
     @tool(
         "Search long-term memory by meaning and keywords; use it before answering about past "
         "work, decisions, preferences or people. Returns the best chunks first, each with "
-        "citation (path#Lstart-Lend), heading, snippet and a 0-1 score, and `index` saying "
-        "whether recent edits may be missing. Time words ('last week', 'in March') prefer "
-        "notes of those days; `time` says how they were read.",
+        "citation (path#Lstart-Lend), heading, snippet and a 0-1 score, `index` saying "
+        "whether recent edits may be missing, and `time` when words such as 'last week' "
+        "narrowed the days preferred.",
         read_only=True,
     )
     def memory_search(
