@@ -91,6 +91,10 @@ def adjust(
 ) -> list[Candidate]:
     """Apply the soft preferences to scored candidates (in place; returns them); ``shown``
     is how many results the answer will hold."""
+    if reading is not None and not any(_inside(c.hit.date, reading) for c in cands):
+        # Nothing found is from those days ("last Saturday" asked of notes years old): the
+        # words cannot point at a note, so they weigh on none.
+        reading = None
     for c in cands:
         if reading is not None and c.hit.date is not None:
             c.score *= window_factor(c.hit.date, reading, settings.outside_window)

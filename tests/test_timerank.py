@@ -86,6 +86,15 @@ def test_adjust_prefers_the_window_and_notes_over_transcripts():
     assert session.score == pytest.approx(0.45)
 
 
+def test_time_words_that_match_no_found_note_weigh_on_none():
+    """'last Saturday' asked of notes years old: nothing is from those days, so nothing
+    loses its score (a threshold would otherwise drop every answer)."""
+    reading = read_time("last Saturday", dt.date(2026, 6, 1))
+    old = [cand(1, 0.5, "2023-05-08"), cand(2, 0.4, "2023-05-25")]
+    adjust(old, reading, Search(newer_first=False))
+    assert [c.score for c in old] == [0.5, 0.4]
+
+
 def test_a_note_written_just_after_the_window_keeps_most_of_its_preference():
     """What happened on the 3rd is often written down on the 4th."""
     reading = read_time("on 3 May", dt.date(2026, 6, 1))
