@@ -29,6 +29,17 @@ class Chunk:
     tokens: int
 
 
+@dataclass(frozen=True)
+class Restart:
+    """Where a re-chunk of a grown file may begin: the first line (0-based) of the last
+    group of sections that made chunks, the heading stack before it, and how many chunks
+    came before it. Text appended to the file changes no chunk before this line."""
+
+    line: int
+    stack: tuple[tuple[int, str], ...]
+    chunks_before: int
+
+
 def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[Chunk]:
     """Chunks covering every non-blank body line of ``doc``, in file order.
 
@@ -36,24 +47,38 @@ def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[
     follows (a daily note's ``# date`` its first entry), or, at the end of the file, the
     chunk before it.
     """
+    return chunk_with_restart(doc, budget, overlap)[0]
+
+
+def chunk_with_restart(
+    doc: Document, budget: int = 400, overlap: int = 80, stack: tuple[tuple[int, str], ...] = ()
+) -> tuple[list[Chunk], Restart | None]:
+    """``chunk_document``, and where a later re-chunk of the file grown by appending may
+    start (``memd.regrow``). ``stack`` is the heading stack the document starts under,
+    when it is the end of a longer one."""
     chunks: list[Chunk] = []
-    stack: list[tuple[int, str]] = []
+    headings: list[tuple[int, str]] = list(stack)
     carried: list[Block] = []  # headings still waiting for text
+    restart: Restart | None = None
+    group: tuple[int, tuple[tuple[int, str], ...]] = (0, ())
     for blocks in _sections(doc.blocks):
         head = blocks[0]
+        if not carried:  # a group of sections, emitted together, starts here
+            group = (head.start, tuple(headings))
         if head.heading_level:
-            while stack and stack[-1][0] >= head.heading_level:
-                stack.pop()
-            stack.append((head.heading_level, "#" * head.heading_level + " " + head.title))
+            while headings and headings[-1][0] >= head.heading_level:
+                headings.pop()
+            headings.append((head.heading_level, "#" * head.heading_level + " " + head.title))
         if head.heading_level and not _has_body(doc.lines, blocks):
             carried.extend(blocks)
             continue
-        path = " > ".join(title for _, title in stack)
+        path = " > ".join(title for _, title in headings)
+        restart = Restart(group[0], group[1], len(chunks))
         chunks.extend(_chunk_section(doc.lines, [*carried, *blocks], path, budget, overlap))
         carried = []
     if carried:
-        chunks = _attach_tail(doc.lines, chunks, carried, budget, stack)
-    return chunks
+        chunks = _attach_tail(doc.lines, chunks, carried, budget, headings)
+    return chunks, restart
 
 
 def _has_body(lines: list[str], blocks: list[Block]) -> bool:

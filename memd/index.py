@@ -19,7 +19,7 @@ from typing import TypeVar
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
-from memd.indexer import IndexReport, Progress, reconcile, reconcile_paths
+from memd.indexer import IndexReport, Progress, Tails, reconcile, reconcile_paths
 from memd.log import get_logger
 from memd.passages import passages
 from memd.records import Activity, Freshness
@@ -67,6 +67,7 @@ class Index:
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
+        self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
 
     def _vector_index(self) -> VectorIndex:
         return VectorIndex(self.embedder.key, lambda: self.embedder.dimensions, self._on_written)
@@ -154,7 +155,13 @@ class Index:
             if full:
                 self.store.check()
             report = reconcile(
-                self.store, self.workspace, self.chunking, full, progress, cancel=cancel
+                self.store,
+                self.workspace,
+                self.chunking,
+                full,
+                progress,
+                cancel=cancel,
+                tails=self.tails,
             )
             if self.sessions and not report.cancelled:
                 report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
@@ -184,7 +191,9 @@ class Index:
                 return self.sync(cancel=cancel)
         md = [p for p in paths if p.endswith(".md")]
         return self._write(
-            lambda: reconcile_paths(self.store, self.workspace, self.chunking, md, cancel=cancel),
+            lambda: reconcile_paths(
+                self.store, self.workspace, self.chunking, md, cancel=cancel, tails=self.tails
+            ),
             cancel,
         )
 
@@ -201,13 +210,16 @@ class Index:
         self.store = Store.open(path)
         self._epoch += 1
         self.vectors = self._vector_index()
+        self.tails = {}
 
     def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
         try:
             report = run()
         except IndexCorrupt as exc:
             self.recover(exc)
-            report = reconcile(self.store, self.workspace, self.chunking, cancel=cancel)
+            report = reconcile(
+                self.store, self.workspace, self.chunking, cancel=cancel, tails=self.tails
+            )
         if report.chunks and self._on_written is not None:
             self._on_written()  # new chunks have no vectors yet: whoever embeds, wake up
         return report

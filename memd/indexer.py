@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from memd.chunker import chunk_document
+from memd.chunker import chunk_with_restart
 from memd.config import Chunking
 from memd.log import get_logger
 from memd.markdown import parse
+from memd.regrow import Tail, regrow, tail_of
 from memd.schema import ChunkRow, FileMeta, FileRow, chunk_rows
 from memd.store import Store
 from memd.workspace import SESSIONS_DIR, FileEntry, Workspace
@@ -67,11 +68,18 @@ class _Job:
     entry: FileEntry
     known_hash: str | None
     chunking: Chunking
+    tail: Tail | None = None  # the file as last chunked, if it may only have grown
+
+
+# Where each workspace file may be re-chunked from when it grows (``memd.regrow``), by
+# index path; kept by whoever owns the index (``memd.index.Index``), for its lifetime.
+Tails = dict[str, Tail]
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A job's outcome: new chunks, ``unchanged`` content, or a reason it was skipped."""
+    """A job's outcome: new chunks (all of them, or those from ``from_line`` on),
+    ``unchanged`` content, or a reason it was skipped."""
 
     entry: FileEntry
     meta: FileMeta | None = None
@@ -79,6 +87,9 @@ class _Prepared:
     unchanged: bool = False
     skipped: str | None = None
     warnings: tuple[str, ...] = ()
+    from_line: int | None = None  # only the chunks from this line on are new
+    retag: bool = False  # the file's tags changed: its first chunk's FTS row too
+    tail: Tail | None = None
 
 
 def reconcile(
@@ -89,10 +100,12 @@ def reconcile(
     progress: Progress | None = None,
     workers: int | None = None,
     cancel: threading.Event | None = None,
+    tails: Tails | None = None,
 ) -> IndexReport:
     """Bring the index of ``workspace`` in line with its files; returns what changed.
 
     ``cancel`` stops the pass between two write transactions (the daemon's shutdown).
+    ``tails`` lets a file that only grew be re-chunked from its end (and is kept up).
     """
     started = time.perf_counter()
     entries = workspace.scan()
@@ -101,7 +114,9 @@ def reconcile(
     # Session transcripts are not the workspace's files: memd.sessions keeps them.
     gone = [p for p in known if p not in present and not p.startswith(SESSIONS_DIR + "/")]
     changes = _Changes(entries, gone, known)
-    return _sync(store, workspace, chunking, changes, full, progress, workers, cancel, started)
+    return _sync(
+        store, workspace, chunking, changes, full, progress, workers, cancel, started, tails
+    )
 
 
 def reconcile_paths(
@@ -110,6 +125,7 @@ def reconcile_paths(
     chunking: Chunking,
     paths: Iterable[str],
     cancel: threading.Event | None = None,
+    tails: Tails | None = None,
 ) -> IndexReport:
     """Re-index only the given absolute paths (what a file watcher reported)."""
     started = time.perf_counter()
@@ -118,7 +134,7 @@ def reconcile_paths(
     entries = [entry for _, entry in located if entry is not None]
     gone = [shown for shown, entry in located if entry is None and shown in known]
     changes = _Changes(entries, gone, known)
-    return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started)
+    return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started, tails)
 
 
 @dataclass(frozen=True)
@@ -141,8 +157,10 @@ def _sync(
     workers: int | None,
     cancel: threading.Event | None,
     started: float,
+    tails: Tails | None = None,
 ) -> IndexReport:
     report = IndexReport()
+    tails = {} if tails is None else tails
     settings = f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}"
     if store.get_meta("chunking", settings) != settings:
         full = True  # chunks cut with other settings would not match the new ones
@@ -156,20 +174,30 @@ def _sync(
             e.realpath,
         )
         if full or not same:
-            jobs.append(_Job(e, None if full or row is None else row.hash, chunking))
+            tail = tails.get(e.path)
+            if (
+                full
+                or row is None
+                or tail is None
+                or (tail.size, tail.hash) != (row.size, row.hash)
+            ):
+                tail = None
+            jobs.append(_Job(e, None if full or row is None else row.hash, chunking, tail))
         else:
             report.unchanged += 1
     if changes.gone:
         with store.transaction():
             store.delete_files([known[path].id for path in changes.gone])
         report.removed = len(changes.gone)
+        for path in changes.gone:
+            tails.pop(path, None)
     done = 0
     prepared = _prepare_all(jobs, workers)
     try:
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
                 for p in batch:
-                    _apply(store, p, known, report)
+                    _apply(store, p, known, report, tails)
             done += len(batch)
             if progress:
                 progress(done, len(jobs))
@@ -199,7 +227,7 @@ def _sync(
     return report
 
 
-def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport) -> None:
+def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport, tails: Tails) -> None:
     row = known.get(p.entry.path)
     for w in p.warnings:
         report.warnings.append(f"{p.entry.path}: {w}")
@@ -214,6 +242,13 @@ def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport) -> None
     elif p.unchanged:
         store.touch_file(row.id, p.entry.size, p.entry.mtime_ns)
         report.unchanged += 1
+    elif p.from_line is not None:
+        file_id = store.replace_tail(p.meta, p.from_line, p.rows)
+        if p.retag:  # tags are searchable on a file's first chunk
+            chunk_id, first = store.first_chunk(file_id)
+            store.replace_fts(chunk_id, chunk_rows(p.meta, [first])[0].fts)
+        report.chunks += len(p.rows)
+        report.changed += 1
     else:
         store.replace_file(p.meta, p.rows)
         report.chunks += len(p.rows)
@@ -221,6 +256,10 @@ def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport) -> None
             report.changed += 1
         else:
             report.added += 1
+    if p.tail is not None:
+        tails[p.entry.path] = p.tail
+    elif not p.unchanged:
+        tails.pop(p.entry.path, None)
 
 
 def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
@@ -286,13 +325,24 @@ def prepare(job: _Job) -> _Prepared:
     except OSError as exc:
         return _Prepared(e, skipped=f"cannot read file: {exc.strerror}")
     entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), st.st_mtime_ns)
+    chunking = job.chunking
+    if job.tail is not None and (
+        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
+    ):
+        # Only appended to: re-chunk the end, keep every earlier chunk.
+        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases)
+        rows = chunk_rows(meta, grown.chunks, first=False)
+        retag = grown.tags != job.tail.tags
+        return _Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
     digest = hashlib.sha256(data).hexdigest()
     if digest == job.known_hash:
         return _Prepared(entry, unchanged=True)
     warnings: list[str] = []
+    clean = True
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        clean = False
         text = data.decode("utf-8", errors="replace")
         warnings.append(
             f"not valid UTF-8 (first bad byte at offset {exc.start}); "
@@ -300,8 +350,24 @@ def prepare(job: _Job) -> _Prepared:
         )
     doc = parse(text)
     warnings.extend(doc.warnings)
-    chunks = chunk_document(doc, job.chunking.tokens, job.chunking.overlap)
-    meta = FileMeta(
+    chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
+    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases)
+    tail = tail_of(data, digest, doc, restart) if clean else None
+    return _Prepared(
+        entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
+    )
+
+
+def _meta(
+    e: FileEntry,
+    data: bytes,
+    st: os.stat_result,
+    digest: str,
+    lines: int,
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
+) -> FileMeta:
+    return FileMeta(
         path=e.path,
         abspath=e.abspath,
         realpath=e.realpath,
@@ -310,11 +376,10 @@ def prepare(job: _Job) -> _Prepared:
         size=len(data),
         mtime_ns=st.st_mtime_ns,
         hash=digest,
-        lines=len(doc.lines),
-        tags=doc.tags,
-        aliases=doc.aliases,
+        lines=lines,
+        tags=tags,
+        aliases=aliases,
     )
-    return _Prepared(entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings))
 
 
 def _batched(items: Iterable[_Prepared], n: int) -> Iterator[list[_Prepared]]:

@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from memd.config import Config
 from memd.errors import MemdError, StoreError, WorkspaceMissing
 from memd.extract import extract_notes, flush_prompt
+from memd.groupcommit import GroupCommit
 from memd.index import Index
 from memd.ledger import FlushLedger
 from memd.log import get_logger
-from memd.records import FlushAnswer, FlushPrompt, ForgetAnswer, KeyEntry, KeyList, StoreAnswer
+from memd.records import (
+    FlushAnswer,
+    FlushPrompt,
+    ForgetAnswer,
+    KeyEntry,
+    KeyList,
+    StoreAnswer,
+    Written,
+)
 from memd.workspace import Workspace
 from memd.writer import (
     Entry,
@@ -27,10 +38,23 @@ from memd.writer import (
     forget_key,
     list_keys,
     store_key,
+    sync_files,
 )
 
 log = get_logger()
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Flush:
+    """A flush checked and prepared on its caller's thread, waiting for the writer."""
+
+    root: Path
+    entries: list[Entry]
+    flush_id: str | None
+    today: str
+    clock: str
+    core_clock: str  # MEMORY.md's name has no date, so its headings carry one
 
 
 class Journal:
@@ -49,6 +73,7 @@ class Journal:
         self._commit = commit
         self._ledger: FlushLedger | None = None
         self._ledger_lock = threading.Lock()
+        self._flushes = GroupCommit(commit, self._write_flushes)
 
     def close(self) -> None:
         if self._ledger is not None:
@@ -79,21 +104,72 @@ class Journal:
             if notes := extract_notes(llm, prompt.system, prompt.user, transcript):
                 entries = [*entries, Entry(notes, title="memory flush")]
 
-        def write() -> FlushAnswer:
-            if flush_id is not None and (first := self._flushed(flush_id)):
-                return first  # the same id raced in while this one prepared
-            target = lambda category: self.workspace.target(category, today)  # noqa: E731
-            written, skipped = flush_entries(
-                root, entries, target, now.strftime("%H:%M"), now.strftime("%Y-%m-%d %H:%M")
-            )
-            warning = self._reindex_written({w.path for w in written})
-            answer = FlushAnswer(written, skipped, False, warning)
-            if flush_id is not None and (problem := self._record(flush_id, answer)):
-                # Written is written: an error now would make a retry write it twice.
-                return FlushAnswer(written, skipped, False, _join(warning, problem))
-            return answer
+        request = _Flush(
+            root, entries, flush_id, today, now.strftime("%H:%M"), now.strftime("%Y-%m-%d %H:%M")
+        )
+        return self._flushes.submit(request)
 
-        return self._commit(write)
+    def _write_flushes(self, batch: list[_Flush]) -> list[FlushAnswer | Exception]:
+        """On the writer: every waiting flush appended, all that was written indexed at
+        once (group commit), then each ``flush_id`` recorded."""
+        done: list[tuple[list[Written], list[dict]] | FlushAnswer | Exception | int] = []
+        first_of: dict[str, int] = {}
+        for n, request in enumerate(batch):
+            if request.flush_id is not None:
+                if request.flush_id in first_of:  # twice in one batch: the first answers
+                    done.append(first_of[request.flush_id])
+                    continue
+                if first := self._flushed(request.flush_id):  # raced in while preparing
+                    done.append(first)
+                    continue
+                first_of[request.flush_id] = n
+            target = partial(self.workspace.target, today=request.today)
+            try:
+                done.append(
+                    flush_entries(
+                        request.root,
+                        request.entries,
+                        target,
+                        request.clock,
+                        request.core_clock,
+                        sync=False,
+                    )
+                )
+            except Exception as exc:  # this flush's failure, not its batch's
+                done.append(exc)
+        # One sync per file for the whole batch, before anyone is told it is written.
+        written = {w.path for d in done if isinstance(d, tuple) for w in d[0]}
+        unsynced = sync_files(self.workspace.path, written)
+        done = [
+            next((unsynced[w.path] for w in d[0] if w.path in unsynced), d)
+            if isinstance(d, tuple)
+            else d
+            for d in done
+        ]
+        warning = self._reindex_written(
+            {w.path for d in done if isinstance(d, tuple) for w in d[0]}
+        )
+        answers: list[FlushAnswer | Exception] = []
+        for request, d in zip(batch, done, strict=True):
+            if isinstance(d, tuple):
+                written, skipped = d
+                answer = FlushAnswer(written, skipped, False, warning if written else None)
+                if request.flush_id is not None and (
+                    problem := self._record(request.flush_id, answer)
+                ):
+                    # Written is written: an error now would make a retry write it twice.
+                    answer = FlushAnswer(written, skipped, False, _join(answer.warning, problem))
+                answers.append(answer)
+            elif isinstance(d, int):
+                first = answers[d]
+                answers.append(
+                    first
+                    if isinstance(first, Exception)
+                    else FlushAnswer(first.written, first.skipped, True, first.warning)
+                )
+            else:
+                answers.append(d)
+        return answers
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
         """Keep one ``- **key**: content`` line in the category's file."""

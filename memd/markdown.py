@@ -93,6 +93,18 @@ def parse(text: str) -> Document:
     lines = split_lines(text)
     warnings: list[str] = []
     body_start, tags, aliases = _front_matter(lines, warnings)
+    return _parse_body(lines, body_start, tags, aliases, warnings)
+
+
+def parse_lines(lines: list[str]) -> Document:
+    """Parse lines that continue a document from a line where a top-level block starts
+    (no front matter): its blocks are those a parse of the whole file has there."""
+    return _parse_body(lines, 0, (), (), [])
+
+
+def _parse_body(
+    lines: list[str], body_start: int, tags: tuple, aliases: tuple, warnings: list[str]
+) -> Document:
     # A lone '\r' would be a line break to markdown-it but not to an editor.
     body = "\n".join(line.replace("\r", " ") for line in lines[body_start:])
     tokens = _parser_for(body).parse(body)

@@ -75,8 +75,9 @@ class ChunkRow(NamedTuple):
     fts: FtsRow
 
 
-def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes)."""
+def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk], first: bool = True) -> list[ChunkRow]:
+    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes);
+    ``first`` False when they follow the file's first chunk (``Store.replace_tail``)."""
     # Tags, aliases and a custom note's name go on its first chunk only, so a match on
     # them finds the note once rather than once per chunk.
     title = "" if meta.source == "daily" else Path(meta.path).stem
@@ -87,7 +88,7 @@ def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk]) -> list[ChunkRow]:
     rows = []
     for n, c in enumerate(chunks):
         heading = f"{day} {_heading_words(c.heading)}".strip()
-        fts = fts_row(heading, c.text, first_meta if n == 0 else "")
+        fts = fts_row(heading, c.text, first_meta if n == 0 and first else "")
         rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
     return rows
 

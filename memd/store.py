@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import apsw
 
+from memd.chunker import Chunk
 from memd.errors import IndexCorrupt, StoreError
 from memd.fts import COLUMN_WEIGHTS
 from memd.log import get_logger
@@ -52,6 +53,23 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
         raise StoreError(f"index database {path} is read-only") from exc
     except (apsw.IOError, apsw.CantOpenError, apsw.PermissionsError, apsw.BusyError) as exc:
         raise StoreError(f"cannot use index database {path}: {exc}") from exc
+
+
+def _file_values(meta: FileMeta) -> tuple:
+    """A file's columns after ``path``, in table order."""
+    return (
+        meta.abspath,
+        meta.realpath,
+        meta.source,
+        meta.date,
+        meta.size,
+        meta.mtime_ns,
+        meta.hash,
+        meta.lines,
+        json.dumps(meta.tags),
+        json.dumps(meta.aliases),
+        time.time(),
+    )
 
 
 def _guard(method: Callable[..., T]) -> Callable[..., T]:
@@ -185,27 +203,11 @@ class Store:
         """Insert or replace one file and all its chunks (call inside ``transaction``);
         returns the file's id."""
         row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
-        values = (
-            meta.abspath,
-            meta.realpath,
-            meta.source,
-            meta.date,
-            meta.size,
-            meta.mtime_ns,
-            meta.hash,
-            meta.lines,
-            json.dumps(meta.tags),
-            json.dumps(meta.aliases),
-            time.time(),
-        )
+        values = _file_values(meta)
         if row:
             file_id = row[0]
             self._delete_chunks(file_id)
-            self.db.execute(
-                "UPDATE files SET abspath=?, realpath=?, source=?, date=?, size=?, mtime_ns=?, "
-                "hash=?, lines=?, tags=?, aliases=?, indexed_at=? WHERE id=?",
-                (*values, file_id),
-            )
+            self._update_file(file_id, values)
         else:
             self.db.execute(
                 "INSERT INTO files(path, abspath, realpath, source, date, size, mtime_ns, hash, "
@@ -215,6 +217,52 @@ class Store:
             file_id = self.db.last_insert_rowid()
         self._insert_chunks(file_id, rows)
         return file_id
+
+    def replace_tail(self, meta: FileMeta, from_line: int, rows: Sequence[ChunkRow]) -> int:
+        """Replace an indexed file's chunks that start at ``from_line`` or later by ``rows``
+        (those unchanged stay, with their vectors) and its facts; the earlier chunks stay
+        as they are. Returns the file's id (call inside ``transaction``)."""
+        (file_id,) = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
+        self._update_file(file_id, _file_values(meta))
+        old = self.db.execute(
+            "SELECT id, start_line, end_line, heading, text FROM chunks "
+            "WHERE file_id = ? AND start_line >= ? ORDER BY start_line, id",
+            (file_id, from_line),
+        ).fetchall()
+        same = 0
+        while same < min(len(old), len(rows)) and old[same][1:] == tuple(rows[same][:4]):
+            same += 1
+        stale = json.dumps([r[0] for r in old[same:]])
+        self.db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (stale,)
+        )
+        self.db.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (stale,))
+        self._insert_chunks(file_id, rows[same:])
+        return file_id
+
+    def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
+        """The id and content of a file's first chunk."""
+        chunk_id, *fields = self.db.execute(
+            "SELECT id, start_line, end_line, heading, text, tokens FROM chunks "
+            "WHERE file_id = ? ORDER BY start_line, id LIMIT 1",
+            (file_id,),
+        ).fetchone()
+        return chunk_id, Chunk(*fields)
+
+    def replace_fts(self, chunk_id: int, fts: Sequence[str]) -> None:
+        """Give one chunk new FTS columns (call inside ``transaction``)."""
+        self.db.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
+        self.db.execute(
+            "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
+            (chunk_id, *fts),
+        )
+
+    def _update_file(self, file_id: int, values: tuple) -> None:
+        self.db.execute(
+            "UPDATE files SET abspath=?, realpath=?, source=?, date=?, size=?, mtime_ns=?, "
+            "hash=?, lines=?, tags=?, aliases=?, indexed_at=? WHERE id=?",
+            (*values, file_id),
+        )
 
     def _insert_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
         # Ids are given here so both tables fill with one executemany each; AUTOINCREMENT

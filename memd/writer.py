@@ -58,27 +58,32 @@ def read_locked(fd: int) -> bytes:
     return os.pread(fd, size, 0) if size else b""
 
 
-def append(fd: int, path: Path, text: str) -> tuple[int, int]:
+def append(
+    fd: int, path: Path, text: str, before: bytes | None = None, sync: bool = True
+) -> tuple[int, int]:
     """Append ``text`` (whole lines) as one write; returns its 1-based first and last line.
 
-    A file that does not end in a newline gets one first.
+    A file that does not end in a newline gets one first. ``before`` is the file's content
+    when the caller has just read it under the lock.
     """
     check_size(text)
     data = text.encode("utf-8")
-    before = read_locked(fd)
+    if before is None:
+        before = read_locked(fd)
     lead = b"\n" if before and not before.endswith(b"\n") else b""
     first = before.count(b"\n") + len(lead) + 1
-    _write_all(fd, lead + data, path, len(before))
+    _write_all(fd, lead + data, path, len(before), sync)
     last = first + data.rstrip(b"\n").count(b"\n")
     return first, last
 
 
-def _write_all(fd: int, data: bytes, path: Path, old_size: int) -> None:
+def _write_all(fd: int, data: bytes, path: Path, old_size: int, sync: bool = True) -> None:
     try:
         written = os.write(fd, data)
         if written != len(data):
             raise OSError(errno.ENOSPC, "short write")
-        os.fsync(fd)
+        if sync:
+            _fdatasync(fd)  # the data and the new size; an append changes nothing else
     except OSError as exc:
         # Whole entry or nothing: cut back whatever part of it reached the file.
         with contextlib.suppress(OSError):
@@ -87,7 +92,31 @@ def _write_all(fd: int, data: bytes, path: Path, old_size: int) -> None:
         full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
         reason = "the disk is full" if full else exc.strerror
         raise WriteError(f"could not write to {path} ({reason}); the file is unchanged") from exc
-    _fsync_folder(path.parent)
+    if old_size == 0:  # a new file: its name in the folder must last too
+        _fsync_folder(path.parent)
+
+
+_fdatasync = getattr(os, "fdatasync", os.fsync)  # macOS has only fsync
+
+
+def sync_files(root: Path, rels: set[str]) -> dict[str, WriteError]:
+    """Put what was appended to these workspace files on disk; the files that failed.
+
+    A sync covers every write to the file, whichever descriptor made it."""
+    failed: dict[str, WriteError] = {}
+    for rel in sorted(rels):
+        try:
+            opened = open_for_write(root, rel, create=False)
+            try:
+                _fdatasync(opened.fd)
+            finally:
+                opened.close()
+        except (OSError, PathRefused) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            failed[rel] = WriteError(
+                f"could not make {rel} durable ({reason}); what was appended may be lost"
+            )
+    return failed
 
 
 def replace_text(
@@ -189,10 +218,22 @@ def _first_words(text: str, limit: int = 60) -> str:
 
 def already_there(content: bytes, text: str) -> bool:
     """Whether the file already holds ``text`` as whole paragraphs (whitespace aside)."""
-    have = _paragraphs(content.decode("utf-8", "replace"))
     want = _paragraphs(text)
     if not want:
         return False
+    decoded = content.decode("utf-8", "replace")
+    # Most entries are new: one search for the first paragraph's words, in order with any
+    # whitespace between, rules them out without splitting a long note into paragraphs.
+    words = want[0].split(" ")
+    if max(words, key=len) not in decoded:
+        return False
+    # A literal start lets the regex engine skip ahead fast; the start of a word is checked
+    # by hand (a look-behind would make it try every position).
+    pattern = re.compile(r"\s+".join(map(re.escape, words)) + r"(?!\S)")
+    starts = (m.start() for m in pattern.finditer(decoded))
+    if not any(at == 0 or decoded[at - 1].isspace() for at in starts):
+        return False
+    have = _paragraphs(decoded)
     return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
 
 
@@ -217,10 +258,18 @@ def check_size(text: str) -> None:
 
 
 def flush_entries(
-    root: Path, entries: list[Entry], target: Target, clock: str, core_clock: str | None = None
+    root: Path,
+    entries: list[Entry],
+    target: Target,
+    clock: str,
+    core_clock: str | None = None,
+    sync: bool = True,
 ) -> tuple[list[Written], list[dict]]:
     """Append each entry to the file ``target`` gives for it; skip text already there.
-    ``core_clock`` heads core entries: MEMORY.md's name has no date, so it carries one."""
+    ``core_clock`` heads core entries: MEMORY.md's name has no date, so it carries one.
+
+    With ``sync`` False the data is not yet on disk: the caller runs ``sync_files`` on the
+    written paths before it answers (group commit: one sync for many flushes)."""
     for entry in entries:
         check_size(entry.text)
     written, skipped = [], []
@@ -228,15 +277,16 @@ def flush_entries(
         rel, header = target(entry.target)
         with locked(root, rel, header) as f:
             content = read_locked(f.fd)
-            if already_there(content, entry.text) or already_there(
-                content, escape_free_text(entry.text)
+            escaped = escape_free_text(entry.text)
+            if already_there(content, entry.text) or (
+                escaped != entry.text and already_there(content, escaped)
             ):
                 skipped.append({"entry": n, "path": rel, "reason": "already in the file"})
                 continue
             block = entry_block(
                 entry, core_clock if entry.target == "core" and core_clock else clock
             )
-            first, last = append(f.fd, f.path, block)
+            first, last = append(f.fd, f.path, block, content, sync)
         # The block starts with a blank line; the entry is its heading to its last line.
         written.append(Written(rel, first + 1, last))
     return written, skipped
