@@ -11,6 +11,7 @@ and exit 0; SIGHUP reloads the config (a bad one is logged and the old one kept)
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import fcntl
@@ -242,6 +243,12 @@ class Daemon:
         self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
         self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
         self._stop: asyncio.Event | None = None
+        # Requests in flight by reload epoch, and memories retired at an epoch: a reload
+        # closes what it replaced as soon as the requests that might use it are done.
+        self._epoch = 0
+        self._active: collections.Counter[int] = collections.Counter()
+        self._retired: list[tuple[int, list[Memory]]] = []
+        self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
 
@@ -269,9 +276,25 @@ class Daemon:
             pool = self._prepare
         else:
             pool = self._heavy if is_heavy(method, params) else self._reads
-        return await asyncio.get_running_loop().run_in_executor(
-            pool, call, self.open_memory, method, params
-        )
+        epoch = self._epoch
+        self._active[epoch] += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                pool, call, self.open_memory, method, params
+            )
+        finally:
+            self._active[epoch] -= 1
+            if not self._active[epoch]:
+                del self._active[epoch]
+            self._close_retired()
+
+    def _close_retired(self) -> None:
+        """Close the memories a reload replaced once no request that began before it runs
+        (its searches may still read on their connections)."""
+        oldest = min(self._active, default=self._epoch)
+        for entry in [e for e in self._retired if e[0] < oldest]:
+            self._retired.remove(entry)
+            self._writer.submit(_close_all, entry[1])
 
     async def _open_runners(self, config: Config) -> dict[str, _Runner]:
         loop = asyncio.get_running_loop()
@@ -329,6 +352,8 @@ class Daemon:
         self._heavy.shutdown(wait=False, cancel_futures=True)
         for runner in self.runners.values():
             runner.memory.close()
+        for _, memories in self._retired:
+            _close_all(memories)
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
         # The writer has closed cleanly; what may still run is a thread blocked in a network
@@ -357,6 +382,10 @@ class Daemon:
 
     async def _reload(self) -> None:
         """SIGHUP: read the config again; keep the old one if the new one is bad."""
+        async with self._reloading:  # signals in a row: one reload after the other
+            await self._reload_once()
+
+    async def _reload_once(self) -> None:
         try:
             new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
@@ -377,10 +406,9 @@ class Daemon:
         self.runners = await self._open_runners(new)
         for runner in self.runners.values():
             runner.start()
-        # Searches that started on the old connections may still be running: close later.
-        asyncio.get_running_loop().call_later(
-            30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
-        )
+        self._retired.append((self._epoch, [r.memory for r in old.values()]))
+        self._epoch += 1
+        self._close_retired()
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
 
 

@@ -80,13 +80,17 @@ class Watcher:
             tasks = [asyncio.create_task(self._watch(flat, False, halt))]
             if deep:
                 tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
-            self.on_state("running")
-            self.on_started()
-            failed = await self._supervise(tasks, identity, stop)
-            halt.set()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            try:
+                self.on_state("running")
+                self.on_started()
+                failed = await self._supervise(tasks, identity, stop)
+            finally:
+                # Also when this task is cancelled (a reload, a stop): a watch left running
+                # keeps its inotify instance and thread for the life of the process.
+                halt.set()
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
             if stop.is_set():
                 break
             self.on_state("restarting")
