@@ -72,6 +72,7 @@ class _Runner:
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task] = []
+        self.links: dict[str, str] = {}  # symlinked files' targets, for the watcher
         self.memory = Memory(
             daemon.config,
             name,
@@ -102,6 +103,7 @@ class _Runner:
             on_changes=self.changed,
             on_started=self.rescan,
             on_state=self._watcher_state,
+            links=lambda: self.links,
         )
         # The first pass starts when the watcher does (its on_started), so edits made during
         # the pass are seen and one pass is enough; without a watcher it starts anyway.
@@ -169,13 +171,17 @@ class _Runner:
     async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
         memory, cancel = self.memory, self.daemon.cancel
         if rebuild:
-            return await asyncio.to_thread(memory.rebuild)
-        if sweep:
+            report = await asyncio.to_thread(memory.rebuild)
+        elif sweep:
             self._progress(0, 0)
-            return await asyncio.to_thread(memory.index, False, self._progress, cancel)
-        if paths:
-            return await asyncio.to_thread(memory.index_paths, paths, cancel)
-        return None
+            report = await asyncio.to_thread(memory.index, False, self._progress, cancel)
+        elif paths:
+            report = await asyncio.to_thread(memory.index_paths, paths, cancel)
+        else:
+            return None
+        if sweep or rebuild or report.touched:
+            self.links = await asyncio.to_thread(memory.db.link_targets)
+        return report
 
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a

@@ -128,6 +128,12 @@ class Index:
             last_indexed_at=_iso(store.get_meta("last_indexed_at")),
         )
 
+    def link_targets(self) -> dict[str, str]:
+        """``{target realpath: link abspath}`` for indexed files that are symlinks
+        themselves: a watcher of the workspace does not see edits to their targets."""
+        rows = self.read(lambda store: store.linked_files())
+        return {real: link for link, real in rows if os.path.islink(link)}
+
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""
         return self.read(lambda store: store.count_vectors(self.embedder.key, self._vector_bytes()))

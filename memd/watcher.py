@@ -36,8 +36,13 @@ class Watcher:
         on_started: Callable[[], None],
         on_state: Callable[[str], None],
         check_seconds: float = 2.0,
+        links: Callable[[], dict[str, str]] | None = None,
     ) -> None:
         self.workspace = workspace
+        # {target realpath: link abspath} of symlinked files: their targets may live in a
+        # folder no one watches, so those folders are watched too.
+        self.links = links or dict
+        self._linked: dict[str, str] = {}
         self.debounce_ms = debounce_ms
         self.on_changes = on_changes
         self.on_started = on_started
@@ -56,15 +61,25 @@ class Watcher:
                 flat.append(str(root.path.parent))
             elif root.path.is_dir():
                 deep.append(str(root.path))
+        for target in self._linked:
+            folder = os.path.dirname(target)
+            covered = any(folder == d or folder.startswith(d.rstrip("/") + "/") for d in deep)
+            if not covered and folder not in flat and os.path.isdir(folder):
+                flat.append(folder)
         return flat, deep
 
     def _identity(self) -> tuple:
         paths = [self.workspace.path, self.workspace.path / MEMORY_DIR]
         paths += [r.path for r in self.workspace.roots[1:]]
-        return tuple(_inode(p) for p in paths)
+        paths += [Path(os.path.dirname(t)) for t in self._linked]
+        return (*(_inode(p) for p in paths), frozenset(self.links()))
 
     def _keep(self, change: Change, path: str) -> bool:
-        return self.workspace.wants(path)
+        return path in self._linked or self.workspace.wants(path)
+
+    def _report(self, paths: set[str]) -> None:
+        """Hand on changed paths, an edited link target as the link memd indexes."""
+        self.on_changes({self._linked.get(p, p) for p in paths})
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set, restarting after failures."""
@@ -74,6 +89,7 @@ class Watcher:
                 self.on_state("waiting for folder")
                 await wait_event(stop, self.check_seconds)
                 continue
+            self._linked = dict(self.links())
             identity = self._identity()
             flat, deep = self._targets()
             halt = asyncio.Event()
@@ -116,8 +132,12 @@ class Watcher:
                     exc = task.exception()
                     log.warning("watcher_failed", workspace=self.workspace.name, error=repr(exc))
                     return True
-                if self._identity() != identity:
+                now = self._identity()
+                if now[:-1] != identity[:-1]:
                     log.warning("watch_folders_replaced", workspace=self.workspace.name)
+                    return False
+                if now != identity:
+                    log.info("watch_links_changed", workspace=self.workspace.name)
                     return False
         finally:
             stopper.cancel()
@@ -132,7 +152,7 @@ class Watcher:
             recursive=recursive,
             ignore_permission_denied=True,
         ):
-            self.on_changes({path for _, path in changes})
+            self._report({path for _, path in changes})
         if not halt.is_set():
             raise RuntimeError(f"watching {', '.join(paths)} stopped")
 
