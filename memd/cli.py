@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument(
+        "--wait",
+        nargs="?",
+        type=float,
+        const=2.0,
+        metavar="SECONDS",
+        help="first let the index catch up with every edit made so far (up to 10 s; default 2)",
+    )
 
     p = sub.add_parser("get", parents=[common], help="print lines of a memory file")
     p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
@@ -176,6 +184,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             tags=args.tags,
             since=args.since,
             until=args.until,
+            wait_fresh=args.wait,
         )
         return _emit(router.call("memory_search", params), as_json, _print_search)
     if args.command == "get":

@@ -156,11 +156,7 @@ def _sync(
     jobs = []
     for e in changes.entries:
         row = known.get(e.path)
-        same = (
-            changes.trust_stat
-            and row is not None
-            and (row.size, row.mtime_ns, row.realpath) == (e.size, _stamp_at(e.abspath), e.realpath)
-        )
+        same = changes.trust_stat and same_stat(row, e)
         if full or not same:
             jobs.append(_Job(e, None if full or row is None else row.hash, chunking))
         else:
@@ -327,7 +323,17 @@ def stat_stamp(st: os.stat_result) -> int:
     return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
 
 
-def _stamp_at(path: str) -> int | None:
+def same_stat(row: FileRow | None, e: FileEntry) -> bool:
+    """Whether the index holds ``e`` as its stat is now (then it need not be read)."""
+    return row is not None and (row.size, row.mtime_ns, row.realpath) == (
+        e.size,
+        stamp_at(e.abspath),
+        e.realpath,
+    )
+
+
+def stamp_at(path: str) -> int | None:
+    """The ``stat_stamp`` of the file at ``path``; None if it cannot be stat'ed."""
     try:
         return stat_stamp(os.stat(path))
     except OSError:

@@ -18,11 +18,16 @@ from pathlib import Path
 from watchfiles import Change, awatch
 
 from memd.log import get_logger
+from memd.tripwire import Tripwire
 from memd.workspace import MEMORY_DIR, Workspace
 
 log = get_logger()
 
 MAX_GROUP_MS = 2000  # a file written continuously is still indexed this often
+# watchfiles hands changes on after this much quiet (or this long after the first): soon, so
+# answers count them as pending at once; the owner waits for debounce_ms of quiet itself.
+_EVENT_STEP_MS = 50
+_EVENT_GROUP_MS = 500
 
 
 class Watcher:
@@ -43,6 +48,7 @@ class Watcher:
         # folder no one watches, so those folders are watched too.
         self.links = links or dict
         self._linked: dict[str, str] = {}
+        self._tripwire: Tripwire | None = None
         self.debounce_ms = debounce_ms
         self.on_changes = on_changes
         self.on_started = on_started
@@ -77,9 +83,35 @@ class Watcher:
     def _keep(self, change: Change, path: str) -> bool:
         return path in self._linked or self.workspace.wants(path)
 
+    def _relevant(self, path: str) -> str | None:
+        """The path to report for a change at ``path`` (a link target as its link)."""
+        if path in self._linked:
+            return self._linked[path]
+        return path if self.workspace.wants(path) else None
+
+    def drain(self) -> tuple[set[str], bool] | None:
+        """What changed up to this instant, read from the kernel without waiting (see
+        ``memd.tripwire``): ``(paths, events_lost)``, or None where that is not possible."""
+        tripwire = self._tripwire
+        if tripwire is None or not tripwire.active:
+            return None
+        return tripwire.drain()
+
     def _report(self, paths: set[str]) -> None:
-        """Hand on changed paths, an edited link target as the link memd indexes."""
-        self.on_changes({self._linked.get(p, p) for p in paths})
+        """Hand on changed paths, an edited link target as the link memd indexes.
+
+        With a tripwire, watchfiles only rings the bell and the tripwire says what changed:
+        an event a reader's catch-up already took from it is not handed on a second time
+        (which would mark a fresh index stale again)."""
+        drained = self.drain()
+        if drained is None:
+            changed = {self._linked.get(p, p) for p in paths}
+        else:
+            changed, lost = drained
+            if lost:
+                self.on_started()  # events were lost: only a whole pass is sure
+        if changed:
+            self.on_changes(changed)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set, restarting after failures."""
@@ -93,10 +125,12 @@ class Watcher:
             identity = self._identity()
             flat, deep = self._targets()
             halt = asyncio.Event()
-            tasks = [asyncio.create_task(self._watch(flat, False, halt))]
-            if deep:
-                tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
+            tasks: list[asyncio.Task] = []
             try:
+                self._tripwire = await asyncio.to_thread(Tripwire, flat, deep, self._relevant)
+                tasks.append(asyncio.create_task(self._watch(flat, False, halt)))
+                if deep:
+                    tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
                 self.on_state("running")
                 self.on_started()
                 failed = await self._supervise(tasks, identity, stop)
@@ -107,6 +141,9 @@ class Watcher:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+                if self._tripwire is not None:
+                    self._tripwire.close()
+                    self._tripwire = None
             if stop.is_set():
                 break
             self.on_state("restarting")
@@ -146,8 +183,8 @@ class Watcher:
         async for changes in awatch(
             *paths,
             watch_filter=self._keep,
-            debounce=max(MAX_GROUP_MS, self.debounce_ms),
-            step=max(self.debounce_ms, 10),
+            debounce=_EVENT_GROUP_MS,
+            step=_EVENT_STEP_MS,
             stop_event=halt,
             recursive=recursive,
             ignore_permission_denied=True,

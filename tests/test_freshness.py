@@ -1,9 +1,15 @@
 """Freshness that never lies: edits the stat cache cannot see, symlinked files, and the
 moments between a file event and the index pass."""
 
+import json
 import os
+import subprocess
+import sys
+import time
 
 import pytest
+
+from memd.errors import InvalidParams
 
 
 def same_size_edit_keeping_mtime(path, old: str, new: str) -> None:
@@ -68,3 +74,76 @@ def test_an_edit_to_the_target_of_a_symlinked_file_is_indexed(serve, ws, linked)
     d.wait_for(lambda: d.search("ibis"), what="a save-by-rename of the link's target")
     assert [r["path"] for r in d.search("ibis")] == ["memory/linked.md"]
     assert not d.search("egret")
+
+
+@pytest.fixture
+def settled(serve, ws):
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\nplain note\n")
+    d = serve()
+    d.wait_for(
+        lambda: not d.call("memory_search", query="plain")["index"]["stale"], what="start-up"
+    )
+    return d
+
+
+def test_an_answer_never_claims_fresh_while_missing_a_written_token(settled, ws):
+    """Right after a write, an answer either has the new text or says stale (the watcher's
+    debounce used to hide the write for ~0.5 s while answers said stale: false)."""
+    d = settled
+    lies = 0
+    for n in range(30):
+        token = f"zebra{n}x"
+        ws.write(f"memory/t{n % 3}.md", f"# T\n{token}\n")
+        answer = d.call("memory_search", query=token, min_score=0)
+        found = any(token in r["snippet"] for r in answer["results"])
+        lies += not found and not answer["index"]["stale"]
+        if n % 10 == 9:
+            d.wait_for(lambda: not d.call("status")["pending_files"], what="settle")
+    assert lies == 0
+
+
+def test_wait_fresh_reads_your_writes(settled, ws):
+    d = settled
+    for n in range(10):
+        token = f"quagga{n}x"
+        ws.write(f"memory/w{n % 2}.md", f"# W\n{token}\n")
+        started = time.monotonic()
+        answer = d.call("memory_search", query=token, min_score=0, wait_fresh=5)
+        assert time.monotonic() - started < 2  # the debounce is skipped for a waiting reader
+        assert [r["path"] for r in answer["results"]] == [f"memory/w{n % 2}.md"]
+        assert answer["index"]["stale"] is False and "warning" not in answer
+    (ws.root / "memory" / "w0.md").unlink()
+    answer = d.call("memory_search", query="quagga8x", min_score=0, wait_fresh=5)
+    assert answer["results"] == [] and answer["index"]["stale"] is False
+
+
+@pytest.mark.parametrize("bad", [-1, 11, "soon", True])
+def test_wait_fresh_is_checked(settled, bad):
+    with pytest.raises(InvalidParams, match="wait_fresh"):
+        settled.call("memory_search", query="plain", wait_fresh=bad)
+
+
+def test_cli_search_wait(settled, ws):
+    ws.write("memory/c.md", "# C\nokapi sighting\n")
+    args = ["search", "okapi", "--wait", "5", "--min-score", "0", "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(settled.config_path), *args],
+        env=settled.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["results"][0]["path"] == "memory/c.md" and not answer["index"]["stale"]
+
+
+def test_without_a_daemon_wait_fresh_indexes_first(ws, memory):
+    memory.index()
+    ws.write("memory/n.md", "# N\nnarwhal\n")
+    assert memory.search("narwhal", min_score=0, wait_fresh=1).results
+    ws.write("memory/n.md", "# N\nbeluga\n")
+    stale, gone = memory.db.stale_paths()
+    assert stale == {str(ws.root / "memory" / "n.md")} and not gone
+    (ws.root / "memory" / "n.md").unlink()
+    assert memory.db.stale_paths() == (set(), True)
