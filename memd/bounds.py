@@ -17,6 +17,7 @@ from memd.fts import STOPWORDS
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TERMS = 64
 HEAVY_QUERY_CHARS = 256  # longer searches queue in their own lane in the daemon
+MAX_WAIT_FRESH = 10.0  # seconds a search may wait for the index to catch up (wait_fresh)
 
 
 class _HasQuery(Protocol):

@@ -135,6 +135,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             until=args.until,
             now=args.now,
             sources=args.sources,
+            wait_fresh=args.wait,
         )
         return _emit(router.call("memory_search", params), as_json, cli_format.search)
     if command == "get":

@@ -151,6 +151,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument(
+        "--wait",
+        nargs="?",
+        type=float,
+        const=2.0,
+        metavar="SECONDS",
+        help="first let the index catch up with every edit made so far (up to 10 s; default 2)",
+    )
     p.add_argument("--now", metavar="DATETIME", help="read time words against this ISO date-time")
     p.add_argument(
         "--source",

@@ -11,6 +11,7 @@ and exit 0; SIGHUP reloads the config (a bad one is logged and the old one kept)
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import fcntl
@@ -31,12 +32,12 @@ from memd.errors import BackendUnavailable, ConfigError, DaemonError, MemdError,
 from memd.indexer import IndexReport
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
-from memd.methods import WRITES, call, is_heavy
+from memd.methods import WRITES, call, is_heavy, wait_fresh
 from memd.notify import sd_notify, watchdog_interval
 from memd.private import private_folder
 from memd.records import Activity
 from memd.server import SocketServer
-from memd.watcher import Watcher, wait_event
+from memd.watcher import MAX_GROUP_MS, Watcher, wait_event
 from memd.workspace import MEMORY_DIR
 
 log = get_logger()
@@ -72,6 +73,10 @@ class _Runner:
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task] = []
+        self.links: dict[str, str] = {}  # symlinked files' targets, for the watcher
+        self.watcher: Watcher | None = None
+        self.last_event = 0.0  # loop time of the latest file event
+        self.urgent = asyncio.Event()  # a reader waits for the index: index at once
         self.memory = Memory(
             daemon.config,
             name,
@@ -80,15 +85,18 @@ class _Runner:
             commit=daemon.commit,
             on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
+            catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
         )
 
     def activity(self) -> Activity:
-        """What this workspace's loops are doing right now."""
+        """What this workspace's loops are doing right now, counting every file event the
+        kernel has queued up to this instant (not only those the watcher handed on)."""
+        tripped, lost = self._drain_elsewhere()
         return Activity(
             daemon=True,
             watcher=self.watcher_state,
-            pending_files=len(self.pending) + self.in_flight,
-            scanning=self.scanning,
+            pending_files=len(self.pending | tripped) + self.in_flight,
+            scanning=self.scanning or lost,
             scan_done=self.scan_done,
             scan_total=self.scan_total,
             embeddings=self.embeddings,
@@ -96,13 +104,14 @@ class _Runner:
         )
 
     def start(self) -> None:
-        watcher = Watcher(
+        self.watcher = watcher = Watcher(
             self.memory.workspace,
             self.daemon.config.watch.debounce_ms,
             on_changes=self.changed,
             on_started=self.rescan,
             on_state=self._watcher_state,
             sessions=self.memory.sessions,
+            links=lambda: self.links,
         )
         # The first pass starts when the watcher does (its on_started), so edits made during
         # the pass are seen and one pass is enough; without a watcher it starts anyway.
@@ -122,8 +131,61 @@ class _Runner:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def changed(self, paths: set[str]) -> None:
-        self.pending |= paths
-        self.kick.set()
+        if paths:
+            self.pending |= paths
+            self.last_event = self.loop.time()
+            self.kick.set()
+
+    def _drain(self) -> bool:
+        """On the loop: take in what the watcher's tripwire saw; None where there is none."""
+        drained = self.watcher.drain() if self.watcher is not None else None
+        if drained is None:
+            return False
+        paths, lost = drained
+        self.changed(paths)
+        if lost:
+            self.rescan()
+        return True
+
+    def _drain_elsewhere(self) -> tuple[set[str], bool]:
+        """From any thread: what the tripwire saw (handed to the loop) and if events were lost."""
+        drained = self.watcher.drain() if self.watcher is not None else None
+        if drained is None or not (drained[0] or drained[1]):
+            return set(), False
+        paths, lost = drained
+        self.loop.call_soon_threadsafe(self.changed, paths)
+        if lost:
+            self.loop.call_soon_threadsafe(self.rescan)
+        return paths, lost
+
+    async def catch_up(self, seconds: float) -> bool:
+        """Wait (up to ``seconds``) until the index holds every file as it is now: what
+        the kernel reported so far (or, without a tripwire, what the files' stat says
+        differs) is indexed first, without the usual debounce."""
+        deadline = self.loop.time() + seconds
+        if not self._drain():
+            paths, gone = await asyncio.to_thread(self.memory.db.stale_paths)
+            self.changed(paths)
+            if gone:
+                self.rescan()
+        while self.pending or self.in_flight or self.scanning:
+            if self.loop.time() >= deadline:
+                return False
+            self.urgent.set()
+            await asyncio.sleep(0.01)
+        return True
+
+    async def _settle(self) -> None:
+        """Let a burst of writes end before indexing it: ``watch.debounce_ms`` of quiet, at
+        most ``MAX_GROUP_MS`` after the pass was asked for; a waiting reader cuts it short."""
+        quiet = self.daemon.config.watch.debounce_ms / 1000
+        latest = self.loop.time() + MAX_GROUP_MS / 1000
+        while not self.urgent.is_set():
+            left = min(self.last_event + quiet, latest) - self.loop.time()
+            if left <= 0:
+                break
+            await wait_event(self.urgent, left)
+        self.urgent.clear()
 
     def _chunks_written(self) -> None:
         """An index pass or a flush/store wrote chunks: they wait for vectors from now on."""
@@ -147,6 +209,9 @@ class _Runner:
         while True:
             await self.kick.wait()
             self.kick.clear()
+            self._drain()
+            if self.pending and not (self.sweep or self.rebuild):
+                await self._settle()
             sweep, rebuild, paths = self.sweep, self.rebuild, self.pending
             self.sweep, self.rebuild, self.pending = False, False, set()
             self.in_flight = len(paths)
@@ -170,13 +235,17 @@ class _Runner:
     async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
         memory, cancel = self.memory, self.daemon.cancel
         if rebuild:
-            return await asyncio.to_thread(memory.rebuild)
-        if sweep:
+            report = await asyncio.to_thread(memory.rebuild)
+        elif sweep:
             self._progress(0, 0)
-            return await asyncio.to_thread(memory.index, False, self._progress, cancel)
-        if paths:
-            return await asyncio.to_thread(memory.index_paths, paths, cancel)
-        return None
+            report = await asyncio.to_thread(memory.index, False, self._progress, cancel)
+        elif paths:
+            report = await asyncio.to_thread(memory.index_paths, paths, cancel)
+        else:
+            return None
+        if sweep or rebuild or report.touched:
+            self.links = await asyncio.to_thread(memory.db.link_targets)
+        return report
 
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
@@ -244,6 +313,12 @@ class Daemon:
         self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
         self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
         self._stop: asyncio.Event | None = None
+        # Requests in flight by reload epoch, and memories retired at an epoch: a reload
+        # closes what it replaced as soon as the requests that might use it are done.
+        self._epoch = 0
+        self._active: collections.Counter[int] = collections.Counter()
+        self._retired: list[tuple[int, list[Memory]]] = []
+        self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
 
@@ -271,9 +346,40 @@ class Daemon:
             pool = self._prepare
         else:
             pool = self._heavy if is_heavy(method, params) else self._reads
-        return await asyncio.get_running_loop().run_in_executor(
-            pool, call, self.open_memory, method, params
-        )
+        epoch = self._epoch
+        self._active[epoch] += 1
+        try:
+            if method == "memory_search":
+                await self._wait_fresh(params)
+            return await asyncio.get_running_loop().run_in_executor(
+                pool, call, self.open_memory, method, params
+            )
+        finally:
+            self._active[epoch] -= 1
+            if not self._active[epoch]:
+                del self._active[epoch]
+            self._close_retired()
+
+    async def _wait_fresh(self, params: Any) -> None:
+        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; the
+        search then says in its answer whether the index caught up."""
+        if not isinstance(params, Mapping):
+            return
+        try:
+            seconds = wait_fresh(params.get("wait_fresh"))
+            runner = self.runners[self.config.workspace(params.get("workspace")).name]
+        except (MemdError, KeyError, TypeError):
+            return  # the method itself refuses the bad parameter
+        if seconds > 0:
+            await runner.catch_up(seconds)
+
+    def _close_retired(self) -> None:
+        """Close the memories a reload replaced once no request that began before it runs
+        (its searches may still read on their connections)."""
+        oldest = min(self._active, default=self._epoch)
+        for entry in [e for e in self._retired if e[0] < oldest]:
+            self._retired.remove(entry)
+            self._writer.submit(_close_all, entry[1])
 
     async def _open_runners(self, config: Config) -> dict[str, _Runner]:
         loop = asyncio.get_running_loop()
@@ -331,6 +437,8 @@ class Daemon:
         self._heavy.shutdown(wait=False, cancel_futures=True)
         for runner in self.runners.values():
             runner.memory.close()
+        for _, memories in self._retired:
+            _close_all(memories)
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
         # The writer has closed cleanly; what may still run is a thread blocked in a network
@@ -359,6 +467,10 @@ class Daemon:
 
     async def _reload(self) -> None:
         """SIGHUP: read the config again; keep the old one if the new one is bad."""
+        async with self._reloading:  # signals in a row: one reload after the other
+            await self._reload_once()
+
+    async def _reload_once(self) -> None:
         try:
             new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
@@ -379,10 +491,9 @@ class Daemon:
         self.runners = await self._open_runners(new)
         for runner in self.runners.values():
             runner.start()
-        # Searches that started on the old connections may still be running: close later.
-        asyncio.get_running_loop().call_later(
-            30, lambda: self._writer.submit(_close_all, [r.memory for r in old.values()])
-        )
+        self._retired.append((self._epoch, [r.memory for r in old.values()]))
+        self._epoch += 1
+        self._close_retired()
         log.info("config_reloaded", changed=True, workspaces=list(self.runners))
 
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
-from memd.indexer import IndexReport, Progress, Tails, reconcile, reconcile_paths
+from memd.indexer import IndexReport, Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.log import get_logger
 from memd.passages import passages
 from memd.records import Activity, Freshness
@@ -131,6 +131,20 @@ class Index:
             stale=activity.stale,
             last_indexed_at=_iso(store.get_meta("last_indexed_at")),
         )
+
+    def stale_paths(self) -> tuple[set[str], bool]:
+        """Files whose stat differs from what the index holds (absolute paths), and whether
+        any indexed file is gone: a read-only stat pass, no file is opened."""
+        entries = self.workspace.scan()
+        known = self.read(lambda store: store.files())
+        changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
+        return changed, bool(set(known) - {e.path for e in entries})
+
+    def link_targets(self) -> dict[str, str]:
+        """``{target realpath: link abspath}`` for indexed files that are symlinks
+        themselves: a watcher of the workspace does not see edits to their targets."""
+        rows = self.read(lambda store: store.linked_files())
+        return {real: link for link, real in rows if os.path.islink(link)}
 
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""

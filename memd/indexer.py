@@ -1,9 +1,10 @@
 """Reconcile a workspace's files with its index: only what changed is read and re-chunked.
 
-A file whose size and mtime match the index is skipped; one whose bytes hash the same is
-only re-stamped; a changed file is re-chunked and replaced in one transaction; a file that
-is gone is removed. Parsing and chunking of many files runs in worker processes so both
-cores work while this process writes to SQLite.
+A file whose size and stat stamp (mtime, ctime and inode) match the index is skipped,
+unless a watcher reported it; one whose bytes hash the same is only re-stamped; a changed
+file is re-chunked and replaced in one transaction; a file that is gone is removed.
+Parsing and chunking of many files runs in worker processes so both cores work while this
+process writes to SQLite.
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ def reconcile_paths(
     known = store.files_at([shown for shown, _ in located])
     entries = [entry for _, entry in located if entry is not None]
     gone = [shown for shown, entry in located if entry is None and shown in known]
-    changes = _Changes(entries, gone, known)
+    # A watcher event means the file changed, whatever its stat says (a same-size edit
+    # that restores the old mtime): read it; an unchanged hash costs only a re-stamp.
+    changes = _Changes(entries, gone, known, trust_stat=False)
     return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started, tails)
 
 
@@ -145,6 +148,7 @@ class _Changes:
     entries: list[FileEntry]
     gone: list[str]
     known: dict[str, FileRow]
+    trust_stat: bool = True
 
 
 def _sync(
@@ -168,11 +172,7 @@ def _sync(
     jobs = []
     for e in changes.entries:
         row = known.get(e.path)
-        same = row is not None and (row.size, row.mtime_ns, row.realpath) == (
-            e.size,
-            e.mtime_ns,
-            e.realpath,
-        )
+        same = changes.trust_stat and same_stat(row, e)
         if full or not same:
             tail = tails.get(e.path)
             if (
@@ -324,7 +324,8 @@ def prepare(job: _Job) -> _Prepared:
         return _Prepared(e, skipped="file vanished before it could be read")
     except OSError as exc:
         return _Prepared(e, skipped=f"cannot read file: {exc.strerror}")
-    entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), st.st_mtime_ns)
+    stamp = stat_stamp(st)
+    entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
     chunking = job.chunking
     if job.tail is not None and (
         grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
@@ -374,12 +375,37 @@ def _meta(
         source=e.source,
         date=e.date,
         size=len(data),
-        mtime_ns=st.st_mtime_ns,
+        mtime_ns=stat_stamp(st),
         hash=digest,
         lines=lines,
         tags=tags,
         aliases=aliases,
     )
+
+
+def stat_stamp(st: os.stat_result) -> int:
+    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
+    ctime and inode together. An edit that keeps the size and puts the old mtime back
+    still moves ctime (which no one can set), and a save by rename changes the inode."""
+    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
+
+
+def same_stat(row: FileRow | None, e: FileEntry) -> bool:
+    """Whether the index holds ``e`` as its stat is now (then it need not be read)."""
+    return row is not None and (row.size, row.mtime_ns, row.realpath) == (
+        e.size,
+        stamp_at(e.abspath),
+        e.realpath,
+    )
+
+
+def stamp_at(path: str) -> int | None:
+    """The ``stat_stamp`` of the file at ``path``; None if it cannot be stat'ed."""
+    try:
+        return stat_stamp(os.stat(path))
+    except OSError:
+        return None
 
 
 def _batched(items: Iterable[_Prepared], n: int) -> Iterator[list[_Prepared]]:

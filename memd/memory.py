@@ -22,7 +22,7 @@ from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from memd import __version__
-from memd.bounds import bound_request, join_warnings
+from memd.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
 from memd.config import Config
 from memd.configfile import load_config
 from memd.embeddings import Embedder, make_embedder
@@ -70,6 +70,7 @@ class Memory:
         commit: Callable[[Callable[[], T]], T] | None = None,
         on_corrupt: Callable[[], None] | None = None,
         on_written: Callable[[], None] | None = None,
+        catch_up: Callable[[float], bool] | None = None,
     ) -> None:
         self.config = config
         self.workspace = Workspace(config.workspace(workspace))
@@ -99,6 +100,7 @@ class Memory:
         )
         self._activity = activity or Activity
         self._commit = commit or _inline
+        self._catch_up = catch_up or self._index_now
         self.journal = Journal(config, self.workspace, self.db, self._commit)
 
     def close(self) -> None:
@@ -159,10 +161,19 @@ class Memory:
 
     # -- read -------------------------------------------------------------------------------
 
-    def search(self, query: str | SearchRequest, **options: object) -> SearchAnswer:
+    def search(
+        self, query: str | SearchRequest, *, wait_fresh: float = 0.0, **options: object
+    ) -> SearchAnswer:
         """Search this workspace: ``options`` are ``SearchRequest`` fields; unset ones
-        take the config's defaults."""
+        take the config's defaults. ``wait_fresh`` (seconds, at most 10): first let the
+        index catch up with every edit made so far (read your writes)."""
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
+        late = None
+        if wait_fresh > 0 and not self._catch_up(min(wait_fresh, MAX_WAIT_FRESH)):
+            late = (
+                f"the index had not caught up with the files after {wait_fresh:g} s "
+                "(wait_fresh); results may miss the latest edits"
+            )
         request, cut = bound_request(request)
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
         # The vectors in memory were of a model that changed size: this was keyword search.
@@ -173,9 +184,14 @@ class Memory:
             provider=self.embedder.provider,
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
-            warning=join_warnings(cut, stale, ranked.warning),
+            warning=join_warnings(late, cut, stale, ranked.warning),
             time=_time_window(ranked.time),
         )
+
+    def _index_now(self, seconds: float) -> bool:
+        """Without a daemon nothing watches: catching up is one index pass."""
+        self.index()
+        return True
 
     def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:
         """Lines ``start``.. of an indexed file, read from disk (the files are the truth);

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memd import __version__
-from memd.bounds import HEAVY_QUERY_CHARS
+from memd.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.extract import transcript_text
 from memd.memory import Memory
@@ -150,8 +150,21 @@ def _open(open_memory: OpenMemory, p: _Params) -> Memory:
 def _memory_search(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     request = search_request(p)
+    wait = wait_fresh(p.raw.get("wait_fresh"))
+    p.used.add("wait_fresh")
     p.finish()
-    return memory.search(request).as_dict()
+    return memory.search(request, wait_fresh=wait).as_dict()
+
+
+def wait_fresh(value: Any) -> float:
+    """The ``wait_fresh`` parameter of ``memory_search``: seconds, 0 to 10."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidParams("wait_fresh", f"must be a number of seconds, got {value!r}")
+    if not 0 <= value <= MAX_WAIT_FRESH:
+        raise InvalidParams("wait_fresh", f"must be between 0 and {MAX_WAIT_FRESH:g} seconds")
+    return float(value)
 
 
 def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:

@@ -193,6 +193,13 @@ class Store:
         row = self.db.execute("SELECT realpath FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
 
+    @_guard
+    def linked_files(self) -> list[tuple[str, str]]:
+        """``(abspath, realpath)`` of indexed files reached through a symlink."""
+        return list(
+            self.db.execute("SELECT abspath, realpath FROM files WHERE abspath != realpath")
+        )
+
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for a file whose content hash did not change."""
         self.db.execute(

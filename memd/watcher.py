@@ -19,11 +19,16 @@ from watchfiles import Change, awatch
 
 from memd.log import get_logger
 from memd.sessions import Sessions
+from memd.tripwire import Tripwire
 from memd.workspace import MEMORY_DIR, Workspace
 
 log = get_logger()
 
 MAX_GROUP_MS = 2000  # a file written continuously is still indexed this often
+# watchfiles hands changes on after this much quiet (or this long after the first): soon, so
+# answers count them as pending at once; the owner waits for debounce_ms of quiet itself.
+_EVENT_STEP_MS = 50
+_EVENT_GROUP_MS = 500
 
 
 class Watcher:
@@ -37,10 +42,16 @@ class Watcher:
         on_started: Callable[[], None],
         on_state: Callable[[str], None],
         check_seconds: float = 2.0,
+        links: Callable[[], dict[str, str]] | None = None,
         sessions: Sessions | None = None,
     ) -> None:
         self.workspace = workspace
         self.sessions = sessions  # transcript folders: watched, never written
+        # {target realpath: link abspath} of symlinked files: their targets may live in a
+        # folder no one watches, so those folders are watched too.
+        self.links = links or dict
+        self._linked: dict[str, str] = {}
+        self._tripwire: Tripwire | None = None
         self.debounce_ms = debounce_ms
         self.on_changes = on_changes
         self.on_started = on_started
@@ -61,17 +72,56 @@ class Watcher:
                 deep.append(str(root.path))
         if self.sessions:
             deep += [str(folder) for folder in self.sessions.folders()]
+        for target in self._linked:
+            folder = os.path.dirname(target)
+            covered = any(folder == d or folder.startswith(d.rstrip("/") + "/") for d in deep)
+            if not covered and folder not in flat and os.path.isdir(folder):
+                flat.append(folder)
         return flat, deep
 
     def _identity(self) -> tuple:
         paths = [self.workspace.path, self.workspace.path / MEMORY_DIR]
         paths += [r.path for r in self.workspace.roots[1:]]
+        paths += [Path(os.path.dirname(t)) for t in self._linked]
         if self.sessions:  # a session folder that appears is watched from then on
             paths += [r.path for r in self.sessions.roots]
-        return tuple(_inode(p) for p in paths)
+        return (*(_inode(p) for p in paths), frozenset(self.links()))
 
     def _keep(self, change: Change, path: str) -> bool:
+        return path in self._linked or self._wanted(path)
+
+    def _wanted(self, path: str) -> bool:
         return self.workspace.wants(path) or bool(self.sessions and self.sessions.owns(path))
+
+    def _relevant(self, path: str) -> str | None:
+        """The path to report for a change at ``path`` (a link target as its link)."""
+        if path in self._linked:
+            return self._linked[path]
+        return path if self._wanted(path) else None
+
+    def drain(self) -> tuple[set[str], bool] | None:
+        """What changed up to this instant, read from the kernel without waiting (see
+        ``memd.tripwire``): ``(paths, events_lost)``, or None where that is not possible."""
+        tripwire = self._tripwire
+        if tripwire is None or not tripwire.active:
+            return None
+        return tripwire.drain()
+
+    def _report(self, paths: set[str]) -> None:
+        """Hand on changed paths, an edited link target as the link memd indexes.
+
+        With a tripwire, watchfiles only rings the bell and the tripwire says what changed:
+        an event a reader's catch-up already took from it is not handed on a second time
+        (which would mark a fresh index stale again)."""
+        drained = self.drain()
+        if drained is None:
+            changed = {self._linked.get(p, p) for p in paths}
+        else:
+            changed, lost = drained
+            if lost:
+                self.on_started()  # events were lost: only a whole pass is sure
+        if changed:
+            self.on_changes(changed)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set, restarting after failures."""
@@ -81,19 +131,29 @@ class Watcher:
                 self.on_state("waiting for folder")
                 await wait_event(stop, self.check_seconds)
                 continue
+            self._linked = dict(self.links())
             identity = self._identity()
             flat, deep = self._targets()
             halt = asyncio.Event()
-            tasks = [asyncio.create_task(self._watch(flat, False, halt))]
-            if deep:
-                tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
-            self.on_state("running")
-            self.on_started()
-            failed = await self._supervise(tasks, identity, stop)
-            halt.set()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            tasks: list[asyncio.Task] = []
+            try:
+                self._tripwire = await asyncio.to_thread(Tripwire, flat, deep, self._relevant)
+                tasks.append(asyncio.create_task(self._watch(flat, False, halt)))
+                if deep:
+                    tasks.append(asyncio.create_task(self._watch(deep, True, halt)))
+                self.on_state("running")
+                self.on_started()
+                failed = await self._supervise(tasks, identity, stop)
+            finally:
+                # Also when this task is cancelled (a reload, a stop): a watch left running
+                # keeps its inotify instance and thread for the life of the process.
+                halt.set()
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                if self._tripwire is not None:
+                    self._tripwire.close()
+                    self._tripwire = None
             if stop.is_set():
                 break
             self.on_state("restarting")
@@ -119,8 +179,12 @@ class Watcher:
                     exc = task.exception()
                     log.warning("watcher_failed", workspace=self.workspace.name, error=repr(exc))
                     return True
-                if self._identity() != identity:
+                now = self._identity()
+                if now[:-1] != identity[:-1]:
                     log.warning("watch_folders_replaced", workspace=self.workspace.name)
+                    return False
+                if now != identity:
+                    log.info("watch_links_changed", workspace=self.workspace.name)
                     return False
         finally:
             stopper.cancel()
@@ -129,13 +193,13 @@ class Watcher:
         async for changes in awatch(
             *paths,
             watch_filter=self._keep,
-            debounce=max(MAX_GROUP_MS, self.debounce_ms),
-            step=max(self.debounce_ms, 10),
+            debounce=_EVENT_GROUP_MS,
+            step=_EVENT_STEP_MS,
             stop_event=halt,
             recursive=recursive,
             ignore_permission_denied=True,
         ):
-            self.on_changes({path for _, path in changes})
+            self._report({path for _, path in changes})
         if not halt.is_set():
             raise RuntimeError(f"watching {', '.join(paths)} stopped")
 

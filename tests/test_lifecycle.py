@@ -1,6 +1,11 @@
 """The daemon's life under faults: stopping while an endpoint hangs, many reloads, and
 worker processes that must not outlive a killed parent."""
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -33,3 +38,113 @@ def test_sigterm_while_the_embedding_endpoint_hangs_exits_within_5_s(
     assert d.stop(timeout=10) == 0
     assert time.monotonic() - started < 5
     assert '"daemon_stopped"' in d.log()
+
+
+def resources(pid: int) -> tuple[int, int, int]:
+    """(open fds, inotify instances, threads) of a process (Linux /proc)."""
+    fds = os.listdir(f"/proc/{pid}/fd")
+    inotify = 0
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            inotify += "inotify" in os.readlink(f"/proc/{pid}/fd/{fd}")
+    return len(fds), inotify, len(os.listdir(f"/proc/{pid}/task"))
+
+
+def reload(d, n: int) -> None:
+    """A changed config (atomically replaced), then SIGHUP."""
+    text = d.config_path.read_text().split("search:")[0]
+    tmp = d.config_path.with_suffix(".tmp")
+    tmp.write_text(text + f"search: {{max_results: {n % 7 + 1}}}\n")
+    os.replace(tmp, d.config_path)
+    d.proc.send_signal(signal.SIGHUP)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_reloads_release_what_the_old_config_held(serve, notes, ws):
+    """Each SIGHUP used to leave 2 watchers (inotify instances and threads) and the old
+    index connections behind; after ~60 reloads edits were no longer seen."""
+    d = serve()
+    d.wait_for(lambda: d.search("postgres"), what="start-up index")
+    inotify_at_start = resources(d.proc.pid)[1]
+    for n in range(3):  # warm up: pools and connections made once
+        reload(d, n)
+        d.wait_for(lambda n=n: d.log().count('"config_reloaded"') == n + 1, what="a reload")
+    d.wait_for(lambda: d.search("postgres"), what="index after the reloads")
+    fds, inotify, threads = resources(d.proc.pid)
+    for n in range(20):  # signals that arrive together may count as one, as for any daemon
+        reload(d, n + 3)
+        time.sleep(0.05)  # some arrive while the previous reload is still under way
+    d.wait_for(lambda: d.log().count('"config_reloaded"') > 3, what="the reloads")
+    d.wait_for(lambda: d.call("status")["watcher"] == "running", what="watching again")
+    d.wait_for(lambda: resources(d.proc.pid)[0] <= fds, what=f"fds back to {fds}")
+    d.wait_for(lambda: resources(d.proc.pid)[1] == inotify == inotify_at_start, what="inotify")
+    ws.write("memory/2026-02-01.md", "# 2026-02-01\nthe okapi arrived\n")
+    d.wait_for(lambda: d.search("okapi"), what="an edit indexed after the reloads")
+    # A stopped watch's worker thread may idle a while before it ends (anyio); 40 stay for
+    # good when watches are leaked.
+    d.wait_for(lambda: resources(d.proc.pid)[2] <= threads + 2, timeout=20, what="threads")
+
+
+def descendants(pid: int) -> set[int]:
+    """Live processes below ``pid`` (Linux /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_kill_9_of_memd_index_leaves_no_workers_behind(tmp_path, ws):
+    """Parse workers and multiprocessing's resource tracker (~85 MB each) die with it."""
+    for i in range(600):
+        ws.write(f"memory/n{i}.md", f"# N{i}\n\nterm{i} " + "filler words here " * 200 + "\n")
+    config = tmp_path / "memd.yaml"
+    config.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nsocket: {tmp_path / 's.sock'}\n"
+        "embeddings: {provider: none}\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memd", "--config", str(config), "index"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    kinds: set[str] = set()
+    while kinds != {"resource_tracker", "spawn_main"} and time.monotonic() < deadline:
+        assert proc.poll() is None, "memd index ended before its workers were seen"
+        time.sleep(0.05)
+        found = descendants(proc.pid)
+        kinds = {k for p in found for k in ("resource_tracker", "spawn_main") if k in cmdline(p)}
+    assert kinds == {"resource_tracker", "spawn_main"}, "no parse workers started"
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in found):
+        time.sleep(0.05)
+    left = [p for p in found if os.path.exists(f"/proc/{p}")]
+    for p in left:  # do not leave them to the next test
+        with contextlib.suppress(OSError):
+            os.kill(p, signal.SIGKILL)
+    assert not left, "processes outlived memd index"

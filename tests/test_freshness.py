@@ -1,0 +1,149 @@
+"""Freshness that never lies: edits the stat cache cannot see, symlinked files, and the
+moments between a file event and the index pass."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memd.errors import InvalidParams
+
+
+def same_size_edit_keeping_mtime(path, old: str, new: str) -> None:
+    """Rewrite ``path`` with text of the same length and put its old mtime back (what
+    `cp -p`, `rsync -t` or a careful editor does)."""
+    assert len(old) == len(new)
+    st = os.stat(path)
+    path.write_text(new)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_mtime_ns == st.st_mtime_ns and os.stat(path).st_size == st.st_size
+
+
+def test_a_same_size_edit_that_restores_the_mtime_is_indexed(ws, memory):
+    path = ws.write("memory/a.md", "# A\nalpha\n")
+    memory.index()
+    same_size_edit_keeping_mtime(path, "# A\nalpha\n", "# A\nomega\n")
+    report = memory.index()
+    assert report.changed == 1
+    assert memory.search("omega", min_score=0).results
+    assert not memory.search("alpha", min_score=0).results
+
+
+def test_a_watcher_event_is_trusted_over_the_stat_cache(ws, memory):
+    """Even when size, mtime, ctime and inode all match, a reported path is read."""
+    path = ws.write("memory/a.md", "# A\nalpha\n")
+    memory.index()
+    with memory.db.store.transaction():  # the index thinks it has this file's stat
+        memory.db.store.db.execute("UPDATE files SET hash = 'stale'")
+    assert memory.index().changed == 0  # a plain pass trusts the stat stamp...
+    assert memory.index_paths([str(path)]).changed == 1  # ...an event does not
+
+
+def test_the_daemon_sees_a_same_size_edit_that_restores_the_mtime(serve, ws):
+    path = ws.write("memory/a.md", "# A\nalpha\n")
+    d = serve()
+    d.wait_for(lambda: d.search("alpha"), what="start-up index")
+    same_size_edit_keeping_mtime(path, "# A\nalpha\n", "# A\nomega\n")
+    d.wait_for(lambda: d.search("omega"), what="the edit indexed")
+    assert not d.search("alpha")
+
+
+@pytest.fixture
+def linked(tmp_path, ws):
+    """``memory/linked.md`` is a symlink to a file outside the workspace."""
+    target = tmp_path / "elsewhere" / "notes.md"
+    target.parent.mkdir()
+    target.write_text("# Elsewhere\nthe heron\n")
+    (ws.root / "memory").mkdir(parents=True, exist_ok=True)
+    os.symlink(target, ws.root / "memory" / "linked.md")
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\nplain note\n")
+    return target
+
+
+def test_an_edit_to_the_target_of_a_symlinked_file_is_indexed(serve, ws, linked):
+    d = serve()
+    d.wait_for(lambda: d.search("heron"), what="start-up index")
+    linked.write_text("# Elsewhere\nthe egret\n")  # in place
+    d.wait_for(lambda: d.search("egret"), what="an in-place edit of the link's target")
+    tmp = linked.with_suffix(".tmp")
+    tmp.write_text("# Elsewhere\nthe ibis\n")
+    os.replace(tmp, linked)  # save by rename: a new inode
+    d.wait_for(lambda: d.search("ibis"), what="a save-by-rename of the link's target")
+    assert [r["path"] for r in d.search("ibis")] == ["memory/linked.md"]
+    assert not d.search("egret")
+
+
+@pytest.fixture
+def settled(serve, ws):
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\nplain note\n")
+    d = serve()
+    d.wait_for(
+        lambda: not d.call("memory_search", query="plain")["index"]["stale"], what="start-up"
+    )
+    return d
+
+
+def test_an_answer_never_claims_fresh_while_missing_a_written_token(settled, ws):
+    """Right after a write, an answer either has the new text or says stale (the watcher's
+    debounce used to hide the write for ~0.5 s while answers said stale: false)."""
+    d = settled
+    lies = 0
+    for n in range(30):
+        token = f"zebra{n}x"
+        ws.write(f"memory/t{n % 3}.md", f"# T\n{token}\n")
+        answer = d.call("memory_search", query=token, min_score=0)
+        found = any(token in r["snippet"] for r in answer["results"])
+        lies += not found and not answer["index"]["stale"]
+        if n % 10 == 9:
+            d.wait_for(lambda: not d.call("status")["pending_files"], what="settle")
+    assert lies == 0
+
+
+def test_wait_fresh_reads_your_writes(settled, ws):
+    d = settled
+    for n in range(10):
+        token = f"quagga{n}x"
+        ws.write(f"memory/w{n % 2}.md", f"# W\n{token}\n")
+        started = time.monotonic()
+        answer = d.call("memory_search", query=token, min_score=0, wait_fresh=5)
+        assert time.monotonic() - started < 2  # the debounce is skipped for a waiting reader
+        assert [r["path"] for r in answer["results"]] == [f"memory/w{n % 2}.md"]
+        assert answer["index"]["stale"] is False and "warning" not in answer
+    (ws.root / "memory" / "w0.md").unlink()
+    answer = d.call("memory_search", query="quagga8x", min_score=0, wait_fresh=5)
+    assert answer["results"] == [] and answer["index"]["stale"] is False
+
+
+@pytest.mark.parametrize("bad", [-1, 11, "soon", True])
+def test_wait_fresh_is_checked(settled, bad):
+    with pytest.raises(InvalidParams, match="wait_fresh"):
+        settled.call("memory_search", query="plain", wait_fresh=bad)
+
+
+def test_cli_search_wait(settled, ws):
+    ws.write("memory/c.md", "# C\nokapi sighting\n")
+    args = ["search", "okapi", "--wait", "5", "--min-score", "0", "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(settled.config_path), *args],
+        env=settled.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["results"][0]["path"] == "memory/c.md" and not answer["index"]["stale"]
+
+
+def test_without_a_daemon_wait_fresh_indexes_first(ws, memory):
+    memory.index()
+    ws.write("memory/n.md", "# N\nnarwhal\n")
+    assert memory.search("narwhal", min_score=0, wait_fresh=1).results
+    ws.write("memory/n.md", "# N\nbeluga\n")
+    stale, gone = memory.db.stale_paths()
+    assert stale == {str(ws.root / "memory" / "n.md")} and not gone
+    (ws.root / "memory" / "n.md").unlink()
+    assert memory.db.stale_paths() == (set(), True)
