@@ -11,8 +11,7 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Search
 from memd.records import SearchResult
 from memd.schema import Hit

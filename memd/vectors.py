@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.store import Store
 
 _GROWTH = 1.5
@@ -32,8 +31,8 @@ class VectorIndex:
 
     def __init__(self, model: str) -> None:
         self.model = model
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._ids: np.ndarray | None = None  # made with the first vectors: numpy until then
+        self._matrix: np.ndarray | None = None
         self._size = 0
         self._last_row = 0
         self._lock = threading.Lock()
@@ -58,8 +57,9 @@ class VectorIndex:
 
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         need = self._size + len(ids)
-        if self._matrix.shape[1] != vectors.shape[1] and self._size == 0:
+        if self._size == 0 and (self._matrix is None or self._matrix.shape[1] != vectors.shape[1]):
             self._matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            self._ids = np.zeros(0, dtype=np.int64)
         if need > len(self._ids):
             capacity = max(need, int(len(self._ids) * _GROWTH), 1024)
             matrix = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)
@@ -87,6 +87,8 @@ class VectorIndex:
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         """The vectors of the given chunks that are in memory (for diversity ranking)."""
         with self._lock:
+            if self._size == 0:
+                return {}
             ids = self._ids[: self._size]
             wanted = np.isin(ids, np.array(chunk_ids, dtype=np.int64))
             rows = np.nonzero(wanted)[0]
