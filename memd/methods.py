@@ -10,14 +10,15 @@ import datetime as dt
 import difflib
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd import __version__
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
-from memd.extract import transcript_text
 from memd.memory import Memory
 from memd.search import SearchRequest
-from memd.writer import Entry
+
+if TYPE_CHECKING:
+    from memd.writer import Entry
 
 OpenMemory = Callable[[str | None], Memory]
 
@@ -145,6 +146,8 @@ def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
 
 
 def _entries(value: Any) -> list[Entry]:
+    from memd.writer import Entry  # the write side loads only for writes
+
     if not isinstance(value, list) or not value:
         raise InvalidParams("entries", "must be a non-empty list of {text, title?, target?}")
     if len(value) > 100:
@@ -182,6 +185,8 @@ def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     transcript = p.get("transcript", (str, list))
     if transcript is not None:
+        from memd.extract import transcript_text
+
         if memory.config.flush.llm is None:
             raise InvalidParams(
                 "transcript", "extracting notes from a transcript needs flush.llm in the config"
