@@ -123,6 +123,8 @@ def key_list(r: dict) -> None:
 def status(r: dict, extra: dict) -> None:
     """The status object, then where this answer came from (config, socket, daemon)."""
     rows = {**r, **extra}
+    if "config" in rows and rows["config"] is None:
+        rows["config"] = "none: built-in defaults"
     width = max(len(k) for k in rows)
     for key, value in rows.items():
         if isinstance(value, list):

@@ -18,8 +18,7 @@ import importlib.util
 import threading
 from typing import Literal
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Embeddings
 from memd.errors import BackendUnavailable, ConfigError
 from memd.log import get_logger

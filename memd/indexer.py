@@ -10,7 +10,6 @@ process writes to SQLite.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import os
 import signal
@@ -296,6 +295,8 @@ def _die_with(parent: int) -> None:
     """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
     leave ~85 MB behind."""
     if sys.platform.startswith("linux"):
+        import ctypes  # only in workers: the parent never needs it
+
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -53,11 +53,17 @@ def configure_plain(level: str = "warning", stream: TextIO | None = None) -> Non
     """``memd: warning: event key='value'`` lines on ``stream`` (stderr) for a one-shot
     command, through the standard library only."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter("memd: %(levelname)s: %(message)s"))
+    handler.setFormatter(_PlainFormatter("memd: %(levelname)s: %(message)s"))
     logger = logging.getLogger("memd")
     logger.handlers[:] = [handler]
     logger.setLevel(_LEVELS[level])
     logger.propagate = False
+
+
+class _PlainFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        return super().format(record)
 
 
 def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:

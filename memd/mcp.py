@@ -14,7 +14,10 @@ from typing import Annotated, Any, Literal
 from memd import __version__
 from memd.config import Config
 from memd.errors import MemdError
+from memd.log import get_logger
 from memd.router import Router
+
+log = get_logger()
 
 INSTRUCTIONS = """\
 memd is this agent's long-term memory: Markdown notes (MEMORY.md for curated facts, \
@@ -58,6 +61,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             result = router.call(method, params)
         except MemdError as exc:
             raise ToolError(str(exc)) from exc
+        finally:
+            while router.notices:  # a daemon of another config was found and not used
+                log.warning("daemon_not_used", reason=router.notices.pop(0))
         return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
     def tool(description: str, read_only: bool = False) -> Any:

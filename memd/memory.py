@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
 
 from memd import __version__
@@ -29,7 +29,6 @@ from memd.embeddings import Embedder, make_embedder
 from memd.errors import PathRefused
 from memd.index import Index, database_path
 from memd.indexer import IndexReport, Progress
-from memd.journal import Journal
 from memd.records import (
     Activity,
     FlushAnswer,
@@ -47,7 +46,10 @@ from memd.search import Searcher, SearchRequest
 from memd.sessions import Sessions, is_session_path
 from memd.timewords import TimeReading
 from memd.workspace import Workspace, read_lines
-from memd.writer import Entry
+
+if TYPE_CHECKING:
+    from memd.journal import Journal
+    from memd.writer import Entry
 
 T = TypeVar("T")
 
@@ -101,11 +103,26 @@ class Memory:
         self._activity = activity or Activity
         self._commit = commit or _inline
         self._catch_up = catch_up or self._index_now
-        self.journal = Journal(config, self.workspace, self.db, self._commit)
+        self._journal: Journal | None = None
+        self._journal_lock = threading.Lock()
+
+    @property
+    def journal(self) -> Journal:
+        """The write side, made on first use: a search or a read never imports it."""
+        if self._journal is None:
+            with self._journal_lock:
+                if self._journal is None:
+                    from memd import journal
+
+                    self._journal = journal.Journal(
+                        self.config, self.workspace, self.db, self._commit
+                    )
+        return self._journal
 
     def close(self) -> None:
         self.searcher.close()
-        self.journal.close()
+        if self._journal is not None:
+            self._journal.close()
         self.db.close()
 
     def __enter__(self) -> Memory:

@@ -10,15 +10,16 @@ import datetime as dt
 import difflib
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd import __version__
 from memd.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
-from memd.extract import transcript_text
 from memd.memory import Memory
 from memd.search import SearchRequest
-from memd.writer import Entry, check_one_line
+
+if TYPE_CHECKING:
+    from memd.writer import Entry
 
 OpenMemory = Callable[[str | None], Memory]
 
@@ -190,6 +191,8 @@ def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
 
 
 def _entries(value: Any) -> list[Entry]:
+    from memd.writer import Entry, check_one_line  # the write side loads only for writes
+
     if not isinstance(value, list) or not value:
         raise InvalidParams("entries", "must be a non-empty list of {text, title?, target?}")
     if len(value) > 100:
@@ -224,6 +227,8 @@ def _key(p: _Params) -> str:
     key = p.required_str("key").strip()
     if "\n" in key or "**" in key or len(key) > 200:
         raise InvalidParams("key", "must be one line of at most 200 characters, without '**'")
+    from memd.writer import check_one_line
+
     check_one_line("key", key)
     return key
 
@@ -232,6 +237,8 @@ def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
     memory = _open(open_memory, p)
     transcript = p.get("transcript", (str, list))
     if transcript is not None:
+        from memd.extract import transcript_text
+
         if memory.config.flush.llm is None:
             raise InvalidParams(
                 "transcript", "extracting notes from a transcript needs flush.llm in the config"

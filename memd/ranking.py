@@ -12,8 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Search
 from memd.records import SearchResult
 from memd.schema import Hit

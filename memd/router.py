@@ -37,6 +37,7 @@ class Router:
         self.on_local = on_local
         self.notices: list[str] = []
         self.daemon: dict | None = None  # the health answer of the daemon that answered
+        self._told: set[str] = set()  # each notice once per process, even when collected
         self._open: dict[str, Memory] = {}
 
     def memory(self, name: str | None) -> Memory:
@@ -69,8 +70,9 @@ class Router:
                     exc.health,
                 ) from None
             notice = f"{exc}; answering without it"
-            if notice not in self.notices:
+            if notice not in self.notices and notice not in self._told:
                 self.notices.append(notice)
+                self._told.add(notice)
             return None
         if client is not None:
             self.daemon = client.health

@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.chunker import model_text
 from memd.config import Search
 from memd.embeddings import Embedder

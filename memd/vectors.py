@@ -13,8 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-import numpy as np
-
+import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.log import get_logger
 from memd.store import Store
 
@@ -50,8 +49,8 @@ class VectorIndex:
         self.model = model
         self._dims = dims or (lambda: None)
         self._on_stale = on_stale
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._ids: np.ndarray | None = None  # made with the first vectors: numpy until then
+        self._matrix: np.ndarray | None = None
         self._size = 0
         self._last_row = 0
         self._lock = threading.Lock()
@@ -86,8 +85,7 @@ class VectorIndex:
 
     def _reset(self) -> None:
         self._size, self._last_row = 0, 0
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._ids, self._matrix = None, None
 
     def take_notice(self) -> str | None:
         """Why the last search found no vectors to compare with, once."""
@@ -96,8 +94,9 @@ class VectorIndex:
 
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         need = self._size + len(ids)
-        if self._matrix.shape[1] != vectors.shape[1] and self._size == 0:
+        if self._size == 0 and (self._matrix is None or self._matrix.shape[1] != vectors.shape[1]):
             self._matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            self._ids = np.zeros(0, dtype=np.int64)
         if need > len(self._ids):
             capacity = max(need, int(len(self._ids) * _GROWTH), 1024)
             matrix = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)

@@ -290,3 +290,13 @@ def test_embedding_progress_shows_rate_and_time_left(tmp_path, ws, embed_server)
     assert "embedding will take about" in text
     assert re.search(r"embedding \d+/40 chunks, [\d.]+/s, about \d+ s left", text), text
     assert "embedded 40 chunks" in text
+
+
+def test_warnings_of_a_local_pass_are_plain_lines(cli, ws):
+    """Without a daemon the command's own index pass says what it met, without structlog."""
+    ws.write_bytes("memory/latin1.md", "# Café\nnaïve\n".encode("latin-1"))
+    out = cli("search", "naive")
+    assert out.returncode == 0
+    assert "memd: warning: file_warning path='memory/latin1.md' problem='not valid UTF-8" in (
+        out.stderr
+    )

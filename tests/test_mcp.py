@@ -14,7 +14,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
-def run_session(config_path, env, steps):
+def run_session(config_path, env, steps, errlog=None):
     """Start `memd mcp` as a host would and run ``steps(session)`` against it."""
 
     async def main():
@@ -23,7 +23,8 @@ def run_session(config_path, env, steps):
             args=["-m", "memd", "--config", str(config_path), "mcp"],
             env=env,
         )
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        streams = stdio_client(params, errlog or sys.stderr)
+        async with streams as (read, write), ClientSession(read, write) as session:
             session.started = await session.initialize()  # the server's name and version
             return await steps(session)
 
@@ -143,3 +144,24 @@ def test_tools_go_through_a_running_daemon(host, serve, ws):
     found = run_session(d.config_path, env, steps)
     assert found["results"]
     assert '"method": "memory_search"' in d.log()  # answered by the daemon
+
+
+def test_a_daemon_of_another_config_is_not_used(host, serve, tmp_path):
+    """The tools answer from this config's index, and the log says which daemon was passed
+    over (here: one with another state folder on the socket this config names)."""
+    config, env = host
+    d = serve()
+    config.write_text(
+        config.read_text()
+        .replace(str(tmp_path / "run" / "memd.sock"), str(d.socket))
+        .replace(f"state_dir: {tmp_path / 'state'}", f"state_dir: {tmp_path / 'mcp-state'}")
+    )
+
+    async def steps(session):
+        return payload(await session.call_tool("memory_search", {"query": "postgres"}))
+
+    with open(tmp_path / "mcp-stderr.log", "w") as errlog:
+        found = run_session(config, env, steps, errlog)
+    assert found["results"][0]["path"] == "MEMORY.md"
+    assert '"method": "memory_search"' not in d.log()  # not asked
+    assert "daemon_not_used" in (tmp_path / "mcp-stderr.log").read_text()
