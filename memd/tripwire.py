@@ -11,6 +11,7 @@ compare the files' stat with the index instead.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import struct
 import sys
@@ -65,10 +66,10 @@ class Tripwire:
             log.warning("tripwire_unavailable", error=os.strerror(ctypes.get_errno()))
             return
         self._fd = fd
-        for folder in flat:
-            self._add(folder, False)
-        for folder in deep:
-            self._add_tree(folder)
+        complete = all([self._add(folder, False) for folder in flat])
+        complete &= all([self._add_tree(folder) for folder in deep])
+        if not complete:
+            self._give_up()
 
     @property
     def active(self) -> bool:
@@ -97,6 +98,19 @@ class Tripwire:
                 lost |= self._parse(data, changed)
         return changed, lost
 
+    def _give_up(self) -> None:
+        """A folder could not be watched (the system's inotify watch limit, most likely): a
+        tripwire with holes would hide changes, so it stops and the watcher reports what
+        watchfiles sees. Call with the lock held, or in ``__init__``."""
+        log.warning(
+            "tripwire_unavailable",
+            reason="a folder could not be watched",
+            error=os.strerror(ctypes.get_errno()) if ctypes.get_errno() else None,
+        )
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
     def _parse(self, data: bytes, changed: set[str]) -> bool:
         lost = False
         offset = 0
@@ -115,8 +129,14 @@ class Tripwire:
                 continue
             name = os.fsdecode(raw.rstrip(b"\0"))
             path = os.path.join(folder, name) if name else folder
-            if recursive and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
-                lost |= not self._add_tree(path)
+            if (
+                recursive
+                and mask & _IN_ISDIR
+                and mask & (_IN_CREATE | _IN_MOVED_TO)
+                and not self._add_tree(path)
+            ):
+                self._give_up()
+                lost = True
             reported = self.keep(path)
             if reported is not None:
                 changed.add(reported)
@@ -139,6 +159,8 @@ class Tripwire:
         assert self._libc is not None
         wd = self._libc.inotify_add_watch(self._fd, os.fsencode(folder), _MASK)
         if wd < 0:
-            return False
+            # Gone already, not a folder, or not readable (watchfiles skips it too): no
+            # hole. Anything else (ENOSPC: the watch limit) is one.
+            return ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR, errno.EACCES)
         self._dirs[wd] = (folder, recursive)
         return True
