@@ -55,6 +55,26 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
         raise StoreError(f"cannot use index database {path}: {exc}") from exc
 
 
+def _file_filter(
+    where: list[str],
+    args: list[object],
+    since: str | None,
+    until: str | None,
+    file_ids: Sequence[int] | None,
+) -> tuple[list[str], list[object]]:
+    """``where``/``args`` with the date range and file restriction of a search added."""
+    if since:
+        where.append("f.date >= ?")
+        args.append(since)
+    if until:
+        where.append("f.date <= ?")
+        args.append(until)
+    if file_ids is not None:
+        where.append("f.id IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(list(file_ids)))
+    return where, args
+
+
 def _file_values(meta: FileMeta) -> tuple:
     """A file's columns after ``path``, in table order."""
     return (
@@ -378,17 +398,7 @@ class Store:
     ) -> list[Hit]:
         """Chunks matching an FTS5 expression, best first by weighted BM25."""
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        where = ["chunks_fts MATCH ?"]
-        args: list[object] = [match]
-        if since:
-            where.append("f.date >= ?")
-            args.append(since)
-        if until:
-            where.append("f.date <= ?")
-            args.append(until)
-        if file_ids is not None:
-            where.append("f.id IN (SELECT value FROM json_each(?))")
-            args.append(json.dumps(list(file_ids)))
+        where, args = _file_filter(["chunks_fts MATCH ?"], [match], since, until, file_ids)
         columns = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
         rank = f"-bm25(chunks_fts, {weights})"
         if len(where) == 1:
@@ -533,16 +543,7 @@ class Store:
     ) -> list[Hit]:
         """Chunks of files dated from ``since`` to ``until`` (either may be open), newest
         file first, each file's chunks in order (a question that names only a time)."""
-        where, args = ["f.date IS NOT NULL"], []
-        if since:
-            where.append("f.date >= ?")
-            args.append(since)
-        if until:
-            where.append("f.date <= ?")
-            args.append(until)
-        if file_ids is not None:
-            where.append("f.id IN (SELECT value FROM json_each(?))")
-            args.append(json.dumps(list(file_ids)))
+        where, args = _file_filter(["f.date IS NOT NULL"], [], since, until, file_ids)
         rows = self.db.execute(
             "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
             f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
