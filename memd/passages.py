@@ -22,6 +22,7 @@ from memd.markdown import readable
 from memd.tokens import count_tokens, encoder
 
 MAX_TOKENS = 150  # a longer block is cut between lines, a longer line between words
+PACK_TOKENS = 0  # consecutive short blocks share a passage up to this size
 _MODEL_MAX_CHARS = 2000
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
@@ -34,10 +35,9 @@ def passages(heading: str, text: str, date: str | None = None, path: str = "") -
     """The texts to embed for one chunk, in order; never empty for a non-blank chunk."""
     header = context_header(heading, date, path)
     out = []
-    for block in _blocks(text):
-        for piece in _cut(block):
-            body = _EMPHASIS.sub(r"\2", readable(piece))[:_MODEL_MAX_CHARS]
-            out.append(f"{header}\n{body}" if header else body)
+    for piece in _pack([piece for block in _blocks(text) for piece in _cut(block)]):
+        body = _EMPHASIS.sub(r"\2", readable(piece))[:_MODEL_MAX_CHARS]
+        out.append(f"{header}\n{body}" if header else body)
     if not out and text.strip():
         out.append(f"{header}\n{text.strip()[:_MODEL_MAX_CHARS]}" if header else text.strip())
     return out
@@ -84,6 +84,21 @@ def _blocks(text: str) -> list[str]:
     if current:
         blocks.append(current)
     return ["\n".join(lines) for lines in blocks]
+
+
+def _pack(pieces: list[str]) -> list[str]:
+    """Consecutive pieces joined while together they stay within ``PACK_TOKENS``."""
+    out: list[str] = []
+    size = 0
+    for piece in pieces:
+        cost = count_tokens(piece) + 1
+        if out and size + cost <= PACK_TOKENS:
+            out[-1] = f"{out[-1]}\n{piece}"
+            size += cost
+        else:
+            out.append(piece)
+            size = cost
+    return out
 
 
 def _cut(block: str) -> list[str]:

@@ -181,6 +181,8 @@ def _schema_v3(db: apsw.Connection) -> None:
             vector BLOB NOT NULL,
             UNIQUE(chunk_id, model, part)
         );
+        -- Counting embedded chunks (of the current vector size) reads only this index.
+        CREATE INDEX vectors_first ON vectors(model, part, length(vector));
         """
     )
 

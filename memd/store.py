@@ -448,21 +448,22 @@ class Store:
     def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
         """``(chunks with vectors for model, chunks without)``; with ``nbytes``, a vector
         of another size counts as none."""
+        # A chunk's passages are saved together, so its first passage stands for it; the
+        # size is checked only when asked (it reads every vector, the count alone an index).
+        sized = "" if nbytes is None else " AND length(vector) = ?2"
         done, total = self.db.execute(
-            "SELECT (SELECT count(*) FROM chunks c WHERE EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?1"
-            " AND (?2 IS NULL OR length(v.vector) = ?2))), (SELECT count(*) FROM chunks)",
-            (model, nbytes),
+            f"SELECT (SELECT count(*) FROM vectors WHERE model = ?1 AND part = 0{sized}), "
+            "(SELECT count(*) FROM chunks)",
+            (model,) if nbytes is None else (model, nbytes),
         ).fetchone()
         return done, total - done
 
     @_guard
-    def count_vector_rows(self, model: str, nbytes: int | None = None) -> int:
-        """Passage vectors stored for ``model`` (of ``nbytes`` when given)."""
-        sql = (
-            "SELECT count(*) FROM vectors WHERE model = ?1 AND (?2 IS NULL OR length(vector) = ?2)"
-        )
-        return self.db.execute(sql, (model, nbytes)).fetchone()[0]
+    def count_vector_rows(self, model: str) -> int:
+        """Passage vectors stored for ``model``."""
+        return self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[
+            0
+        ]
 
     @_guard
     def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -511,14 +512,25 @@ class Store:
             )
 
     @_guard
-    def vectors_after(self, model: str, after_id: int) -> list[tuple[int, int, bytes]]:
-        """``(row id, chunk id, vector)`` for ``model`` added after row ``after_id``."""
+    def vectors_after(
+        self, model: str, after_id: int, limit: int = -1
+    ) -> list[tuple[int, int, bytes]]:
+        """``(row id, chunk id, vector)`` for ``model`` added after row ``after_id``, the
+        first ``limit`` of them (all: -1)."""
         return list(
             self.db.execute(
-                "SELECT id, chunk_id, vector FROM vectors WHERE model = ? AND id > ? ORDER BY id",
-                (model, after_id),
+                "SELECT id, chunk_id, vector FROM vectors WHERE model = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (model, after_id, limit),
             )
         )
+
+    @_guard
+    def count_vectors_after(self, model: str, after_id: int) -> int:
+        """How many vectors ``vectors_after`` would return."""
+        # "+model": walk the rowids after ``after_id``, not every row of the model.
+        sql = "SELECT count(*) FROM vectors WHERE id > ? AND +model = ?"
+        return self.db.execute(sql, (after_id, model)).fetchone()[0]
 
     @_guard
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:

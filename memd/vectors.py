@@ -20,6 +20,7 @@ from memd.store import Store
 log = get_logger()
 
 _GROWTH = 1.5
+_PAGE = 16384  # rows read from the database at a time
 _COMPACT_AT = 1.25  # rebuild when the matrix holds a quarter more rows than live vectors
 
 
@@ -52,6 +53,7 @@ class VectorIndex:
         self._ids: np.ndarray | None = None  # made with the first vectors: numpy until then
         self._matrix: np.ndarray | None = None
         self._size = 0
+        self._expect = 0  # rows the current refresh will hold: the matrix is made that big
         self._last_row = 0
         self._lock = threading.Lock()
         self._notice: str | None = None
@@ -65,23 +67,31 @@ class VectorIndex:
         with self._lock:
             if dims and self._size and self._matrix.shape[1] != dims:
                 self._reset()  # loaded under the old size: start over with the new one
-            rows = store.vectors_after(self.model, self._last_row)
-            if not rows:
+            added = store.count_vectors_after(self.model, self._last_row)
+            if not added:
                 return
-            live = store.count_vector_rows(self.model, dims * 4 if dims else None)
-            if self._size + len(rows) > live * _COMPACT_AT + 1024:
+            live = store.count_vector_rows(self.model)
+            if self._size + added > live * _COMPACT_AT + 1024:
                 # Edited chunks get new ids; the old vectors are dead weight: start over.
                 self._size, self._last_row = 0, 0
-                rows = store.vectors_after(self.model, 0)
-            self._last_row = rows[-1][0]
-            width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][2]) // 4)
-            sized = [row for row in rows if len(row[2]) == width * 4]
-            if not sized:
-                return
-            new = np.stack([from_blob(blob) for _, _, blob in sized])
-            ids = np.array([chunk_id for _, chunk_id, _ in sized], dtype=np.int64)
-            finite = np.isfinite(new).all(axis=1)  # stored before memd refused NaN and inf
-            self._append(ids[finite], new[finite])
+                added = live
+            self._expect = self._size + added
+            # In pages: a whole index at once would hold every row twice, as bytes and array.
+            while rows := store.vectors_after(self.model, self._last_row, _PAGE):
+                self._last_row = rows[-1][0]
+                self._load(rows, dims)
+
+    def _load(self, rows: list[tuple[int, int, bytes]], dims: int | None) -> None:
+        width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][2]) // 4)
+        sized = [row for row in rows if len(row[2]) == width * 4]
+        if not sized:
+            return
+        new = np.frombuffer(b"".join(blob for _, _, blob in sized), dtype="<f4").reshape(
+            len(sized), width
+        )
+        ids = np.array([chunk_id for _, chunk_id, _ in sized], dtype=np.int64)
+        finite = np.isfinite(new).all(axis=1)  # stored before memd refused NaN and inf
+        self._append(ids[finite], new[finite])
 
     def _reset(self) -> None:
         self._size, self._last_row = 0, 0
@@ -98,7 +108,7 @@ class VectorIndex:
             self._matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
             self._ids = np.zeros(0, dtype=np.int64)
         if need > len(self._ids):
-            capacity = max(need, int(len(self._ids) * _GROWTH), 1024)
+            capacity = max(need, int(len(self._ids) * _GROWTH), 1024, self._expect)
             matrix = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)
             matrix[: self._size] = self._matrix[: self._size]
             id_array = np.zeros(capacity, dtype=np.int64)
