@@ -84,6 +84,7 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=5000)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "flush.json")
     args = ap.parse_args()
+    args.vault = args.vault.resolve()  # the config file lives elsewhere
     subprocess.run(
         [sys.executable, str(HERE / "vault.py"), str(args.vault), str(args.notes)], check=True
     )
@@ -102,7 +103,9 @@ def main() -> int:
         )
         proc = subprocess.Popen([sys.executable, "-m", "memd", "--config", str(config), "serve"])
         try:
+            deadline = time.monotonic() + 600
             while True:
+                assert proc.poll() is None and time.monotonic() < deadline, "never indexed"
                 try:
                     with Client(sock, timeout=5) as c:
                         status = c.call("status")

@@ -138,8 +138,8 @@ class Journal:
             except Exception as exc:  # this flush's failure, not its batch's
                 done.append(exc)
         # One sync per file for the whole batch, before anyone is told it is written.
-        written = {w.path for d in done if isinstance(d, tuple) for w in d[0]}
-        unsynced = sync_files(self.workspace.path, written)
+        paths = {w.path for d in done if isinstance(d, tuple) for w in d[0]}
+        unsynced = sync_files(self.workspace.path, paths)
         done = [
             next((unsynced[w.path] for w in d[0] if w.path in unsynced), d)
             if isinstance(d, tuple)
