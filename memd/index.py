@@ -21,6 +21,7 @@ from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
 from memd.indexer import IndexReport, Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.log import get_logger
+from memd.passages import FORMAT as PASSAGES
 from memd.passages import passages
 from memd.records import Activity, Freshness
 from memd.sessions import Sessions, combine
@@ -69,8 +70,13 @@ class Index:
         self._epoch = 0  # bumped when the database file is replaced
         self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
 
+    @property
+    def vector_key(self) -> str:
+        """Which vectors are this index's: the embedder's, over passages cut this way."""
+        return f"{self.embedder.key}passages-{PASSAGES}"
+
     def _vector_index(self) -> VectorIndex:
-        return VectorIndex(self.embedder.key, lambda: self.embedder.dimensions, self._on_written)
+        return VectorIndex(self.vector_key, lambda: self.embedder.dimensions, self._on_written)
 
     def _vector_bytes(self) -> int | None:
         """The size of a current vector; one of another size is stale (None: not known yet)."""
@@ -123,7 +129,7 @@ class Index:
         if pending_embeddings is None:
             pending_embeddings = 0
             if self.embedder.enabled:
-                pending_embeddings = store.count_vectors(self.embedder.key, self._vector_bytes())[1]
+                pending_embeddings = store.count_vectors(self.vector_key, self._vector_bytes())[1]
         return Freshness(
             generation=int(store.get_meta("generation", "0") or 0),
             pending_files=activity.pending,
@@ -148,7 +154,7 @@ class Index:
 
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""
-        return self.read(lambda store: store.count_vectors(self.embedder.key, self._vector_bytes()))
+        return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
 
     def database_bytes(self) -> int:
         db = self.store.path
@@ -247,7 +253,7 @@ class Index:
         ``BackendUnavailable``."""
         if not self.embedder.enabled or self.embedder.dimensions is not None:
             return
-        if self.read(lambda store: store.count_vectors(self.embedder.key))[0]:
+        if self.read(lambda store: store.count_vectors(self.vector_key))[0]:
             self.embedder.embed(["memd"])
 
     def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
@@ -255,7 +261,7 @@ class Index:
         rows for ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
         pending = self.read(
             lambda store: store.pending_chunks(
-                self.embedder.key, limit, quiet_since, self._vector_bytes()
+                self.vector_key, limit, quiet_since, self._vector_bytes()
             )
         )
         if not pending:
@@ -286,7 +292,7 @@ class Index:
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""
         with self.store.transaction():
-            self.store.save_vectors(self.embedder.key, rows, self.cache_size)
+            self.store.save_vectors(self.vector_key, rows, self.cache_size)
 
 
 def _iso(epoch: str | None) -> str | None:

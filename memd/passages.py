@@ -21,8 +21,9 @@ from pathlib import PurePosixPath
 from memd.markdown import readable
 from memd.tokens import count_tokens, encoder
 
+FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again
 MAX_TOKENS = 150  # a longer block is cut between lines, a longer line between words
-PACK_TOKENS = 0  # consecutive short blocks share a passage up to this size
+PACK_TOKENS = 100  # consecutive short blocks share a passage up to this size (measured)
 _MODEL_MAX_CHARS = 2000
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")

@@ -1,11 +1,11 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.passages import MAX_TOKENS, context_header, passages
+from memd.passages import MAX_TOKENS, PACK_TOKENS, context_header, passages
 from memd.tokens import count_tokens
 
 
-def test_a_conversation_chunk_gives_one_passage_a_turn_with_its_day():
+def test_short_turns_share_a_passage_led_by_their_day():
     text = (
         "# 2023-05-25\n\n## Session 2 — 1:14 pm\n\n"
         "**Melanie:** I ran a charity race last Saturday.\n\n"
@@ -13,20 +13,25 @@ def test_a_conversation_chunk_gives_one_passage_a_turn_with_its_day():
     )
     got = passages("# 2023-05-25 > ## Session 2 — 1:14 pm", text, "2023-05-25", "memory/x.md")
     assert got == [
-        "Thursday, 25 May 2023 (Session 2 — 1:14 pm)\nMelanie: I ran a charity race last Saturday.",
-        "Thursday, 25 May 2023 (Session 2 — 1:14 pm)\nCaroline: That sounds great, Mel!",
+        "Thursday, 25 May 2023 (Session 2 — 1:14 pm)\n"
+        "Melanie: I ran a charity race last Saturday.\nCaroline: That sounds great, Mel!"
     ]
 
 
-def test_list_items_and_fences_are_passages_of_their_own():
+def test_blocks_are_packed_up_to_the_pack_size_and_never_split_across_it():
+    turns = [f"**P{n}:** " + " ".join(["word"] * 40) for n in range(6)]
+    got = passages("## Talk", "\n\n".join(turns), None, "MEMORY.md")
+    assert len(got) == 3  # two ~45-token turns a passage
+    assert all(count_tokens(p) <= PACK_TOKENS + 10 for p in got)
+    assert [p.count("P") for p in got] == [2, 2, 2]
+
+
+def test_list_items_and_fences_are_cut_apart_then_packed():
     text = "Intro line\n- first item\n  continued\n- second item\n```\n- not an item\n```"
     got = passages("# Stack > ## Database", text, None, "MEMORY.md")
-    assert got == [
-        "Stack > Database\nIntro line",
-        "Stack > Database\n- first item\n  continued",
-        "Stack > Database\n- second item",
-        "Stack > Database\n```\n- not an item\n```",
-    ]
+    assert got == ["Stack > Database\n" + text]  # all of it fits one passage
+    long = "\n".join(f"- item {n} " + "x " * 60 for n in range(3))
+    assert len(passages("", long)) == 3  # items too long to share are their own passages
 
 
 def test_a_custom_note_is_named_in_its_header():
