@@ -48,9 +48,14 @@ class Tripwire:
     """
 
     def __init__(
-        self, flat: Iterable[str], deep: Iterable[str], keep: Callable[[str], str | None]
+        self,
+        flat: Iterable[str],
+        deep: Iterable[str],
+        keep: Callable[[str], str | None],
+        follow: Callable[[str], bool] = lambda folder: True,
     ) -> None:
         self.keep = keep
+        self.follow = follow
         self._lock = threading.Lock()
         self._fd = -1
         self._dirs: dict[int, tuple[str, bool]] = {}  # wd -> (folder, its subfolders too)
@@ -151,7 +156,11 @@ class Tripwire:
                 subfolders.clear()
                 continue
             seen.add(real)
-            subfolders[:] = [d for d in subfolders if self.keep(os.path.join(folder, d))]
+            subfolders[:] = [
+                d
+                for d in subfolders
+                if self.keep(path := os.path.join(folder, d)) and self.follow(path)
+            ]
             ok &= self._add(folder, True)
         return ok
 

@@ -52,6 +52,7 @@ class Watcher:
         self.links = links or dict
         self._linked: dict[str, str] = {}
         self._tripwire: Tripwire | None = None
+        self._walked = False  # some tree is watched folder by folder
         self.debounce_ms = debounce_ms
         self.on_changes = on_changes
         self.on_started = on_started
@@ -63,15 +64,23 @@ class Watcher:
         flat = [str(self.workspace.path)]
         deep = []
         memory = self.workspace.path / MEMORY_DIR
-        if memory.is_dir():
-            deep.append(str(memory))
+        trees = [str(memory)] if memory.is_dir() else []
         for root in self.workspace.roots[1:]:
             if root.is_file:
                 flat.append(str(root.path.parent))
             elif root.path.is_dir():
-                deep.append(str(root.path))
+                trees.append(str(root.path))
         if self.sessions:
-            deep += [str(folder) for folder in self.sessions.folders()]
+            trees += [str(folder) for folder in self.sessions.folders()]
+        for top in trees:
+            # A recursive watch follows every link: one to / would watch the whole disk.
+            # Such a tree is watched folder by folder, the links memd does not follow left out.
+            folders = self._folders(top)
+            if folders is None:
+                deep.append(top)
+            else:
+                flat += folders
+                self._walked = True
         for target in self._linked:
             folder = os.path.dirname(target)
             covered = any(folder == d or folder.startswith(d.rstrip("/") + "/") for d in deep)
@@ -79,13 +88,31 @@ class Watcher:
                 flat.append(folder)
         return flat, deep
 
+    def _folders(self, top: str) -> list[str] | None:
+        """The folders of the tree at ``top`` memd follows, when a link in it leads where memd
+        does not go (else None: the tree may be watched whole)."""
+        folders, refused, seen = [], False, set()
+        for folder, subfolders, _files in os.walk(top, followlinks=True):
+            real = os.path.realpath(folder)
+            if real in seen:  # a link loop
+                subfolders.clear()
+                continue
+            seen.add(real)
+            folders.append(folder)
+            kept = [d for d in subfolders if self.workspace.follows(os.path.join(folder, d))]
+            refused |= len(kept) < len(subfolders)
+            subfolders[:] = kept
+        return folders if refused else None
+
     def _identity(self) -> tuple:
         paths = [self.workspace.path, self.workspace.path / MEMORY_DIR]
         paths += [r.path for r in self.workspace.roots[1:]]
         paths += [Path(os.path.dirname(t)) for t in self._linked]
         if self.sessions:  # a session folder that appears is watched from then on
             paths += [r.path for r in self.sessions.roots]
-        return (*(_inode(p) for p in paths), frozenset(self.links()))
+        # Trees watched folder by folder: a new folder there needs a watch of its own.
+        walked = tuple(self._targets()[0]) if self._walked else ()
+        return (*(_inode(p) for p in paths), walked, frozenset(self.links()))
 
     def _keep(self, change: Change, path: str) -> bool:
         return path in self._linked or self._wanted(path)
@@ -132,12 +159,14 @@ class Watcher:
                 await wait_event(stop, self.check_seconds)
                 continue
             self._linked = dict(self.links())
-            identity = self._identity()
             flat, deep = self._targets()
+            identity = self._identity()
             halt = asyncio.Event()
             tasks: list[asyncio.Task] = []
             try:
-                self._tripwire = await asyncio.to_thread(Tripwire, flat, deep, self._relevant)
+                self._tripwire = await asyncio.to_thread(
+                    Tripwire, flat, deep, self._relevant, self.workspace.follows
+                )
                 tasks.append(asyncio.create_task(self._watch(flat, False, halt)))
                 if deep:
                     tasks.append(asyncio.create_task(self._watch(deep, True, halt)))

@@ -229,6 +229,12 @@ class Workspace:
                 known = None if e.is_symlink() else os.path.join(real, e.name)
                 yield from self._entry(root, child, e.path, known)
 
+    def follows(self, folder: str) -> bool:
+        """Whether a folder met while watching (perhaps through a link) is entered: never a
+        system folder, nor one that holds the workspace (a link to ``/`` or ``..``)."""
+        real = os.path.realpath(folder)
+        return not _system(real) and not _under(os.path.realpath(self.path), real)
+
     def _not_followed(self, root: Root, real: str) -> str | None:
         """Why a folder below a root, reached as ``real``, is not walked (else None)."""
         if _system(real):

@@ -1,11 +1,13 @@
 """Freshness that never lies: edits the stat cache cannot see, symlinked files, and the
 moments between a file event and the index pass."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +149,26 @@ def test_without_a_daemon_wait_fresh_indexes_first(ws, memory):
     assert stale == {str(ws.root / "memory" / "n.md")} and not gone
     (ws.root / "memory" / "n.md").unlink()
     assert memory.db.stale_paths() == (set(), True)
+
+
+def _inotify_watches(pid: int) -> int:
+    total = 0
+    for fd in Path(f"/proc/{pid}/fdinfo").iterdir():
+        with contextlib.suppress(OSError):  # an fd closed meanwhile
+            total += fd.read_text().count("inotify wd:")
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="counts watches in /proc")
+def test_a_link_to_the_root_does_not_watch_the_whole_disk(serve, ws):
+    """A recursive watch follows links: memory/ holding a link to / is watched folder by
+    folder instead, the link left out, and a folder made later is watched too."""
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\nplain note\n")
+    os.symlink("/", ws.root / "memory" / "root")
+    d = serve()
+    d.wait_for(lambda: d.search("plain"), what="start-up index")
+    assert _inotify_watches(d.proc.pid) < 50
+    ws.write("memory/later/2026-01-21.md", "# 2026-01-21\nthe kestrel\n")
+    d.wait_for(lambda: d.search("kestrel"), what="a note in a folder made after start")
+    ws.write("memory/later/2026-01-22.md", "# 2026-01-22\nthe merlin\n")
+    d.wait_for(lambda: d.search("merlin"), what="an edit inside that folder")
