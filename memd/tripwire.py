@@ -148,21 +148,8 @@ class Tripwire:
         return lost
 
     def _add_tree(self, top: str) -> bool:
-        ok = True
-        seen: set[str] = set()
-        for folder, subfolders, _files in os.walk(top, followlinks=True):
-            real = os.path.realpath(folder)
-            if real in seen:  # a symlink loop
-                subfolders.clear()
-                continue
-            seen.add(real)
-            subfolders[:] = [
-                d
-                for d in subfolders
-                if self.keep(path := os.path.join(folder, d)) and self.follow(path)
-            ]
-            ok &= self._add(folder, True)
-        return ok
+        folders, _ = folders_below(top, lambda path: bool(self.keep(path)) and self.follow(path))
+        return all([self._add(folder, True) for folder in folders])
 
     def _add(self, folder: str, recursive: bool) -> bool:
         assert self._libc is not None
@@ -173,3 +160,20 @@ class Tripwire:
             return ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR, errno.EACCES)
         self._dirs[wd] = (folder, recursive)
         return True
+
+
+def folders_below(top: str, enter: Callable[[str], bool]) -> tuple[list[str], bool]:
+    """The folders of the tree at ``top`` (links followed, loops cut) that ``enter``
+    accepts, and whether it refused any."""
+    folders, refused, seen = [], False, set()
+    for folder, subfolders, _files in os.walk(top, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link loop
+            subfolders.clear()
+            continue
+        seen.add(real)
+        folders.append(folder)
+        kept = [d for d in subfolders if enter(os.path.join(folder, d))]
+        refused |= len(kept) < len(subfolders)
+        subfolders[:] = kept
+    return folders, refused

@@ -19,7 +19,7 @@ from watchfiles import Change, awatch
 
 from memd.log import get_logger
 from memd.sessions import Sessions
-from memd.tripwire import Tripwire
+from memd.tripwire import Tripwire, folders_below
 from memd.workspace import MEMORY_DIR, Workspace
 
 log = get_logger()
@@ -91,17 +91,7 @@ class Watcher:
     def _folders(self, top: str) -> list[str] | None:
         """The folders of the tree at ``top`` memd follows, when a link in it leads where memd
         does not go (else None: the tree may be watched whole)."""
-        folders, refused, seen = [], False, set()
-        for folder, subfolders, _files in os.walk(top, followlinks=True):
-            real = os.path.realpath(folder)
-            if real in seen:  # a link loop
-                subfolders.clear()
-                continue
-            seen.add(real)
-            folders.append(folder)
-            kept = [d for d in subfolders if self.workspace.follows(os.path.join(folder, d))]
-            refused |= len(kept) < len(subfolders)
-            subfolders[:] = kept
+        folders, refused = folders_below(top, self.workspace.follows)
         return folders if refused else None
 
     def _identity(self) -> tuple:
