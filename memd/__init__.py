@@ -44,9 +44,9 @@ _EXPORTS = {
     "SearchRequest": "memd.search",
     "SearchResult": "memd.records",
     "Status": "memd.records",
-    "TimeWindow": "memd.records",
     "StoreAnswer": "memd.records",
     "StoreError": "memd.errors",
+    "TimeWindow": "memd.records",
     "UnknownMethod": "memd.errors",
     "WorkspaceConfig": "memd.config",
     "WorkspaceMissing": "memd.errors",
@@ -144,6 +144,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         SearchResult,
         Status,
         StoreAnswer,
+        TimeWindow,
         Written,
     )
     from memd.search import SearchRequest

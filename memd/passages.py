@@ -14,11 +14,11 @@ computed when embedding, and the same text always gives the same passages (and c
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import PurePosixPath
 
 from memd.markdown import readable
+from memd.schema import spoken_date
 from memd.tokens import count_tokens, encoder
 
 FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again
@@ -51,9 +51,7 @@ def context_header(heading: str, date: str | None, path: str = "") -> str:
     titles = [t for t in titles if t and t != date]
     if date:
         where = " > ".join(titles)
-        day = dt.date.fromisoformat(date)
-        spoken = f"{day:%A}, {day.day} {day:%B %Y}"
-        return f"{spoken} ({where})" if where else spoken
+        return f"{spoken_date(date)} ({where})" if where else spoken_date(date)
     name = PurePosixPath(path).stem if path else ""
     if name and name.upper() != "MEMORY" and (not titles or titles[0].lower() != name.lower()):
         titles.insert(0, name)

@@ -211,9 +211,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def spoken_date(iso: str) -> str:
-    """``2023-05-25`` as people say it: ``Thursday 25 May 2023``."""
+    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
     day = dt.date.fromisoformat(iso)
-    return f"{day:%A} {day.day} {day:%B %Y}"
+    return f"{day:%A}, {day.day} {day:%B %Y}"
 
 
 def _heading_words(heading: str) -> str:
