@@ -135,6 +135,8 @@ def _chunk_section(
         if b.start < end and b.end > start
         for unit in _units(max(b.start, start), min(b.end, end), b.parts, weight, budget)
     ]
+    heads = {i for b in blocks if b.heading_level for i in range(b.start, b.end)}
+    units = _glue_headings(units, heads, lines, weight, budget)
     out: list[tuple[int, int, str | None]] = []  # (start, end, tail of the start line)
     cur_start, cur_end, cur_cost, cur_head = start, start, 0, None
     for u_start, u_end in units:
@@ -162,6 +164,24 @@ def _chunk_section(
             text = "\n".join([head, *lines[a + 1 : b]])
             chunks.append(Chunk(a + 1, b, heading, text, count_tokens(text)))
     return chunks
+
+
+def _glue_headings(
+    units: list[tuple[int, int]], heads: set[int], lines: list[str], weight, budget: int
+) -> list[tuple[int, int]]:
+    """The headings that open a section go with what follows them, so they never end a
+    chunk alone: with the whole next unit, else with its first line."""
+    k = 0
+    while k < len(units) and all(i in heads or not lines[i].strip() for i in range(*units[k])):
+        k += 1
+    if k == 0 or k == len(units):
+        return units
+    first, (a, b) = units[0][0], units[k]
+    if weight(first, b) <= budget:
+        return [(first, b), *units[k + 1 :]]
+    if b - a > 1 and weight(first, a + 1) <= budget:
+        return [(first, a + 1), *((i, i + 1) for i in range(a + 1, b)), *units[k + 1 :]]
+    return units
 
 
 def _units(start: int, end: int, parts, weight, budget: int) -> list[tuple[int, int]]:

@@ -34,7 +34,8 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
 # 2: a heading alone joins the text under it; a daily note's date leads its headings.
-CHUNK_FORMAT = 2
+# 3: the headings that open a long section keep at least its first line with them.
+CHUNK_FORMAT = 3
 _PR_SET_PDEATHSIG = 1
 _PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 

@@ -192,3 +192,11 @@ def test_chunking_properties(text, budget, overlap_ratio):
 
 def is_heading(line: str) -> bool:
     return bool(re.match(r" {0,3}#{1,6}( |$)", line))
+
+
+def test_a_heading_keeps_the_first_line_when_the_whole_block_does_not_fit():
+    """Heading + block one token over budget: the heading takes the block's first line
+    rather than becoming a chunk of its own."""
+    chunks = chunk_document(parse("# Title\n0:0:𐀀\n0:0: "), 16, 8)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 2), (2, 3)]
+    assert all(not c.text.startswith("#") or "\n" in c.text for c in chunks)
