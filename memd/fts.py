@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memd.markdown import readable
+from memd.wordforms import forms
 
 # Han, kana, Hangul, and the South-East Asian scripts written without word spaces.
 _NOSPACE = (
@@ -97,7 +98,7 @@ def match_query(query: str) -> MatchQuery | None:
     meaningful = [p for p in phrases if p not in STOPWORDS]
     phrases = list(dict.fromkeys(meaningful or phrases))
     cjk = list(dict.fromkeys(_NOSPACE_RUN.findall(query)))
-    terms = [f'{{heading body meta}} : "{p}"' for p in phrases]
+    terms = [f"{{heading body meta}} : {_any_form(p)}" for p in phrases]
     for run in cjk:
         if len(run) == 1:
             terms.append(f'cjk : "{run}" *')
@@ -106,3 +107,11 @@ def match_query(query: str) -> MatchQuery | None:
     if not terms:
         return None
     return MatchQuery(" OR ".join(f"({t})" for t in terms), tuple(terms))
+
+
+def _any_form(phrase: str) -> str:
+    """A quoted phrase, or a one-word phrase's irregular forms as alternatives."""
+    alternatives = forms(phrase) if " " not in phrase else (phrase,)
+    if len(alternatives) == 1:
+        return f'"{phrase}"'
+    return "(" + " OR ".join(f'"{w}"' for w in alternatives) + ")"

@@ -149,8 +149,8 @@ def test_a_growing_transcript_is_read_on_from_where_it_stopped(session_config, f
         before = {r.chunk_id for r in _chunks(m, path.name)}
         text = path.read_text().replace("filler line 30 ", "changed line 30")  # same length
         appended = json.dumps({"role": "assistant", "content": "Refunds go out on Mondays."})
-        last = json.dumps({"role": "user", "content": "half written"})
-        path.write_text(text + appended + "\n" + last[:20])
+        last = json.dumps({"role": "user", "content": "half typed quokka"})
+        path.write_text(text + appended + "\n" + last[:-2])  # the word, not the line end
         report = m.index()
         assert report.changed == 1 and report.added == 0
         after = _chunks(m, path.name)
@@ -159,10 +159,10 @@ def test_a_growing_transcript_is_read_on_from_where_it_stopped(session_config, f
         assert [r.start_line for r in new] == [text.count("\n") + 1]
         assert not find(m, "changed")  # lines already read are not read again
         assert find(m, "refunds mondays")[0].start_line == text.count("\n") + 1
-        assert not find(m, "half written")  # a line is read once it is complete
-        path.write_text(path.read_text() + last[20:] + "\n")
+        assert not find(m, "quokka")  # a line is read once it is complete
+        path.write_text(path.read_text() + last[-2:] + "\n")
         m.index()
-        assert find(m, "half written")
+        assert find(m, "quokka")
 
 
 def _chunks(m, name):
