@@ -81,7 +81,7 @@ class Embeddings:
 @dataclass(frozen=True)
 class Search:
     max_results: int = 6
-    min_score: float = 0.28
+    min_score: float = 0.35
     fusion: Literal["weighted", "rrf"] = "weighted"
     vector_weight: float = 0.4
     text_weight: float = 0.6

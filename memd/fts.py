@@ -10,8 +10,11 @@ one-character query finds it by prefix.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import apsw
 
 from memd.markdown import readable
 from memd.wordforms import forms
@@ -74,10 +77,12 @@ def _bigrams(run: str) -> str:
 
 @dataclass(frozen=True)
 class MatchQuery:
-    """An FTS5 MATCH expression, and one clause per query term (for coverage)."""
+    """An FTS5 MATCH expression, and one clause per query term (for coverage) with the
+    text each clause matches: a term's word forms, or a run of CJK characters."""
 
     expression: str
     clauses: tuple[str, ...]
+    words: tuple[tuple[str, ...], ...]
 
     @property
     def terms(self) -> int:
@@ -98,20 +103,68 @@ def match_query(query: str) -> MatchQuery | None:
     meaningful = [p for p in phrases if p not in STOPWORDS]
     phrases = list(dict.fromkeys(meaningful or phrases))
     cjk = list(dict.fromkeys(_NOSPACE_RUN.findall(query)))
-    terms = [f"{{heading body meta}} : {_any_form(p)}" for p in phrases]
+    # A one-word phrase matches its irregular forms too (memd.wordforms).
+    words = [forms(p) if " " not in p else (p,) for p in phrases]
+    terms = [
+        "{heading body meta} : " + (f'"{w[0]}"' if len(w) == 1 else _alternatives(w)) for w in words
+    ]
     for run in cjk:
+        words.append((run,))
         if len(run) == 1:
             terms.append(f'cjk : "{run}" *')
         else:
             terms.append(f'cjk : "{" ".join(run[i : i + 2] for i in range(len(run) - 1))}"')
     if not terms:
         return None
-    return MatchQuery(" OR ".join(f"({t})" for t in terms), tuple(terms))
+    return MatchQuery(" OR ".join(f"({t})" for t in terms), tuple(terms), tuple(words))
 
 
-def _any_form(phrase: str) -> str:
-    """A quoted phrase, or a one-word phrase's irregular forms as alternatives."""
-    alternatives = forms(phrase) if " " not in phrase else (phrase,)
-    if len(alternatives) == 1:
-        return f'"{phrase}"'
-    return "(" + " OR ".join(f'"{w}"' for w in alternatives) + ")"
+def _alternatives(words: tuple[str, ...]) -> str:
+    return "(" + " OR ".join(f'"{w}"' for w in words) + ")"
+
+
+def _tokenizer():
+    """FTS5's own tokenizer, as the index is built with, outside any index."""
+    db = apsw.Connection(":memory:")
+    tokenize = db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+
+    def tokens(text: str) -> list[str]:
+        found = tokenize(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None)
+        return [t[2] for t in found]
+
+    tokens.db = db  # type: ignore[attr-defined]  # the tokenizer lives as long as it does
+    return tokens
+
+
+def term_strings(texts: Iterable[str]) -> list[str]:
+    """Each text's words as FTS5 indexes them, spaced (and led and ended by a space):
+    what ``TermMatcher`` looks in. Made once per passage, when it is embedded."""
+    tokens = _tokenizer()
+    return [f" {' '.join(tokens(text))} " for text in texts]
+
+
+class TermMatcher:
+    """Which of a query's terms a passage holds, matched as FTS5 matches them (the same
+    tokens; a phrase's words in a row; a CJK run within a word), weighted by idf."""
+
+    def __init__(self, match: MatchQuery, weights: list[float]) -> None:
+        tokens = _tokenizer()
+        self._weights = weights
+        self._total = sum(weights)
+        # Per term, its alternatives as they would sit in a term string.
+        self._terms: list[list[str]] = [
+            [w if _NOSPACE_RUN.fullmatch(w) else f" {' '.join(tokens(w))} " for w in alternatives]
+            for alternatives in match.words
+        ]
+
+    def share(self, terms: str, among: Iterable[int] | None = None) -> float:
+        """The idf-weighted share of the query's terms that ``terms`` (a term string) holds,
+        0 to 1; only the terms numbered in ``among`` are looked for, when given."""
+        if self._total <= 0:
+            return 0.0
+        held = sum(
+            self._weights[i]
+            for i in (range(len(self._terms)) if among is None else among)
+            if any(alt.strip() and alt in terms for alt in self._terms[i])
+        )
+        return held / self._total

@@ -19,6 +19,7 @@ from typing import TypeVar
 from memd.config import Chunking, Config
 from memd.embeddings import Embedder
 from memd.errors import IndexCorrupt
+from memd.fts import term_strings
 from memd.indexer import IndexReport, Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.log import get_logger
 from memd.passages import FORMAT as PASSAGES
@@ -284,9 +285,10 @@ class Index:
         if missing:
             fresh = self.embedder.embed(list(missing.values()))
             blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
+        terms = term_strings(text for _, _, text in parts)
         return [
-            (chunk_id, n, key, blobs[key])
-            for (chunk_id, n, _), key in zip(parts, keys, strict=True)
+            (chunk_id, n, key, blobs[key], words)
+            for (chunk_id, n, _), key, words in zip(parts, keys, terms, strict=True)
         ]
 
     def save_embeddings(self, rows: list[tuple]) -> None:

@@ -30,6 +30,8 @@ class Candidate:
     coverage: float = 0.0  # idf-weighted share of the query's terms the chunk holds
     cosine: float | None = None  # None: the chunk has no vector (yet)
     vector: float = 0.0  # the cosine on memd's 0-1 scale
+    parts: dict[int, float] = field(default_factory=dict, repr=False)  # passage cosines
+    agreement: float | None = None  # best passage on meaning and words together
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -39,6 +41,13 @@ class Candidate:
         times how much of the query matched."""
         return self.coverage**exponent * self.per_term / (self.per_term + half)
 
+
+# Hybrid relevance: ``1 - AGREEMENT`` of the chunk's vector and keyword evidence, and
+# ``AGREEMENT`` of its best passage judged on both at once (``AGREEMENT_VECTOR`` its cosine,
+# the rest the square root of its share of the query's terms): a chunk whose nearest
+# passage also holds the question's words beats one that has them in another turn.
+# Measured on locomo-dev and SciFact (README).
+AGREEMENT, AGREEMENT_VECTOR = 0.35, 0.7
 
 # How much a chunk's share of the query's terms counts, and where squashed BM25 reaches
 # half: beside a vector score, and when keywords are all the evidence there is (then a
@@ -50,7 +59,8 @@ HALF_HYBRID, HALF_KEYWORD = 1.0, 0.5
 
 def idf(n: int, total: int) -> float:
     """FTS5's idf of a term found in ``n`` of ``total`` chunks (clamped as FTS5 does)."""
-    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
+    # ``n`` can pass ``total`` when the two were counted on either side of a write.
+    return max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6)
 
 
 def per_term(raw: float, query_idf: float) -> float:
@@ -80,6 +90,22 @@ def cosine_score(cosine: float, band: tuple[float, float]) -> float:
     """
     lo, hi = band
     return min(max((cosine - lo) / (hi - lo), 0.0), 1.0)
+
+
+def passage_agreement(
+    cosines: dict[int, float], shares: dict[int, float], band: tuple[float, float]
+) -> float:
+    """The best passage judged on meaning and words together: its cosine on the model's
+    scale and the square root of its share of the query's terms, ``AGREEMENT_VECTOR`` to
+    the rest."""
+    return max(
+        (
+            AGREEMENT_VECTOR * cosine_score(cosine, band)
+            + (1 - AGREEMENT_VECTOR) * math.sqrt(shares.get(part, 0.0))
+            for part, cosine in cosines.items()
+        ),
+        default=0.0,
+    )
 
 
 def merge(*sides: list[Candidate]) -> list[Candidate]:
@@ -113,6 +139,8 @@ def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: flo
         else:
             text = c.text(COVERAGE_HYBRID, HALF_HYBRID)
             c.relevance = (vector_weight * c.vector + text_weight * text) / total
+            if c.agreement is not None:
+                c.relevance = (1 - AGREEMENT) * c.relevance + AGREEMENT * c.agreement
 
 
 def fuse_rrf(cands: list[Candidate], k: int = RRF_K) -> None:

@@ -205,8 +205,28 @@ def _schema_v4(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v5(db: apsw.Connection) -> None:
+    # Each vector keeps the words of the passage it was made from: ranking asks which
+    # passage holds the query's words. Rows without them go; the embedding cache has them.
+    db.execute(
+        """
+        DROP TABLE vectors;
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            part INTEGER NOT NULL,                 -- the passage's place in its chunk
+            vector BLOB NOT NULL,
+            terms TEXT NOT NULL,                   -- its words as FTS5 tokenizes them
+            UNIQUE(chunk_id, model, part)
+        );
+        CREATE INDEX vectors_first ON vectors(model, part, length(vector));
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4]
+MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -20,7 +20,7 @@ from memd.chunker import model_text
 from memd.config import Search
 from memd.embeddings import Embedder
 from memd.errors import InvalidParams, MemdError
-from memd.fts import match_query
+from memd.fts import MatchQuery, TermMatcher, match_query
 from memd.globs import GlobSet
 from memd.ranking import (
     Candidate,
@@ -29,6 +29,7 @@ from memd.ranking import (
     fuse,
     idf,
     merge,
+    passage_agreement,
     per_term,
     select,
 )
@@ -160,10 +161,11 @@ class Searcher:
         limit = req.max_results * settings.candidate_multiplier
         allowed = file_filter(store, req.paths, req.tags, req.sources)
         sides = []
-        if mode != "vector":
-            sides.append(keyword_candidates(store, asked, limit, allowed))
+        terms = query_terms(store, asked.query) if mode != "vector" else None
+        if terms is not None:
+            sides.append(keyword_candidates(store, asked, terms, limit, allowed))
             if in_window is not None:
-                sides.append(keyword_candidates(store, in_window, limit, allowed))
+                sides.append(keyword_candidates(store, in_window, terms, limit, allowed))
         vectors = self._vectors()
         if query_vector is not None:
             sides.append(vector_candidates(store, vectors, query_vector, asked, limit, allowed))
@@ -174,6 +176,8 @@ class Searcher:
         cands = merge(*sides)
         if query_vector is not None:
             attach_vectors(cands, vectors, query_vector, self.embedder.cosine_band)
+            if mode == "hybrid" and terms is not None:
+                attach_agreement(store, vectors.model, cands, terms, self.embedder.cosine_band)
         weights = {
             "hybrid": {},
             "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
@@ -284,29 +288,50 @@ def file_filter(
     return allowed
 
 
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's FTS5 terms, the chunks holding each, and each term's idf weight."""
+
+    match: MatchQuery
+    postings: list[set[int]]
+    weights: list[float]
+
+
+def query_terms(store: Store, query: str) -> QueryTerms | None:
+    """The terms of ``query`` as the index sees them; None if it has no words."""
+    match = match_query(query)
+    if match is None:
+        return None
+    total, postings = store.term_postings(match.clauses)
+    return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
+
+
 def keyword_candidates(
-    store: Store, req: SearchRequest, limit: int, allowed: Mapping[int, str] | None
+    store: Store,
+    req: SearchRequest,
+    terms: QueryTerms,
+    limit: int,
+    allowed: Mapping[int, str] | None,
 ) -> list[Candidate]:
     """Chunks matching any query word, best first, scored on BM25 per term and coverage."""
-    match = match_query(req.query)
-    if match is None or allowed == {}:
+    if allowed == {}:
         return []
     hits = store.keyword_search(
-        match.expression,
+        terms.match.expression,
         limit=limit,
         since=req.since,
         until=req.until,
         file_ids=None if allowed is None else list(allowed),
     )
-    if not hits:
-        return []
-    total, stats = store.term_stats(match.clauses, [h.chunk_id for h in hits])
-    weights = [idf(n, total) for n, _ in stats]
-    out = []
-    for h in hits:
-        held = [h.chunk_id in chunks for _, chunks in stats]
-        out.append(Candidate(h, per_term(h.bm25, sum(weights)), coverage(weights, held)))
-    return out
+    query_idf = sum(terms.weights)
+    return [
+        Candidate(
+            h,
+            per_term(h.bm25, query_idf),
+            coverage(terms.weights, [h.chunk_id in chunks for chunks in terms.postings]),
+        )
+        for h in hits
+    ]
 
 
 def vector_candidates(
@@ -352,7 +377,32 @@ def attach_vectors(
     for c in cands:
         found = nearest.get(c.hit.chunk_id)
         if found is not None:
-            cosine, c.vec = found
+            c.vec, c.parts = found.vector, found.parts
             if c.cosine is None:
-                c.cosine = cosine
+                c.cosine = found.cosine
             c.vector = cosine_score(c.cosine, band)
+
+
+def attach_agreement(
+    store: Store, model: str, cands: list[Candidate], terms: QueryTerms, band: tuple[float, float]
+) -> None:
+    """Give every candidate with passage vectors its best passage on meaning and words
+    together (``memd.ranking.passage_agreement``)."""
+    held = {
+        c.hit.chunk_id: [i for i, chunks in enumerate(terms.postings) if c.hit.chunk_id in chunks]
+        for c in cands
+        if c.parts
+    }
+    # A passage holds only terms its chunk holds: a chunk holding none needs no text.
+    words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
+    matcher = TermMatcher(terms.match, terms.weights)
+    for c in cands:
+        among = held.get(c.hit.chunk_id)
+        if among is None:
+            continue
+        shares = {}
+        for part in c.parts if among else ():
+            found = words.get((c.hit.chunk_id, part))
+            if found is not None:
+                shares[part] = matcher.share(found, among)
+        c.agreement = passage_agreement(c.parts, shares, band)

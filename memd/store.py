@@ -364,20 +364,16 @@ class Store:
     # -- reading ----------------------------------------------------------------------------
 
     @_guard
-    def term_stats(
-        self, clauses: Sequence[str], ids: Sequence[int]
-    ) -> tuple[int, list[tuple[int, set[int]]]]:
-        """How many chunks there are, and for each FTS5 clause (one query term) in how many
-        it occurs and which of the chunks ``ids`` hold it."""
+    def term_postings(self, clauses: Sequence[str]) -> tuple[int, list[set[int]]]:
+        """How many chunks there are, and for each FTS5 clause (one query term) the chunks
+        that hold it."""
         (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        wanted = set(ids)
         out = []
         for clause in clauses:
-            # One pass over the term's matches gives both numbers.
-            found = [r[0] for r in self.db.execute(
+            rows = self.db.execute(
                 "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
-            )]  # fmt: skip
-            out.append((len(found), wanted.intersection(found)))
+            )
+            out.append({r[0] for r in rows})
         return total, out
 
     @_guard
@@ -480,27 +476,28 @@ class Store:
     def save_vectors(
         self,
         model: str,
-        rows: Sequence[tuple[int, int, bytes, bytes]],
+        rows: Sequence[tuple[int, int, bytes, bytes, str]],
         cache_size: int,
     ) -> None:
-        """Store ``(chunk id, passage number, cache key, vector)`` rows, remember them in the
-        cache, and trim the cache to ``cache_size`` (call inside ``transaction``)."""
+        """Store ``(chunk id, passage number, cache key, vector, term string)`` rows,
+        remember them in the cache, and trim the cache to ``cache_size`` (call inside
+        ``transaction``)."""
         used = int(self.get_meta("cache_clock", "0"))
         # A vector of a model that changed size under its name gives way to the new one
         # (a new row, so readers that load rows by id see it).
         self.db.executemany(
             "DELETE FROM vectors WHERE chunk_id = ? AND model = ? AND length(vector) != ?",
-            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector in rows],
+            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
         )
         self.db.executemany(
-            "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector) "
-            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
-            [(chunk_id, model, part, vector, chunk_id) for chunk_id, part, _, vector in rows],
+            "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector, terms) "
+            "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
         )
         self.db.executemany(
             "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET used = excluded.used, vector = excluded.vector",
-            [(key, vector, used + n) for n, (_, _, key, vector) in enumerate(rows, start=1)],
+            [(key, vector, used + n) for n, (_, _, key, vector, _) in enumerate(rows, start=1)],
         )
         self.set_meta("cache_clock", str(used + len(rows)))
         excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size
@@ -514,16 +511,27 @@ class Store:
     @_guard
     def vectors_after(
         self, model: str, after_id: int, limit: int = -1
-    ) -> list[tuple[int, int, bytes]]:
-        """``(row id, chunk id, vector)`` for ``model`` added after row ``after_id``, the
-        first ``limit`` of them (all: -1)."""
+    ) -> list[tuple[int, int, int, bytes]]:
+        """``(row id, chunk id, passage number, vector)`` for ``model`` added after row
+        ``after_id``, the first ``limit`` of them (all: -1)."""
         return list(
             self.db.execute(
-                "SELECT id, chunk_id, vector FROM vectors WHERE model = ? AND id > ? "
+                "SELECT id, chunk_id, part, vector FROM vectors WHERE model = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (model, after_id, limit),
             )
         )
+
+    @_guard
+    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
+        """``{(chunk id, passage number): term string}`` of ``model``'s vectors for the
+        chunks (``memd.fts.term_strings``)."""
+        rows = self.db.execute(
+            "SELECT chunk_id, part, terms FROM vectors WHERE model = ? "
+            "AND chunk_id IN (SELECT value FROM json_each(?))",
+            (model, json.dumps(list(chunk_ids))),
+        )
+        return {(chunk_id, part): terms for chunk_id, part, terms in rows}
 
     @_guard
     def count_vectors_after(self, model: str, after_id: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.log import get_logger
@@ -30,6 +31,16 @@ def to_blob(vector: np.ndarray) -> bytes:
 
 def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
+
+
+@dataclass
+class Nearness:
+    """How near a query one chunk is: its best passage's cosine and vector (what diversity
+    ranking compares), and every passage's cosine by its number."""
+
+    cosine: float
+    vector: np.ndarray
+    parts: dict[int, float] = field(default_factory=dict)
 
 
 class VectorIndex:
@@ -51,6 +62,7 @@ class VectorIndex:
         self._dims = dims or (lambda: None)
         self._on_stale = on_stale
         self._ids: np.ndarray | None = None  # made with the first vectors: numpy until then
+        self._parts: np.ndarray | None = None  # each row's passage number in its chunk
         self._matrix: np.ndarray | None = None
         self._size = 0
         self._expect = 0  # rows the current refresh will hold: the matrix is made that big
@@ -81,41 +93,46 @@ class VectorIndex:
                 self._last_row = rows[-1][0]
                 self._load(rows, dims)
 
-    def _load(self, rows: list[tuple[int, int, bytes]], dims: int | None) -> None:
-        width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][2]) // 4)
-        sized = [row for row in rows if len(row[2]) == width * 4]
+    def _load(self, rows: list[tuple[int, int, int, bytes]], dims: int | None) -> None:
+        width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][3]) // 4)
+        sized = [row for row in rows if len(row[3]) == width * 4]
         if not sized:
             return
-        new = np.frombuffer(b"".join(blob for _, _, blob in sized), dtype="<f4").reshape(
+        new = np.frombuffer(b"".join(row[3] for row in sized), dtype="<f4").reshape(
             len(sized), width
         )
-        ids = np.array([chunk_id for _, chunk_id, _ in sized], dtype=np.int64)
+        ids = np.array([row[1] for row in sized], dtype=np.int64)
+        parts = np.array([row[2] for row in sized], dtype=np.int32)
         finite = np.isfinite(new).all(axis=1)  # stored before memd refused NaN and inf
-        self._append(ids[finite], new[finite])
+        self._append(ids[finite], parts[finite], new[finite])
 
     def _reset(self) -> None:
         self._size, self._last_row = 0, 0
-        self._ids, self._matrix = None, None
+        self._ids, self._parts, self._matrix = None, None, None
 
     def take_notice(self) -> str | None:
         """Why the last search found no vectors to compare with, once."""
         notice, self._notice = self._notice, None
         return notice
 
-    def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+    def _append(self, ids: np.ndarray, parts: np.ndarray, vectors: np.ndarray) -> None:
         need = self._size + len(ids)
         if self._size == 0 and (self._matrix is None or self._matrix.shape[1] != vectors.shape[1]):
             self._matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
             self._ids = np.zeros(0, dtype=np.int64)
+            self._parts = np.zeros(0, dtype=np.int32)
         if need > len(self._ids):
             capacity = max(need, int(len(self._ids) * _GROWTH), 1024, self._expect)
             matrix = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)
             matrix[: self._size] = self._matrix[: self._size]
             id_array = np.zeros(capacity, dtype=np.int64)
             id_array[: self._size] = self._ids[: self._size]
-            self._matrix, self._ids = matrix, id_array
+            part_array = np.zeros(capacity, dtype=np.int32)
+            part_array[: self._size] = self._parts[: self._size]
+            self._matrix, self._ids, self._parts = matrix, id_array, part_array
         self._matrix[self._size : need] = vectors
         self._ids[self._size : need] = ids
+        self._parts[self._size : need] = parts
         self._size = need
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -155,11 +172,8 @@ class VectorIndex:
                 return list(best.items())
             want = min(len(scores), want * 4)
 
-    def nearest_parts(
-        self, chunk_ids: list[int], query: np.ndarray
-    ) -> dict[int, tuple[float, np.ndarray]]:
-        """For each given chunk in memory: its best passage's cosine with ``query`` and that
-        passage's vector (what diversity ranking compares)."""
+    def nearest_parts(self, chunk_ids: list[int], query: np.ndarray) -> dict[int, Nearness]:
+        """For each given chunk in memory: how near ``query`` each of its passages is."""
         with self._lock:
             if self._size == 0 or query.shape[0] != self._matrix.shape[1]:
                 return {}
@@ -167,8 +181,13 @@ class VectorIndex:
             rows = np.nonzero(np.isin(ids, np.array(chunk_ids, dtype=np.int64)))[0]
             matrix = self._matrix[rows]
             owners = ids[rows].copy()
+            parts = self._parts[rows].copy()
         scores = matrix @ query.astype(np.float32)
-        out: dict[int, tuple[float, np.ndarray]] = {}
+        out: dict[int, Nearness] = {}
         for j in np.argsort(-scores):
-            out.setdefault(int(owners[j]), (float(scores[j]), matrix[j]))
+            chunk_id, cosine = int(owners[j]), float(scores[j])
+            near = out.get(chunk_id)
+            if near is None:
+                out[chunk_id] = near = Nearness(cosine, matrix[j])
+            near.parts[int(parts[j])] = cosine
         return out

@@ -105,7 +105,7 @@ def test_a_model_that_changed_size_across_a_restart_and_full_reindex(
         assert answer["results"][0]["path"] == "memory/2026-01-20.md"
         probe = np.ones(32, dtype=np.float32) / np.sqrt(32)
         held = m.db.vectors.nearest_parts(list(range(1, 20)), probe)
-        assert held and {len(v) for _, v in held.values()} == {32}
+        assert held and {len(near.vector) for near in held.values()} == {32}
 
 
 def test_the_daemon_re_embeds_after_a_size_change_and_answers_meanwhile(serve, embed_server, notes):

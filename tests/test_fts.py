@@ -2,7 +2,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.fts import fts_row, match_query
+from memd.fts import TermMatcher, fts_row, match_query, term_strings
 
 
 def fts_table() -> apsw.Connection:
@@ -75,6 +75,22 @@ def test_irregular_forms_match_each_other():
     assert ids(db, "who goes") == [1, 2]  # porter makes "goes" "goe": listed as a form
     # One word's forms are one query term: coverage counts it once.
     assert match_query("where did we go in Lisbon").terms == 2
+
+
+def test_a_passage_holds_the_terms_fts5_would_match_in_it():
+    """Ranking asks which passage holds the query's words: matched as the index matches
+    them (stems, irregular forms, phrases in a row, CJK runs), weighted by idf."""
+    match = match_query("where did we go with node.js and 数据库")
+    matcher = TermMatcher(match, [1.0, 2.0, 1.0])
+    went, split, cjk = term_strings(
+        ["We went there on Node.js", "node and js are here", "我们的数据库 going"]
+    )
+    assert went == " we went there on node js "
+    assert matcher.share(went) == 0.75  # go (as 'went') and node.js of go, node.js, 数据库
+    assert matcher.share(split) == 0.0  # 'node' and 'js' apart are not the phrase
+    assert matcher.share(cjk) == 0.5  # 'going' stems to 'go'; the run inside a longer one
+    assert matcher.share(went, among=[1]) == 0.5  # only the terms asked about
+    assert TermMatcher(match, [0.0, 0.0, 0.0]).share(went) == 0.0
 
 
 def test_punctuated_words_match_as_phrases():

@@ -15,6 +15,7 @@ from memd.ranking import (
     idf,
     merge,
     mmr,
+    passage_agreement,
     per_term,
     select,
 )
@@ -49,6 +50,22 @@ def test_fuse_weighted():
     assert a.relevance == pytest.approx(0.4 * 0.5 + 0.6 * 0.5) and b.relevance == pytest.approx(0.4)
     fuse_weighted([a], 2.0, 3.0)  # weights are normalised
     assert a.relevance == pytest.approx(0.5)
+
+
+def test_hybrid_blends_the_best_passage_on_meaning_and_words_together():
+    band = (0.75, 0.9)
+    # Passage 0 is nearest in meaning; passage 1 holds the question's words.
+    split = passage_agreement({0: 0.9, 1: 0.8}, {1: 1.0}, band)
+    assert split == pytest.approx(max(0.7 * 1.0, 0.7 * (0.05 / 0.15) + 0.3 * 1.0))
+    # One passage both near in meaning and holding the words: the most a chunk can have.
+    together = passage_agreement({0: 0.9, 1: 0.8}, {0: 1.0}, band)
+    assert together == pytest.approx(1.0) and together > split
+    assert passage_agreement({}, {}, band) == 0.0
+    a = Candidate(hit(1), per_term=1.0, coverage=1.0, cosine=0.825, vector=0.5, agreement=0.9)
+    fuse_weighted([a], 0.4, 0.6)
+    assert a.relevance == pytest.approx(0.65 * (0.4 * 0.5 + 0.6 * 0.5) + 0.35 * 0.9)
+    fuse_weighted([a], 0.0, 1.0)  # keyword mode has no passages to judge
+    assert a.relevance == pytest.approx(1.0 / 1.5)
 
 
 def test_a_chunk_without_a_vector_keeps_its_keyword_evidence():

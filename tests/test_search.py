@@ -1,9 +1,19 @@
+import numpy as np
 import pytest
 
+from memd.chunker import Chunk
 from memd.errors import InvalidParams
 from memd.memory import Memory
-from memd.ranking import citation, snippet
-from memd.search import SearchRequest
+from memd.ranking import Candidate, citation, snippet
+from memd.schema import FileMeta, chunk_rows
+from memd.search import SearchRequest, attach_agreement, attach_vectors, query_terms
+from memd.store import Store
+from memd.vectors import VectorIndex, to_blob
+
+
+def unit(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
 
 
 @pytest.fixture
@@ -195,3 +205,35 @@ def test_unknown_mode_is_an_error_naming_the_modes(notes):
     with pytest.raises(InvalidParams, match="auto, hybrid, keyword, vector") as err:
         notes.search("postgres", mode="semantic")
     assert err.value.param == "mode"
+
+
+def test_a_chunk_is_judged_by_the_passage_that_is_near_and_holds_the_words(tmp_path):
+    """Two chunks, each holding 'lisbon' and 'hotel' and each with a passage as near the
+    question: the one whose near passage is the one holding the words ranks higher."""
+    store = Store.open(tmp_path / "a.sqlite")
+    meta = FileMeta("memory/a.md", "/a", "/a", "memory", None, 1, 1, "h", 2)
+    texts = ["The hotel in Lisbon was booked\nWe walked a lot",
+             "We walked a lot in the old town\nLisbon, then a hotel"]  # fmt: skip
+    chunks = [Chunk(n, n + 1, "", text, 9) for n, text in enumerate(texts, start=1)]
+    with store.transaction():
+        store.replace_file(meta, chunk_rows(meta, chunks))
+    together, apart = [r[0] for r in store.db.execute("SELECT id FROM chunks ORDER BY id")]
+    near, far = unit(1, 0.1), unit(0.1, 1)
+    rows = [
+        (together, 0, b"t0", to_blob(near), " the hotel in lisbon wa book "),
+        (together, 1, b"t1", to_blob(far), " we walk a lot "),
+        (apart, 0, b"a0", to_blob(near), " we walk a lot in the old town "),
+        (apart, 1, b"a1", to_blob(far), " lisbon then a hotel "),
+    ]
+    with store.transaction():
+        store.save_vectors("m", rows, cache_size=10)
+    index = VectorIndex("m")
+    index.refresh(store)
+    terms = query_terms(store, "which hotel in lisbon")
+    hits = store.chunks_by_id([together, apart])
+    cands = [Candidate(hits[together]), Candidate(hits[apart])]
+    attach_vectors(cands, index, unit(1, 0), (0.75, 0.9))
+    assert cands[0].cosine == cands[1].cosine  # as near in meaning
+    attach_agreement(store, "m", cands, terms, (0.75, 0.9))
+    assert cands[0].agreement == pytest.approx(1.0)
+    assert cands[1].agreement < 0.9

@@ -34,7 +34,7 @@ def test_search_top_k_and_incremental_refresh(tmp_path):
     store, ids = store_with_chunks(tmp_path, 3)
     vectors = [unit(1, 0), unit(0, 1), unit(1, 1)]
     with store.transaction():
-        store.save_vectors("m", [(ids[0], 0, b"k0", to_blob(vectors[0]))], cache_size=10)
+        store.save_vectors("m", [(ids[0], 0, b"k0", to_blob(vectors[0]), "p")], cache_size=10)
     index = VectorIndex("m")
     index.refresh(store)
     assert len(index) == 1
@@ -42,12 +42,14 @@ def test_search_top_k_and_incremental_refresh(tmp_path):
         store.save_vectors(
             "m",
             [
-                (i, 0, f"k{n}".encode(), to_blob(v))
+                (i, 0, f"k{n}".encode(), to_blob(v), "p")
                 for n, (i, v) in enumerate(zip(ids[1:], vectors[1:], strict=True), start=1)
             ],
             cache_size=10,
         )
-        store.save_vectors("other-model", [(ids[0], 0, b"x", to_blob(unit(0, 1)))], cache_size=10)
+        store.save_vectors(
+            "other-model", [(ids[0], 0, b"x", to_blob(unit(0, 1)), "p")], cache_size=10
+        )
     index.refresh(store)
     assert len(index) == 3  # the other model's vector is not loaded
     top = index.search(unit(1, 0.1), 2)
@@ -59,11 +61,11 @@ def test_search_top_k_and_incremental_refresh(tmp_path):
 def test_a_chunk_is_as_near_as_its_best_passage(tmp_path):
     store, ids = store_with_chunks(tmp_path, 3)
     rows = [
-        (ids[0], 0, b"a0", to_blob(unit(0, 1))),
-        (ids[0], 1, b"a1", to_blob(unit(1, 0))),  # chunk 0's second passage is the match
-        (ids[1], 0, b"b0", to_blob(unit(1, 0.5))),
-        (ids[2], 0, b"c0", to_blob(unit(0.2, 1))),
-        (ids[2], 1, b"c1", to_blob(unit(0.9, 1))),
+        (ids[0], 0, b"a0", to_blob(unit(0, 1)), "a zero"),
+        (ids[0], 1, b"a1", to_blob(unit(1, 0)), "a one"),  # chunk 0's second passage matches
+        (ids[1], 0, b"b0", to_blob(unit(1, 0.5)), "b zero"),
+        (ids[2], 0, b"c0", to_blob(unit(0.2, 1)), "c zero"),
+        (ids[2], 1, b"c1", to_blob(unit(0.9, 1)), "c one"),
     ]
     with store.transaction():
         store.save_vectors("m", rows, cache_size=10)
@@ -73,8 +75,13 @@ def test_a_chunk_is_as_near_as_its_best_passage(tmp_path):
     top = index.search(unit(1, 0), 3)
     assert [chunk_id for chunk_id, _ in top] == [ids[0], ids[1], ids[2]]  # each chunk once
     assert top[0][1] > 0.999
-    cosine, vector = index.nearest_parts([ids[2]], unit(1, 0))[ids[2]]
-    assert np.allclose(vector, unit(0.9, 1)) and abs(cosine - float(unit(0.9, 1)[0])) < 1e-6
+    near = index.nearest_parts([ids[2]], unit(1, 0))[ids[2]]
+    assert np.allclose(near.vector, unit(0.9, 1))
+    assert abs(near.cosine - float(unit(0.9, 1)[0])) < 1e-6
+    # every passage's cosine, by its number in the chunk, and the words of each
+    assert near.parts.keys() == {0, 1} and near.parts[1] == near.cosine
+    assert abs(near.parts[0] - float(unit(0.2, 1)[0])) < 1e-6
+    assert store.passage_terms("m", [ids[2]]) == {(ids[2], 0): "c zero", (ids[2], 1): "c one"}
 
 
 def test_dead_vectors_are_compacted(tmp_path):
@@ -87,7 +94,7 @@ def test_dead_vectors_are_compacted(tmp_path):
             store.replace_file(meta, chunk_rows(meta, [Chunk(1, 1, "", f"v{round_}", 1)]))
             (chunk_id,) = store.db.execute("SELECT id FROM chunks").fetchone()
             last = unit(*rng.standard_normal(8))
-            store.save_vectors("m", [(chunk_id, 0, f"k{round_}".encode(), to_blob(last))], 10)
+            store.save_vectors("m", [(chunk_id, 0, f"k{round_}".encode(), to_blob(last), "p")], 10)
         index.refresh(store)
     assert len(index) <= 1024 + 2
     assert index.search(last, 1)[0][0] == chunk_id
