@@ -10,7 +10,7 @@ one-character query finds it by prefix.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -123,17 +123,13 @@ def _alternatives(words: tuple[str, ...]) -> str:
     return "(" + " OR ".join(f'"{w}"' for w in words) + ")"
 
 
-def _tokenizer():
-    """FTS5's own tokenizer, as the index is built with, outside any index."""
-    db = apsw.Connection(":memory:")
-    tokenize = db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-
-    def tokens(text: str) -> list[str]:
-        found = tokenize(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None)
-        return [t[2] for t in found]
-
-    tokens.db = db  # type: ignore[attr-defined]  # the tokenizer lives as long as it does
-    return tokens
+def _tokenizer() -> Callable[[str], list[str]]:
+    """FTS5's own tokenizer, as ``chunks_fts`` is built with (schema v1), outside any index
+    (it holds its in-memory connection)."""
+    tokenize = apsw.Connection(":memory:").fts5_tokenizer(
+        "porter", ["unicode61", "remove_diacritics", "2"]
+    )
+    return lambda text: [t[2] for t in tokenize(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None)]
 
 
 def term_strings(texts: Iterable[str]) -> list[str]:
