@@ -147,11 +147,13 @@ class TermMatcher:
         tokens = _tokenizer()
         self._weights = weights
         self._total = sum(weights)
-        # Per term, its alternatives as they would sit in a term string.
-        self._terms: list[list[str]] = [
+        # Per term, its alternatives as they would sit in a term string (a word that
+        # tokenizes to nothing is never held).
+        spelled = [
             [w if _NOSPACE_RUN.fullmatch(w) else f" {' '.join(tokens(w))} " for w in alternatives]
             for alternatives in match.words
         ]
+        self._terms = [[alt for alt in alts if alt.strip()] for alts in spelled]
 
     def share(self, terms: str, among: Iterable[int] | None = None) -> float:
         """The idf-weighted share of the query's terms that ``terms`` (a term string) holds,
@@ -161,6 +163,6 @@ class TermMatcher:
         held = sum(
             self._weights[i]
             for i in (range(len(self._terms)) if among is None else among)
-            if any(alt.strip() and alt in terms for alt in self._terms[i])
+            if any(alt in terms for alt in self._terms[i])
         )
         return held / self._total

@@ -279,16 +279,16 @@ class Index:
             self.embedder.embed([parts[0][2]])
         size = self._vector_bytes()
         blobs = {key: blob for key, blob in cached.items() if len(blob) == size}
-        # Overlapping chunks share passages: embed each text once.
-        missing = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
-        missing = {key: text for key, text in missing.items() if key not in blobs}
+        # Overlapping chunks share passages: embed and tokenize each text once.
+        texts = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
+        missing = {key: text for key, text in texts.items() if key not in blobs}
         if missing:
             fresh = self.embedder.embed(list(missing.values()))
             blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
-        terms = term_strings(text for _, _, text in parts)
+        terms = dict(zip(texts, term_strings(texts.values()), strict=True))
         return [
-            (chunk_id, n, key, blobs[key], words)
-            for (chunk_id, n, _), key, words in zip(parts, keys, terms, strict=True)
+            (chunk_id, n, key, blobs[key], terms[key])
+            for (chunk_id, n, _), key in zip(parts, keys, strict=True)
         ]
 
     def save_embeddings(self, rows: list[tuple]) -> None:

@@ -397,12 +397,11 @@ def attach_agreement(
     words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
     matcher = TermMatcher(terms.match, terms.weights)
     for c in cands:
-        among = held.get(c.hit.chunk_id)
-        if among is None:
-            continue
-        shares = {}
-        for part in c.parts if among else ():
-            found = words.get((c.hit.chunk_id, part))
-            if found is not None:
-                shares[part] = matcher.share(found, among)
-        c.agreement = passage_agreement(c.parts, shares, band)
+        if c.parts:
+            among = held[c.hit.chunk_id]
+            shares = {
+                part: matcher.share(words[c.hit.chunk_id, part], among)
+                for part in c.parts
+                if (c.hit.chunk_id, part) in words
+            }
+            c.agreement = passage_agreement(c.parts, shares, band)
