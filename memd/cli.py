@@ -21,6 +21,8 @@ from memd.cli_parser import make_parser
 from memd.configfile import load_config
 from memd.errors import InvalidParams, MemdError
 
+HUMAN_WAIT = 1.0  # seconds a search for people waits for edits to be indexed
+
 if TYPE_CHECKING:
     from memd.config import Config
     from memd.memory import Memory
@@ -135,7 +137,9 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             until=args.until,
             now=args.now,
             sources=args.sources,
-            wait_fresh=args.wait,
+            # A person who just saved a note wants it in the answer: wait briefly for
+            # edits the daemon already knows of (scripts that read --json choose).
+            wait_fresh=args.wait if args.wait is not None or as_json else HUMAN_WAIT,
         )
         return _emit(router.call("memory_search", params), as_json, cli_format.search)
     if command == "get":

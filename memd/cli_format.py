@@ -32,7 +32,9 @@ def freshness(r: dict) -> str | None:
     """One line on what a search answer may be missing, or None when it is current."""
     index = r.get("index") or {}
     parts = []
-    if index.get("stale"):
+    if progress := index.get("indexing"):
+        parts.append(f"indexing: {progress['done']} of {progress['total']} files")
+    elif index.get("stale"):
         waiting = index.get("pending_files") or 0
         parts.append(
             f"{waiting} changed file{'s' if waiting != 1 else ''} not indexed yet"
@@ -55,9 +57,16 @@ def search(r: dict) -> None:
     if line := freshness(r):
         note(line)
     if t := r.get("time"):
-        note(f"time: '{t['matched']}' read as {t['from'] or '...'} to {t['to'] or '...'}")
+        read = f"time: '{t['matched']}' read as {t['from'] or '...'} to {t['to'] or '...'}"
+        note(read + ("; no notes from then, so searched without it" if t.get("empty") else ""))
     if not r["results"]:
-        print("nothing relevant found")
+        if r.get("below_floor"):
+            print(
+                f"nothing above the relevance floor (best {r['best_score']:.2f}; "
+                "--min-score 0 shows it)"
+            )
+        else:
+            print("nothing relevant found")
         return
     for n, hit in enumerate(r["results"]):
         if n:

@@ -98,6 +98,8 @@ class Search:
     newer_first: bool = True
     near_equal: float = 0.15
     sessions_factor: float = 0.9
+    # Seconds a search waits for a workspace's first index pass after the daemon starts.
+    first_pass_wait: float = 3.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
@@ -111,6 +113,8 @@ class Search:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.half_life_days <= 0:
             raise ValueError("half_life_days must be positive")
+        if not 0 <= self.first_pass_wait <= 60:
+            raise ValueError("first_pass_wait must be between 0 and 60 seconds")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from memd.notify import sd_notify, watchdog_interval
 from memd.private import private_folder
 from memd.runner import Runner
 from memd.server import SocketServer
+from memd.watcher import wait_event
 from memd.workspace import MEMORY_DIR
 
 log = get_logger()
@@ -132,6 +133,9 @@ class Daemon:
             runner = self.runners[self.config.workspace(params.get("workspace")).name]
         except (MemdError, KeyError, TypeError):
             return  # the method itself refuses the bad parameter
+        if not runner.first_pass.is_set():
+            # Just started: an answer from an index still being filled would be "nothing".
+            await wait_event(runner.first_pass, self.config.search.first_pass_wait)
         if seconds > 0:
             await runner.catch_up(seconds)
 

@@ -100,8 +100,8 @@ def match_query(query: str) -> MatchQuery | None:
         parts = [p.lower() for p in _WORD_PART.findall(word)]
         if parts:
             phrases.append(" ".join(parts))
-    meaningful = [p for p in phrases if p not in STOPWORDS]
-    phrases = list(dict.fromkeys(meaningful or phrases))
+    # A query of stopwords alone ("the") holds no evidence a keyword match could carry.
+    phrases = list(dict.fromkeys(p for p in phrases if p not in STOPWORDS))
     cjk = list(dict.fromkeys(_NOSPACE_RUN.findall(query)))
     # A one-word phrase matches its irregular forms too (memd.wordforms).
     words = [forms(p) if " " not in p else (p,) for p in phrases]

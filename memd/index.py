@@ -137,6 +137,11 @@ class Index:
             pending_embeddings=pending_embeddings,
             stale=activity.stale,
             last_indexed_at=_iso(store.get_meta("last_indexed_at")),
+            indexing=(
+                {"done": activity.scan_done, "total": activity.scan_total}
+                if activity.scanning and activity.scan_total
+                else None
+            ),
         )
 
     def stale_paths(self) -> tuple[set[str], bool]:
@@ -146,6 +151,19 @@ class Index:
         known = self.read(lambda store: store.files())
         changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
         return changed, bool(set(known) - {e.path for e in entries})
+
+    def settled(self, paths: Iterable[str]) -> set[str]:
+        """Those of these absolute paths whose note the index holds exactly as it is on
+        disk (memd's own flush, a save that changed nothing): no edit waits there."""
+        located = {}
+        for path in paths:
+            found = self.workspace.locate(path) if path.endswith(".md") else None
+            if found is not None and found[1] is not None:
+                located[found[0]] = (path, found[1])
+        if not located:
+            return set()
+        known = self.read(lambda store: store.files_at(list(located)))
+        return {path for shown, (path, e) in located.items() if same_stat(known.get(shown), e)}
 
     def link_targets(self) -> dict[str, str]:
         """``{target realpath: link abspath}`` for indexed files that are symlinks

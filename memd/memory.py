@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
@@ -26,7 +29,7 @@ from memd.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
 from memd.config import Config
 from memd.configfile import load_config
 from memd.embeddings import Embedder, make_embedder
-from memd.errors import PathRefused
+from memd.errors import BackendUnavailable, MemdError, PathRefused
 from memd.index import Index, database_path
 from memd.indexer import IndexReport, Progress
 from memd.records import (
@@ -176,6 +179,38 @@ class Memory:
                 progress(done, pending)
         return done
 
+    def embed_missing(self, most: int = 200, seconds: float = 5.0) -> int:
+        """Embed the chunks that have no vector when they are few (at most ``most``), for
+        up to about ``seconds``: a one-shot search without a daemon then ranks as the
+        daemon would. Returns how many were embedded."""
+        if not self.embedder.enabled:
+            return 0
+        done = 0
+        try:
+            self.db.learn_dimensions()
+            pending = self.db.vector_counts()[1]
+            if not pending or pending > most or not self._answers(seconds):
+                return 0
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and (saved := self.embed_step(8)):
+                done += saved
+        except BackendUnavailable:
+            pass  # the search says so itself: it answers by keyword, with a warning
+        return done
+
+    def _answers(self, seconds: float) -> bool:
+        """Whether the embedder embeds one text within the query timeout: a dead or hung
+        endpoint must not hold a one-shot search for its retries."""
+        budget = min(seconds, self.config.embeddings.query_timeout_s)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
+        try:
+            pool.submit(self.embedder.embed, ["memd"], "query").result(timeout=budget)
+        except (FutureTimeout, MemdError):
+            return False
+        finally:
+            pool.shutdown(wait=False)
+        return True
+
     # -- read -------------------------------------------------------------------------------
 
     def search(
@@ -202,7 +237,9 @@ class Memory:
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
             warning=join_warnings(late, cut, stale, ranked.warning),
-            time=_time_window(ranked.time),
+            time=_time_window(ranked.time, ranked.time_empty),
+            below_floor=ranked.below_floor,
+            best_score=ranked.best_score,
         )
 
     def _index_now(self, seconds: float) -> bool:
@@ -283,11 +320,11 @@ class Memory:
         return self.journal.flush_prompt(date)
 
 
-def _time_window(reading: TimeReading | None) -> TimeWindow | None:
+def _time_window(reading: TimeReading | None, empty: bool) -> TimeWindow | None:
     if reading is None:
         return None
     shown = reading.as_dict()
-    return TimeWindow(shown["from"], shown["to"], shown["matched"])
+    return TimeWindow(shown["from"], shown["to"], shown["matched"], empty or None)
 
 
 def open(

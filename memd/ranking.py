@@ -236,6 +236,15 @@ def select(
     return [_result(c.hit, c.score) for c in ordered]
 
 
+def floored(cands: list[Candidate], min_score: float) -> tuple[int | None, float | None]:
+    """How many candidates ``min_score`` dropped and the best relevance among them
+    (``None, None`` when there were none): why an empty answer is empty."""
+    below = [c.relevance for c in cands if round(c.relevance, 4) < min_score]
+    if not below:
+        return None, None
+    return len(below), round(max(below), 4)
+
+
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """The chunk text, cut to ``limit`` characters with an ellipsis when longer."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

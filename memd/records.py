@@ -12,12 +12,12 @@ from typing import Any
 
 class _Record:
     def as_dict(self) -> dict[str, Any]:
-        """This record as the socket returns it (a ``warning`` or ``time`` only when there
-        is one)."""
+        """This record as the socket returns it (a ``warning``, ``time`` and the like only
+        when there is one)."""
         out = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.name in ("warning", "time") and value is None:
+            if value is None and (f.name in ("warning", "time") or f.metadata.get("optional")):
                 continue
             out[f.metadata.get("key", f.name)] = _plain(value)
         return out
@@ -54,6 +54,8 @@ class Freshness(_Record):
     pending_embeddings: int
     stale: bool
     last_indexed_at: str | None
+    # While a whole-workspace pass runs (a cold start): {"done": files, "total": files}.
+    indexing: dict | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class TimeWindow(_Record):
     start: str | None = field(metadata={"key": "from"})
     end: str | None = field(metadata={"key": "to"})
     matched: str
+    # True when no note is dated in the window: the whole question was searched instead.
+    empty: bool | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ class SearchAnswer(_Record):
     index: Freshness
     warning: str | None = None
     time: TimeWindow | None = None
+    # When min_score left no result: how many candidates it dropped, and the best score.
+    below_floor: int | None = field(default=None, metadata={"optional": True})
+    best_score: float | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,13 @@ class Router:
         from memd.methods import call
 
         if method == "memory_search":
-            self.memory(params.get("workspace")).index()
+            # Nothing watches or embeds without a daemon: bring the index up to date, and
+            # embed what is missing when that takes a few seconds at most.
+            memory = self.memory(params.get("workspace"))
+            memory.index()
+            params.pop("wait_fresh", None)  # that was the catching up
+            if params.get("mode") != "keyword":
+                memory.embed_missing()
         return call(self.memory, method, params)
 
     def close(self) -> None:

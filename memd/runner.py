@@ -26,6 +26,7 @@ log = get_logger()
 _RETRY_SECONDS = 5.0
 _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
+_SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
 
 
 class Runner:
@@ -41,6 +42,7 @@ class Runner:
         self.rebuild = False
         self.scanning = True  # a whole-workspace pass is queued or running
         self.scan_done = self.scan_total = 0
+        self.first_pass = asyncio.Event()  # set once the first whole pass has ended
         self.watcher_state = "not running"
         self.embeddings = "idle"
         self.pending_embeddings: int | None = None  # None: counted when asked
@@ -67,10 +69,15 @@ class Runner:
         """What this workspace's loops are doing right now, counting every file event the
         kernel has queued up to this instant (not only those the watcher handed on)."""
         tripped, lost = self._drain_elsewhere()
+        waiting = self.pending | tripped
+        if 0 < len(waiting) <= _SETTLED_CHECK:
+            # A flush's own append is already indexed when it answers; its file event is
+            # still queued for the watcher, but no edit waits there.
+            waiting -= self.memory.db.settled(waiting)
         return Activity(
             daemon=True,
             watcher=self.watcher_state,
-            pending_files=len(self.pending | tripped) + self.in_flight,
+            pending_files=len(waiting) + self.in_flight,
             scanning=self.scanning or lost,
             scan_done=self.scan_done,
             scan_total=self.scan_total,
@@ -206,6 +213,8 @@ class Runner:
             finally:
                 self.in_flight = 0
                 self.scanning = self.sweep or self.rebuild
+                if sweep or rebuild:
+                    self.first_pass.set()  # ended, even in failure: nobody waits for a retry
 
     async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
         memory, cancel = self.memory, self.daemon.cancel

@@ -26,6 +26,7 @@ from memd.ranking import (
     Candidate,
     cosine_score,
     coverage,
+    floored,
     fuse,
     idf,
     merge,
@@ -37,7 +38,16 @@ from memd.records import SearchResult
 from memd.rerank import Reranker
 from memd.sessions import is_session_path
 from memd.store import Store
-from memd.timerank import adjust, asks_only_when, listing, parse_now, window_filter
+from memd.timerank import (
+    LISTING_POOL,
+    adjust,
+    asks_only_when,
+    in_time,
+    lift_listing,
+    listing,
+    parse_now,
+    window_filter,
+)
 from memd.timewords import TimeReading, read_time
 from memd.vectors import VectorIndex
 
@@ -71,6 +81,9 @@ class Ranked:
     mode: str
     warning: str | None = None
     time: TimeReading | None = None  # how the query's time words were read
+    time_empty: bool = False  # the window held no notes: searched without it
+    below_floor: int | None = None  # an answer the floor emptied: how many it dropped
+    best_score: float | None = None  # ... and the best of them
 
 
 class Searcher:
@@ -142,14 +155,36 @@ class Searcher:
     def search(self, store: Store, request: SearchRequest) -> Ranked:
         """Rank the chunks of ``store`` for ``request`` (resolved here if it is not)."""
         req = self.resolve(request)
-        assert req.max_results is not None and req.min_score is not None
         # Time words set a soft window and are not searched for (memd.timerank).
         now = parse_now(req.now, self._clock)
         reading = read_time(req.query, now) if self.settings.time_words else None
-        if reading is not None and asks_only_when(reading.query):
-            return self._listing(store, req, reading)
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
+        if reading is None:
+            return self._rank(store, req, None, allowed)
+        window = window_filter(reading, req.since, req.until)
+        if window is None or not holds_notes(store, window, allowed):
+            # Nothing was written then (a month of a year with no notes, words that only
+            # looked like a time): the window points at no note, so the whole question is
+            # searched as written.
+            ranked = self._rank(store, req, None, allowed)
+            return dataclasses.replace(ranked, time=reading, time_empty=True)
+        if asks_only_when(reading.query):
+            return self._listing(store, req, reading, window, allowed)
+        return self._rank(store, req, reading, allowed, window)
+
+    def _rank(
+        self,
+        store: Store,
+        req: SearchRequest,
+        reading: TimeReading | None,
+        allowed: dict[int, str] | None,
+        window: tuple[str | None, str | None] | None = None,
+    ) -> Ranked:
+        """Candidates from both sides, fused, floored and ordered; ``reading`` is a time
+        window that holds notes."""
+        assert req.max_results is not None and req.min_score is not None
+        now = parse_now(req.now, self._clock)
         asked = dataclasses.replace(req, query=reading.query) if reading else req
-        window = window_filter(reading, req.since, req.until) if reading else None
         in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
         query_vector, warning = None, None
         if req.mode != "keyword":
@@ -159,7 +194,6 @@ class Searcher:
             mode = "vector" if req.mode == "vector" else "hybrid"
         settings = self.settings
         limit = req.max_results * settings.candidate_multiplier
-        allowed = file_filter(store, req.paths, req.tags, req.sources)
         sides = []
         terms = query_terms(store, asked.query) if mode != "vector" else None
         if terms is not None:
@@ -190,22 +224,33 @@ class Searcher:
             warning = "; ".join(w for w in (warning, failed) if w) or None
         if reading is not None:  # the question says when: recency no longer matters
             ranking = dataclasses.replace(ranking, decay=False)
+            in_time(cands, reading)
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
                          lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip
-        return Ranked(results, mode, warning, reading)
+        below, best = floored(cands, req.min_score) if not results else (None, None)
+        return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
 
-    def _listing(self, store: Store, req: SearchRequest, reading: TimeReading) -> Ranked:
-        """A question that names only a time: the chunks of that window, newest first."""
+    def _listing(
+        self,
+        store: Store,
+        req: SearchRequest,
+        reading: TimeReading,
+        window: tuple[str | None, str | None],
+        allowed: dict[int, str] | None,
+    ) -> Ranked:
+        """A question that names only a time: the chunks of that window, newest first,
+        those that hold what is left of the question ("decide") before the others."""
         assert req.max_results is not None and req.min_score is not None
-        window = window_filter(reading, req.since, req.until)
-        allowed = file_filter(store, req.paths, req.tags, req.sources)
-        if window is None or allowed == {}:
-            return Ranked([], "keyword", None, reading)
         ids = None if allowed is None else list(allowed)
-        hits = store.dated_chunks(window[0], window[1], req.max_results, ids)
+        cands = listing(store.dated_chunks(window[0], window[1], LISTING_POOL, ids))
+        terms = query_terms(store, reading.query)
+        if terms is not None:
+            inside = dataclasses.replace(req, since=window[0], until=window[1])
+            found = keyword_candidates(store, inside, terms, LISTING_POOL, allowed)
+            lift_listing(cands, found)
         plain = dataclasses.replace(self.settings, decay=False, mmr=False)
-        results = select(listing(hits), req.max_results, req.min_score, plain, dt.date.today())
+        results = select(cands, req.max_results, req.min_score, plain, dt.date.today())
         return Ranked(results, "keyword", None, reading)
 
     def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:
@@ -255,6 +300,16 @@ class Searcher:
             while len(self._cache) > _QUERY_CACHE:
                 self._cache.pop(next(iter(self._cache)))
         return vector, None
+
+
+def holds_notes(
+    store: Store, window: tuple[str | None, str | None], allowed: Mapping[int, str] | None
+) -> bool:
+    """Whether any dated chunk that passes the request's filters lies in ``window``."""
+    if allowed == {}:
+        return False
+    ids = None if allowed is None else list(allowed)
+    return bool(store.dated_chunks(window[0], window[1], 1, ids))
 
 
 def _date(name: str, value: str | None) -> str | None:

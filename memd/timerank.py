@@ -17,13 +17,19 @@ from collections.abc import Callable
 from memd.config import Search
 from memd.errors import InvalidParams
 from memd.fts import STOPWORDS
-from memd.ranking import Candidate
+from memd.ranking import COVERAGE_KEYWORD, HALF_KEYWORD, Candidate
 from memd.schema import Hit
 from memd.timewords import TimeReading
 
 # Relevance given to the chunks of a window when the question is only about the time
 # ("what did we do yesterday"): above the default min_score, below a real keyword match.
 LISTING_RELEVANCE = 0.5
+LISTING_POOL = 200  # window chunks a listing orders (the newest, and those matching words)
+LISTING_LIFT = 0.1  # how far a chunk holding what is left of the question moves up
+# A chunk dated inside a window that holds notes has answered the "when" of a question:
+# its relevance is ``IN_WINDOW + (1 - IN_WINDOW) × relevance``, so the window's notes
+# clear the default min_score and outrank an undated note that shares a few words.
+IN_WINDOW = 0.4
 NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one fact share
 AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
 _WORD = re.compile(r"\w+")
@@ -49,12 +55,30 @@ def parse_now(value: str | None, clock: Callable[[], dt.datetime]) -> dt.datetim
     return moment.astimezone(here.tzinfo)
 
 
+# Words that ask what happened in a time without naming anything to look for: "what did
+# we decide yesterday", "summarize last week", "上周讨论了什么". After the time words they
+# leave nothing to search for, so the question lists the window.
+GENERIC = frozenset(
+    """happen happened happening happens decide decided decides decision decisions do did
+    doing done go going went work worked working discuss discussed discussing discussion talk
+    talked talking summarize summarise summary recap overview update updates news new
+    anything everything something stuff things thing notes note say said agree agreed get
+    got us let lets tell show give list me""".split()
+)
+_GENERIC_ZH = re.compile(
+    "发生|决定|讨论|聊|谈|总结|概括|回顾|做|干|搞|说|了|过|的|什么|哪些|啥|事情|事|情况|"
+    "我们|我|大家|有|吗|呢|吧|都|些|一下"
+)
+
+
 def asks_only_when(query: str) -> bool:
-    """Whether a query without its time words has nothing left to search for
-    ("what did we do" after "yesterday" is gone)."""
+    """Whether a query without its time words has nothing left to search for: only
+    question words and generic verbs ("what did we decide" after "yesterday" is gone)."""
     if _NOSPACE.search(query):
-        return False
-    return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS]
+        query = _GENERIC_ZH.sub(" ", query)
+        if _NOSPACE.search(query):
+            return False
+    return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
 
 
 def window_filter(
@@ -82,6 +106,21 @@ def listing(hits: list[Hit]) -> list[Candidate]:
     return out
 
 
+def lift_listing(cands: list[Candidate], matched: list[Candidate]) -> None:
+    """Move the listed chunks that hold the rest of the question's words ("decide" in
+    "what did we decide last week") up, by their keyword evidence, in listing order."""
+    evidence = {c.hit.chunk_id: c.text(COVERAGE_KEYWORD, HALF_KEYWORD) for c in matched}
+    for c in cands:
+        c.relevance += LISTING_LIFT * evidence.get(c.hit.chunk_id, 0.0)
+
+
+def in_time(cands: list[Candidate], reading: TimeReading) -> None:
+    """Count being dated inside the window as evidence, before the relevance floor."""
+    for c in cands:
+        if _inside(c.hit.date, reading):
+            c.relevance = IN_WINDOW + (1 - IN_WINDOW) * c.relevance
+
+
 def adjust(
     cands: list[Candidate],
     reading: TimeReading | None,
@@ -96,7 +135,7 @@ def adjust(
         # words cannot point at a note, so they weigh on none.
         reading = None
     for c in cands:
-        if reading is not None and c.hit.date is not None:
+        if reading is not None:
             c.score *= window_factor(c.hit.date, reading, settings.outside_window)
         if c.hit.source == "sessions":
             c.score *= settings.sessions_factor
@@ -112,10 +151,13 @@ def _inside(date: str | None, reading: TimeReading) -> bool:
     return date is not None and reading.contains(date)
 
 
-def window_factor(date: str, reading: TimeReading, outside: float) -> float:
+def window_factor(date: str | None, reading: TimeReading, outside: float) -> float:
     """1 for a day inside the window, ``outside`` before it; after it, from 1 down to
     ``outside`` over a few days, since what happened is often written down a day or two
-    later ("yesterday we ...")."""
+    later ("yesterday we ..."). An undated note (MEMORY.md, a topic note) sits halfway: it
+    may hold a standing fact that answers, but it was not written then."""
+    if date is None:
+        return (1.0 + outside) / 2
     day = dt.date.fromisoformat(date)
     if reading.contains(day):
         return 1.0

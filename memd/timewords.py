@@ -165,8 +165,17 @@ def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
+    which = (m["which"] or "").lower()
+    # "weekend" names a time only when words point it at now: "this/last/next weekend",
+    # "over the weekend". "The holiday shopping weekend" or "the weekend trip" do not.
+    if not which and not (m["lead"] and m["the"]):
+        return None
+    if not which and re.match(r"\s+(?:of|trip|getaway|plans?|shift|sale)\b", m.string[m.end() :]):
+        return None
     saturday = days.latest_weekday(5, today)
-    if today.weekday() == 5 and (m["which"] or "").lower() == "last":
+    if which == "next":
+        saturday = today + dt.timedelta(days=(5 - today.weekday()) % 7 or 7)
+    elif today.weekday() == 5 and which == "last":
         saturday -= dt.timedelta(days=7)
     return saturday, saturday + dt.timedelta(days=1)
 
@@ -193,8 +202,8 @@ _RULES_EN: list[_Rule] = [
     (re.compile(rf"\b{_LEAD}(?:this|current)\s+{_UNIT}\b", re.I), _this_rule),
     (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this)\s+)?{_WEEKDAY}\b", re.I),
      _weekday_rule),
-    (re.compile(r"\b(?:(?:on|over|at|during)\s+)?(?:the\s+)?(?:(?P<which>last|this|past)\s+)?weekend\b",
-                re.I), _weekend_rule),
+    (re.compile(r"\b(?:(?P<lead>on|over|at|during)\s+)?(?P<the>the\s+)?"
+                r"(?:(?P<which>last|this|past|next)\s+)?weekend\b", re.I), _weekend_rule),
 ]  # fmt: skip
 
 _EVERY = re.compile(r"\b(every|each|other|first|second|third|fourth|fifth)\s+$", re.I)
@@ -317,7 +326,7 @@ _RULES_ZH: list[_Rule] = [
 _SINCE_ZH = re.compile(r"(自从|自|从)$")
 _SINCE_AFTER_ZH = re.compile(r"^(以来|之后|以后|起|开始)")
 _BEFORE_AFTER_ZH = re.compile(r"^(之前|以前)")
-_TAIL_ZH = re.compile(r"^的")
+_TAIL = re.compile(r"^(?:的|['’]s\b)")
 
 
 class _Alias:
@@ -441,7 +450,7 @@ def _ranges(query: str, found: list[_Found], today: dt.date) -> list[_Found]:
         else:
             out.append(f)
         i += 1
-    for f in out:  # 上周的会议: the 的 belongs to the time words
-        if _TAIL_ZH.match(query[f.end :]):
-            f.end += 1
+    for f in out:  # 上周的会议, "yesterday's release": the 的 and the 's go with the time
+        if tail := _TAIL.match(query[f.end :]):
+            f.end += tail.end()
     return out

@@ -254,6 +254,8 @@ def test_freshness_line():
     )
     unwatched = {**fresh, "stale": True}
     assert "not being watched" in freshness({"index": unwatched})
+    cold = {**stale, "indexing": {"done": 120, "total": 1500}}
+    assert freshness({"index": cold}).startswith("index: indexing: 120 of 1500 files;")
 
 
 def test_embedding_progress_shows_rate_and_time_left(tmp_path, ws, embed_server):

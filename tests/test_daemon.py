@@ -108,6 +108,17 @@ def test_only_one_daemon_per_state_folder(serve, notes, tmp_path):
     assert d.call("health")["ok"]  # the first one is unharmed
 
 
+def test_a_search_right_after_a_cold_start_waits_for_the_first_pass(serve, ws):
+    """An agent started beside the daemon asks at once: it gets the notes, not []."""
+    for i in range(800):
+        ws.write(f"memory/n{i}.md", f"# N{i}\n\nfiller text {i} " * 20 + "\n")
+    ws.write("memory/zz.md", "# Pick\n\nWe picked the okapi logo.\n")
+    d = serve()
+    answer = d.call("memory_search", query="okapi logo")
+    assert [r["path"] for r in answer["results"]] == ["memory/zz.md"]
+    assert answer["index"]["stale"] is False
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signals_stop_cleanly(serve, notes, sig):
     d = serve()
@@ -119,16 +130,20 @@ def test_signals_stop_cleanly(serve, notes, sig):
 
 
 def test_start_up_pass_reports_progress_and_stale(serve, ws):
-    """While the first full pass runs, answers say the index is behind and by how much."""
+    """While the first full pass runs, answers say the index is behind and by how much
+    (once the search has waited ``first_pass_wait`` for it)."""
     for i in range(1500):
         ws.write(
             f"memory/n{i}.md", f"# N{i}\n\n" + ("lorem ipsum dolor sit amet " * 40 + "\n\n") * 4
         )
-    d = serve()
+    d = serve("search: {first_pass_wait: 0.2}\n")
+    started = time.monotonic()
     index = d.call("memory_search", query="lorem")["index"]
     status = d.call("status")
-    assert index["stale"] is True
+    assert index["stale"] is True and time.monotonic() - started >= 0.2
     assert status["indexing"] is not None
+    if index.get("indexing"):  # once the pass has counted the files
+        assert index["indexing"]["total"] == 1500 and index["indexing"]["done"] < 1500
     d.wait_for(
         lambda: not d.call("memory_search", query="x")["index"]["stale"],
         timeout=60,
@@ -216,7 +231,7 @@ def test_sighup_reloads_config(serve, notes):
     d.config_path.write_text(text + "search: {max_results: 1, min_score: 0}\n")
     d.proc.send_signal(signal.SIGHUP)
     d.wait_for(lambda: '"config_reloaded"' in d.log(), what="reload")
-    answer = d.call("memory_search", query="we")  # both notes match 'we'... capped at 1
+    answer = d.call("memory_search", query="postgres graphql")  # both notes match: cap 1
     assert len(answer["results"]) == 1
     d.config_path.write_text(text + "search: {max_results: many}\n")
     d.proc.send_signal(signal.SIGHUP)

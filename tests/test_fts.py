@@ -124,10 +124,10 @@ def test_cjk_substrings_are_found():
     assert ids(db, "库选") == []
 
 
-def test_stop_words_only_query_still_searches():
-    db = fts_table()
-    add(db, 1, "to be or not to be")
-    assert ids(db, "to be") == [1]
+def test_a_query_of_stop_words_alone_has_no_keyword_evidence():
+    """'the' is in every note: matching it would answer with confidence about nothing."""
+    assert match_query("the") is None and match_query("to be or not") is None
+    assert match_query("to be or not hamlet").terms == 1
 
 
 def test_term_count():
