@@ -1,0 +1,121 @@
+"""The answer is there when the notes are: time questions, words that only look like a time,
+stopwords, and an empty answer that says why, against a real daemon with the local model
+(and in keyword mode), as a new user would ask them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memd.embeddings import local_available
+
+NOW = "2026-01-21T12:00:00"  # the day after memory/2026-01-20.md
+
+YESTERDAY = """# 2026-01-20
+
+## API
+We settled on REST over GraphQL for the public API; versioned URLs under /v2.
+
+## Deploy
+Shipped release 4.12 to production at 15:00. The migration locked the `payments` table
+for four minutes and the gateway returned 502s to about 300 checkout requests.
+
+## Backup
+Moved the nightly snapshot job to the Hetzner box; it runs at 02:30 now.
+"""
+
+CHECKOUT = """# Projects
+
+## Checkout
+The checkout service talks to the payment gateway over gRPC. Gateway errors are retried
+three times before the shopper sees an error page. Releases of checkout go out on Tuesdays.
+"""
+
+
+@pytest.fixture
+def workspace(ws):
+    ws.write("memory/2026-01-20.md", YESTERDAY)
+    ws.write("memory/2026-01-12.md", "# 2026-01-12\n\n## Planning\nSam takes the exports.\n")
+    ws.write("memory/projects.md", CHECKOUT)
+    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n- Never ship to production on Fridays.\n")
+    return ws
+
+
+MODES = [
+    "keyword",
+    pytest.param(
+        "auto",
+        marks=pytest.mark.skipif(not local_available(), reason="memd[local] is not installed"),
+    ),
+]
+
+
+@pytest.fixture(params=MODES)
+def daemon(request, serve, workspace):
+    """A running daemon, keyword only or with the bundled local model, every chunk embedded."""
+    if request.param == "keyword":
+        return serve()
+    d = serve("embeddings: {provider: local, debounce_ms: 0}\n")
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=60, what="vectors")
+    return d
+
+
+def ask(d, query, **params):
+    return d.call("memory_search", query=query, now=NOW, **params)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what did we decide yesterday", "what happened yesterday", "summarize yesterday"],
+)
+def test_a_time_question_answers_with_that_days_notes(daemon, question):
+    answer = ask(daemon, question)
+    assert answer["time"] == {"from": "2026-01-20", "to": "2026-01-20", "matched": "yesterday"}
+    paths = [r["path"] for r in answer["results"]]
+    assert paths == ["memory/2026-01-20.md"] * 3, paths
+
+
+def test_a_week_with_notes_is_never_empty(daemon):
+    for question in ("what did we decide last week", "what happened last week"):
+        answer = ask(daemon, question)
+        assert [r["path"] for r in answer["results"]] == ["memory/2026-01-12.md"], question
+
+
+def test_time_and_content_together_prefer_the_window(daemon):
+    """The undated checkout note shares more words; the question asks about yesterday."""
+    answer = ask(daemon, "why did shoppers get gateway errors during yesterday's release")
+    assert answer["time"]["matched"] == "yesterday"
+    first = answer["results"][0]
+    assert (first["path"], first["heading"]) == ("memory/2026-01-20.md", "# 2026-01-20 > ## Deploy")
+
+
+def test_words_that_only_look_like_a_time_are_searched_as_words(daemon):
+    answer = ask(daemon, "is it ok to ship to prod during the holiday shopping weekend")
+    assert "time" not in answer
+    answer = ask(daemon, "what did we ship in October")  # no note from any October
+    assert answer["time"]["empty"] is True and answer["time"]["matched"] == "October"
+
+
+def test_stopwords_alone_are_not_a_question(daemon):
+    assert ask(daemon, "the")["results"] == []
+
+
+def test_an_answer_the_floor_emptied_says_why(serve, workspace):
+    d = serve()
+    answer = ask(d, "payments dashboard colours")
+    assert answer["results"] == [] and answer["below_floor"] >= 1
+    assert 0 < answer["best_score"] < 0.35
+
+    def cli(*args):
+        command = [sys.executable, "-m", "memd", "--config", str(d.config_path), *args]
+        return subprocess.run(command, capture_output=True, text=True, env=d.env, timeout=60)
+
+    out = cli("search", "payments dashboard colours")
+    assert out.returncode == 0
+    assert out.stdout.strip() == (
+        f"nothing above the relevance floor (best {answer['best_score']:.2f}; "
+        "--min-score 0 shows it)"
+    )
+    shown = json.loads(cli("search", "payments", "--json").stdout)
+    assert shown["results"] and "below_floor" not in shown
