@@ -38,7 +38,7 @@ def workspace(ws):
     ws.write("memory/2026-01-20.md", YESTERDAY)
     ws.write("memory/2026-01-12.md", "# 2026-01-12\n\n## Planning\nSam takes the exports.\n")
     ws.write("memory/projects.md", CHECKOUT)
-    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n- Never ship to production on Fridays.\n")
+    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n- Never ship to prod on Fridays.\n")
     return ws
 
 
