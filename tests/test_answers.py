@@ -98,6 +98,7 @@ def test_words_that_only_look_like_a_time_are_searched_as_words(daemon):
 
 
 def test_stopwords_alone_are_not_a_question(daemon):
+    assert ask(daemon, "the", mode="keyword", min_score=0)["results"] == []
     assert ask(daemon, "the")["results"] == []
 
 

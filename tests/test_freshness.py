@@ -140,6 +140,30 @@ def test_cli_search_wait(settled, ws):
     assert answer["results"][0]["path"] == "memory/c.md" and not answer["index"]["stale"]
 
 
+def test_a_flush_is_not_reported_as_a_pending_edit(settled):
+    """memd's own append is indexed when the flush answers: the next search must not say
+    "1 changed file not indexed yet" while the watcher still holds the file event."""
+    d = settled
+    for n in range(5):
+        d.call("memory_flush", entries=[{"text": f"flushed okapi {n}"}], date="2026-01-20")
+        index = d.call("memory_search", query=f"okapi {n}")["index"]
+        assert index["pending_files"] == 0 and index["stale"] is False, index
+
+
+def test_a_search_for_people_includes_what_was_just_saved(settled, ws):
+    """The README's first example: append a line, search at once, from the shell."""
+    for n in range(3):
+        with open(ws.root / "MEMORY.md", "a") as f:
+            f.write(f"# Memory\n- We use Postgres {16 + n} for the main database.\n")
+        out = subprocess.run(
+            [sys.executable, "-m", "memd", "--config", str(settled.config_path), "search",
+             "which database do we use"],
+            env=settled.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert f"Postgres {16 + n}" in out.stdout and "not indexed yet" not in out.stderr
+
+
 def test_without_a_daemon_wait_fresh_indexes_first(ws, memory):
     memory.index()
     ws.write("memory/n.md", "# N\nnarwhal\n")
