@@ -38,6 +38,8 @@ def workspace(ws):
     ws.write("memory/2026-01-20.md", YESTERDAY)
     ws.write("memory/2026-01-12.md", "# 2026-01-12\n\n## Planning\nSam takes the exports.\n")
     ws.write("memory/projects.md", CHECKOUT)
+    for n in range(6):  # notes without "the", so it is not in every chunk
+        ws.write(f"memory/topic-{n}.md", f"# Topic {n}\n\nOkapi count: {n}.\n")
     ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n- Never ship to prod on Fridays.\n")
     return ws
 
