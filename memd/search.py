@@ -13,7 +13,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.chunker import model_text
@@ -48,7 +48,7 @@ from memd.timerank import (
     parse_now,
     window_filter,
 )
-from memd.timewords import TimeReading, read_time
+from memd.timewords import TimeReading, names_a_time, read_time
 from memd.vectors import VectorIndex
 
 MODES = ("auto", "hybrid", "keyword", "vector")
@@ -163,10 +163,11 @@ class Searcher:
             return self._rank(store, req, None, allowed)
         window = window_filter(reading, req.since, req.until)
         if window is None or not holds_notes(store, window, allowed):
-            # Nothing was written then (a month of a year with no notes, words that only
-            # looked like a time): the window points at no note, so the whole question is
-            # searched as written.
-            ranked = self._rank(store, req, None, allowed)
+            # Nothing was written then: the window points at no note. A named time ("in
+            # June" of a year with no June notes) may still be words of the notes, so the
+            # question is searched as written; "this week" is not, so it is searched without.
+            asked = req if names_a_time(reading.matched) else replace(req, query=reading.query)
+            ranked = self._rank(store, asked, None, allowed)
             return dataclasses.replace(ranked, time=reading, time_empty=True)
         if asks_only_when(reading.query):
             return self._listing(store, req, reading, window, allowed)

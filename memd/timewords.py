@@ -356,6 +356,19 @@ class _Found:
     window: Window
 
 
+_NAMED = re.compile(
+    r"\b(?:" + "|".join([*_MONTHS, *_WEEKDAYS, r"(?:19|20)\d\d"]) + r")\b"
+    r"|[〇零一二三四五六七八九十\d]+[月年]|周[一二三四五六日天]",
+    re.I,
+)
+
+
+def names_a_time(matched: str) -> bool:
+    """Whether time words name a month, a weekday or a date ("June", "3 May 2023") rather
+    than only point back from now ("this week", "yesterday")."""
+    return bool(_NAMED.search(matched))
+
+
 def read_time(query: str, now: dt.datetime | dt.date) -> TimeReading | None:
     """The time window ``query`` names, resolved against ``now``; None when it names none.
 

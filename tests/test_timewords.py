@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.timewords import read_time
+from memd.timewords import names_a_time, read_time
 
 NOW = dt.datetime(2026, 3, 18, 9, 30)  # a Wednesday
 D = dt.date
@@ -95,6 +95,29 @@ def test_as_dict_is_the_answer_shape():
         "matched": "last week",
     }
     assert read_time("before 2026-01-01", NOW).as_dict()["from"] is None
+
+
+def test_weekend_only_when_the_words_point_at_now():
+    assert read_time("is it ok to ship during the holiday shopping weekend", NOW) is None
+    assert read_time("notes on the weekend trip to Porto", NOW) is None
+    for said in ("what did we do over the weekend", "last weekend", "this weekend"):
+        assert read_time(said, NOW).matched.endswith("weekend"), said
+    nxt = read_time("plans for next weekend", NOW)  # Wednesday 18 March
+    assert (nxt.start, nxt.end) == (D(2026, 3, 21), D(2026, 3, 22))
+
+
+def test_a_possessive_goes_with_the_time():
+    assert read_time("why did checkout fail during yesterday's release", NOW).query == (
+        "why did checkout fail during release"
+    )
+    assert read_time("last week’s deploy", NOW).query == "deploy"
+
+
+def test_named_times_are_told_from_times_pointed_at_from_now():
+    for named in ("June", "3 May 2023", "in 2025", "on Monday", "3月", "周三"):
+        assert names_a_time(named), named
+    for pointed in ("this week", "yesterday", "last weekend", "4 years ago", "上周", "去年"):
+        assert not names_a_time(pointed), pointed
 
 
 @given(st.text(max_size=60))
