@@ -111,6 +111,11 @@ def test_every_readme_shell_example_runs(user):
                 assert '"results"' in out.stdout and "MEMORY.md" in out.stdout, out.stdout
             if "nc -U" in command:
                 assert '"ok": true' in out.stdout, out.stdout
+            if "which database do we use" in command:  # right after the printf >> MEMORY.md
+                assert "Postgres 16" in out.stdout and "not indexed yet" not in out.stderr
+            if "demo/config.yaml search" in command:  # a fresh state folder, no daemon
+                assert "no chunk has a vector" not in out.stderr, out.stderr
+                assert "# 2026-01-20 > ## Database" in out.stdout, out.stdout
             ran += 1
         assert ran >= 20
     finally:
