@@ -13,7 +13,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import memd.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.chunker import model_text
@@ -166,7 +166,10 @@ class Searcher:
             # Nothing was written then: the window points at no note. A named time ("in
             # June" of a year with no June notes) may still be words of the notes, so the
             # question is searched as written; "this week" is not, so it is searched without.
-            asked = req if names_a_time(reading.matched) else replace(req, query=reading.query)
+            named = names_a_time(reading.matched)
+            if not named and asks_only_when(reading.query):  # "what happened this week"
+                return Ranked([], "keyword", None, reading, time_empty=True)
+            asked = req if named else dataclasses.replace(req, query=reading.query)
             ranked = self._rank(store, asked, None, allowed)
             return dataclasses.replace(ranked, time=reading, time_empty=True)
         if asks_only_when(reading.query):
