@@ -122,3 +122,25 @@ def test_an_answer_the_floor_emptied_says_why(serve, workspace):
     )
     shown = json.loads(cli("search", "payments", "--json").stdout)
     assert shown["results"] and "below_floor" not in shown
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] is not installed")
+def test_a_paraphrase_sharing_no_word_ranks_first_and_the_floor_says_so(serve, ws):
+    """Meaning finds the flushed note with no shared word; at the default floor the answer
+    is empty but says how close it came (README: what the floor cannot tell apart)."""
+    ws.write("memory/projects.md", CHECKOUT)
+    ws.write("MEMORY.md", "# Memory\n- We use Postgres 16.\n- Dana owns the roadmap.\n")
+    d = serve("embeddings: {provider: local, debounce_ms: 0}\n")
+    text = "The nightly backup of the billing ledger now runs on the Hetzner box at 02:30."
+    written = d.call("memory_flush", entries=[{"text": text}], date="2026-01-20")["written"]
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=60, what="vectors")
+    question = "where do we keep copies of the accounting records overnight"
+    found = ask(d, question, min_score=0)
+    assert found["mode"] == "hybrid"
+    assert found["results"][0]["path"] == written[0]["path"]
+    assert found["results"][0]["score"] > found["results"][1]["score"] + 0.05
+    floored = ask(d, question)
+    if floored["results"]:
+        assert floored["results"][0]["path"] == written[0]["path"]
+    else:
+        assert floored["best_score"] == found["results"][0]["score"]
