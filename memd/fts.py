@@ -28,6 +28,8 @@ _NOSPACE = (
 _NOSPACE_RUN = re.compile(f"[{_NOSPACE}]+")
 _WORD_PART = re.compile(f"[^\\W_{_NOSPACE}]+")
 
+_CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m|t))(?=\W*$)", re.I)
+
 # Words that carry no meaning in a question; dropped from queries that have others.
 STOPWORDS = frozenset(
     """a about above after again all also am an and any are as at be because been before
@@ -97,6 +99,11 @@ def match_query(query: str) -> MatchQuery | None:
     """
     phrases: list[str] = []
     for word in query.split():
+        # "what's", "didn't": a question word's clitic is no word of its own to look for.
+        # ("Caroline's" stays a phrase: it tells her things from her friends'.)
+        base = _CLITIC.sub("", word)
+        if base != word and base.lower() in STOPWORDS:
+            word = base
         parts = [p.lower() for p in _WORD_PART.findall(word)]
         if parts:
             phrases.append(" ".join(parts))

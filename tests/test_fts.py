@@ -130,6 +130,14 @@ def test_a_query_of_stop_words_alone_has_no_keyword_evidence():
     assert match_query("to be or not hamlet").terms == 1
 
 
+def test_a_question_words_clitic_is_not_a_term():
+    """ "what's" used to be the phrase "what s", matching every chat line holding it."""
+    assert match_query("what's the plan").clauses == match_query("plan").clauses
+    assert match_query("didn't we pick it").clauses == match_query("pick").clauses
+    assert match_query("isn't it") is None
+    assert '"caroline s"' in match_query("Caroline's identity").expression
+
+
 def test_term_count():
     assert match_query("the database decision").terms == 2
     assert match_query("数据库 postgres").terms == 2
