@@ -7,7 +7,7 @@ keyword-only (``embeddings.provider: none``: the local model would take hours on
 notes, and a one-shot command's cost is start-up, config and the socket, not the vector
 side), then times the median wall time of ``--runs`` runs of each command, as a new process
 each time, without a daemon and with one. Also times ``python -c pass`` and importing
-``memd.cli``. When ``qmd`` is on PATH, the same vault is added as a qmd collection and
+``memd.cli.main``. When ``qmd`` is on PATH, the same vault is added as a qmd collection and
 ``qmd search`` / ``qmd get`` are timed in the same run; otherwise the figures are absolute.
 Targets (issue 12): with a daemon ≤ 0.15 s, without ≤ 0.25 s.
 """

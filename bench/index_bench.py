@@ -32,10 +32,10 @@ sys.path.insert(0, str(HERE.parent))
 from bench.common import percentile, write_result  # noqa: E402
 from bench.vault import queries  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
-from memd.embeddings import Embedder  # noqa: E402
+from memd.embed.providers import Embedder  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
-from memd.search import SearchRequest  # noqa: E402
+from memd.search.searcher import SearchRequest  # noqa: E402
 
 
 class RandomEmbedder(Embedder):

@@ -8,9 +8,9 @@ text is copied): about 13 on each of the five LoCoMo conversations in
 ../shared/bench-data/locomo-dev/ and a dozen on the bundled demo workspace, each with the
 file and 1-based line(s) that answer it. The rule that makes the set: a question shares
 no content word with its evidence, as memd's keyword index sees words. Content words are
-the words not in ``memd.fts.STOPWORDS`` (checked on the lowercase word), stemmed by FTS5's
+the words not in ``memd.store.fts.STOPWORDS`` (checked on the lowercase word), stemmed by FTS5's
 own ``porter unicode61 remove_diacritics 2`` tokenizer; a word also counts as shared
-when one of its irregular forms (``memd.wordforms.forms``: go, went, gone) is there. The
+when one of its irregular forms (``memd.sources.wordforms.forms``: go, went, gone) is there. The
 evidence is the answering lines together with the headings above them (a daily note's
 ``# date`` and ``## Session`` lines, the demo's ``#`` and ``##`` headings) and a note's
 front matter, so no chunk that holds the answer can be found by a keyword the question
@@ -40,9 +40,9 @@ import apsw  # noqa: E402
 
 from bench.common import write_result  # noqa: E402
 from bench.locomo_bench import DATA, first_hit, open_memories, recall  # noqa: E402
-from memd.fts import STOPWORDS, _tokenizer  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
-from memd.wordforms import forms  # noqa: E402
+from memd.sources.wordforms import forms  # noqa: E402
+from memd.store.fts import STOPWORDS, _tokenizer  # noqa: E402
 
 SET = HERE / "paraphrase.json"
 DEMO = HERE.parent / "demo" / "workspace"

@@ -24,13 +24,13 @@ _EXPORTS = {
     "ConfigError": "memd.errors",
     "DaemonError": "memd.errors",
     "DaemonUnavailable": "memd.errors",
-    "Entry": "memd.writer",
+    "Entry": "memd.write.writer",
     "FlushAnswer": "memd.records",
     "FlushPrompt": "memd.records",
     "ForgetAnswer": "memd.records",
     "Freshness": "memd.records",
     "IndexCorrupt": "memd.errors",
-    "IndexReport": "memd.indexer",
+    "IndexReport": "memd.index.reconcile",
     "InvalidParams": "memd.errors",
     "InvalidRequest": "memd.errors",
     "KeyEntry": "memd.records",
@@ -41,7 +41,7 @@ _EXPORTS = {
     "NotFound": "memd.errors",
     "PathRefused": "memd.errors",
     "SearchAnswer": "memd.records",
-    "SearchRequest": "memd.search",
+    "SearchRequest": "memd.search.searcher",
     "SearchResult": "memd.records",
     "Status": "memd.records",
     "StoreAnswer": "memd.records",
@@ -130,7 +130,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         WorkspaceMissing,
         WriteError,
     )
-    from memd.indexer import IndexReport
+    from memd.index.reconcile import IndexReport
     from memd.memory import Memory, open
     from memd.records import (
         FlushAnswer,
@@ -147,5 +147,5 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         TimeWindow,
         Written,
     )
-    from memd.search import SearchRequest
-    from memd.writer import Entry
+    from memd.search.searcher import SearchRequest
+    from memd.write.writer import Entry

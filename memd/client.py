@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memd.errors import DaemonError, DaemonUnavailable
-from memd.rpc import exception_from
+from memd.serve.rpc import exception_from
 
 if TYPE_CHECKING:  # the CLI imports this module to talk to a daemon: keep it light
     from memd.config import Config

@@ -92,7 +92,7 @@ class Search:
     decay_floor: float = 0.6
     decay_weight: float = 0.4
     mmr: bool = False
-    # Time words and soft preferences (memd.timerank).
+    # Time words and soft preferences (memd.search.timerank).
     time_words: bool = True
     outside_window: float = 0.6
     newer_first: bool = True

@@ -1,10 +1,10 @@
 """The library's face: one workspace's memory, to index, search, read and write.
 
-``Memory`` is a thin facade: search is ``memd.search``, the database ``memd.index``, the
-file layout ``memd.workspace``, safe writes ``memd.writer``. It prints nothing and holds
-no daemon state: a daemon hands in what it is doing (``activity``), where writes run
-(``commit``), and what to do when the database is damaged (``on_corrupt``) or new chunks
-wait for vectors (``on_written``).
+``Memory`` is a thin facade over the stages (ARCHITECTURE.md): search is ``memd.search``,
+the database ``memd.index``, the file layout ``memd.sources.layout``, writes ``memd.write``.
+It prints nothing and holds no daemon state: a daemon hands in what it is doing
+(``activity``), where writes run (``commit``), and what to do when the database is damaged
+(``on_corrupt``) or new chunks wait for vectors (``on_written``).
 
     import memd
     with memd.open() as memory:
@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
 
 from memd import __version__
-from memd.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
 from memd.config import Config
 from memd.configfile import load_config
-from memd.embeddings import Embedder, make_embedder
+from memd.embed.providers import Embedder, make_embedder
+from memd.embed.rerank import make_reranker
 from memd.errors import BackendUnavailable, MemdError, PathRefused
-from memd.index import Index, database_path
-from memd.indexer import IndexReport, Progress
+from memd.index.index import Index, database_path
+from memd.index.reconcile import IndexReport, Progress
+from memd.index.sessions import Sessions, is_session_path
 from memd.records import (
     Activity,
     FlushAnswer,
@@ -44,15 +45,14 @@ from memd.records import (
     StoreAnswer,
     TimeWindow,
 )
-from memd.rerank import make_reranker
-from memd.search import Searcher, SearchRequest
-from memd.sessions import Sessions, is_session_path
-from memd.timewords import TimeReading
-from memd.workspace import Workspace, read_lines
+from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
+from memd.search.searcher import Searcher, SearchRequest
+from memd.search.timewords import TimeReading
+from memd.sources.layout import Workspace, read_lines
 
 if TYPE_CHECKING:
-    from memd.journal import Journal
-    from memd.writer import Entry
+    from memd.write.journal import Journal
+    from memd.write.writer import Entry
 
 T = TypeVar("T")
 
@@ -115,7 +115,7 @@ class Memory:
         if self._journal is None:
             with self._journal_lock:
                 if self._journal is None:
-                    from memd import journal
+                    from memd.write import journal
 
                     self._journal = journal.Journal(
                         self.config, self.workspace, self.db, self._commit
@@ -290,7 +290,7 @@ class Memory:
             socket=str(self.config.socket),
         )
 
-    # -- write: memd.journal ----------------------------------------------------------------
+    # -- write: memd.write.journal ----------------------------------------------------------------
 
     def flush(
         self,

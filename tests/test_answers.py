@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memd.embeddings import local_available
+from memd.embed.providers import local_available
 
 NOW = "2026-01-21T12:00:00"  # the day after memory/2026-01-20.md
 

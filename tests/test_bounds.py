@@ -1,6 +1,6 @@
 import time
 
-from memd.bounds import MAX_QUERY_CHARS, MAX_QUERY_TERMS, bound_query
+from memd.search.bounds import MAX_QUERY_CHARS, MAX_QUERY_TERMS, bound_query
 
 
 def test_a_short_query_is_untouched():

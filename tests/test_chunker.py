@@ -4,9 +4,9 @@ from itertools import pairwise
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memd.chunker import chunk_document
-from memd.markdown import parse
-from memd.tokens import count_tokens
+from memd.sources.chunker import chunk_document
+from memd.sources.markdown import parse
+from memd.sources.tokens import count_tokens
 
 
 def chunks_of(text, budget=400, overlap=80):

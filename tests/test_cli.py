@@ -153,7 +153,7 @@ def test_workers_that_cannot_start_fall_back_to_in_process(tmp_path, ws):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from memd import indexer
+        from memd.index import reconcile as indexer
         from memd.configfile import parse_config
         from memd.memory import Memory
         indexer._PARALLEL_MIN = 10
@@ -244,7 +244,7 @@ def test_search_says_what_the_index_may_be_missing(cli, notes):
 
 
 def test_freshness_line():
-    from memd.cli_format import freshness
+    from memd.cli.format import freshness
 
     fresh = {"stale": False, "pending_files": 0, "pending_embeddings": 0}
     assert freshness({"index": fresh}) is None

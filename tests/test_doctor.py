@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 
-from memd import doctor
+from memd.cli import doctor
 
 
 def checks(config_path, env=None, workspace=None) -> dict:

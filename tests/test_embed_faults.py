@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from memd.embeddings import make_embedder
+from memd.embed.providers import make_embedder
 from memd.errors import BackendUnavailable
 from memd.memory import Memory
-from memd.search import SearchRequest
+from memd.search.searcher import SearchRequest
 
 PARAPHRASE = "which datastore did we select"
 

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from memd.configfile import parse_config
-from memd.embeddings import LocalEmbedder, OpenAIEmbedder, local_available, make_embedder
+from memd.embed.providers import LocalEmbedder, OpenAIEmbedder, local_available, make_embedder
 from memd.errors import BackendUnavailable, ConfigError
 from memd.memory import Memory
-from memd.search import SearchRequest
-from memd.writer import Entry
+from memd.search.searcher import SearchRequest
+from memd.write.writer import Entry
 
 
 def embedder(cfg):

@@ -16,7 +16,7 @@ def test_the_command_line_imports_only_what_talking_to_a_daemon_needs():
 
     heavy = ["numpy", "markdown_it", "structlog", "apsw", "openai", "memd.memory", "memd.daemon"]
     code = (
-        "import sys, memd, memd.cli, memd.router, memd.client; "
+        "import sys, memd, memd.cli.main, memd.serve.router, memd.client; "
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -33,7 +33,7 @@ def test_a_keyword_search_on_the_index_needs_no_numpy(tmp_path):
     (tmp_path / "ws" / "MEMORY.md").write_text("# Memory\n- We use Postgres.\n")
     code = f"""
 import sys
-from memd.cli import main
+from memd.cli.main import main
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "search", "postgres"]) == 0
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "get", "MEMORY.md"]) == 0
 print([m for m in ("numpy", "memd.journal", "memd.writer", "ctypes") if m in sys.modules])

@@ -2,7 +2,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.fts import TermMatcher, fts_row, match_query, term_strings
+from memd.store.fts import TermMatcher, fts_row, match_query, term_strings
 
 
 def fts_table() -> apsw.Connection:

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from memd.globs import GlobSet, compile_glob
+from memd.sources.globs import GlobSet, compile_glob
 
 
 @pytest.mark.parametrize(

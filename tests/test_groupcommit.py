@@ -10,7 +10,7 @@ import pytest
 
 from memd.errors import WriteError
 from memd.memory import Memory
-from memd.writer import Entry
+from memd.write.writer import Entry
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@ import os
 import pytest
 from structlog.testing import capture_logs
 
-from memd import indexer
 from memd.config import Chunking
-from memd.indexer import reconcile, stat_stamp
+from memd.index import reconcile as indexer
+from memd.index.reconcile import reconcile, stat_stamp
 from memd.memory import Memory
-from memd.search import SearchRequest
-from memd.store import Store
-from memd.workspace import Workspace, WorkspaceMissing
+from memd.search.searcher import SearchRequest
+from memd.sources.layout import Workspace, WorkspaceMissing
+from memd.store.sqlite import Store
 
 
 def chunk_ids(memory: Memory, path: str) -> list[int]:

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.markdown import parse, split_lines
+from memd.sources.markdown import parse, split_lines
 
 
 def test_blocks_cover_every_line_and_find_headings():
@@ -103,7 +103,7 @@ def test_skipping_rules_that_cannot_match_changes_nothing(text):
     blocks as the full one."""
     from markdown_it import MarkdownIt
 
-    from memd.markdown import _parser_for
+    from memd.sources.markdown import _parser_for
 
     full = MarkdownIt("commonmark", {"maxNesting": 200}).enable("table")
     full.disable(["inline", "text_join"], ignoreInvalid=True)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from memd.config import Search
-from memd.ranking import (
+from memd.search.ranking import (
     Candidate,
     cosine_score,
     coverage,
@@ -19,7 +19,7 @@ from memd.ranking import (
     per_term,
     select,
 )
-from memd.schema import Hit
+from memd.store.schema import Hit
 
 
 def rank(cands, max_results, min_score, settings, today, fusion):

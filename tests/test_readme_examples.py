@@ -80,7 +80,7 @@ def user(tmp_path, isolated_home):
     bin_dir.mkdir()
     # `memd service ...` must not reach the real user manager: a systemctl that works.
     systemctl = bin_dir / "systemctl"
-    systemctl.write_text('#!/bin/sh\necho "memd.service - active (running)"\n')
+    systemctl.write_text('#!/bin/sh\necho "memd.serve.service - active (running)"\n')
     systemctl.chmod(0o755)
     path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]])
     env = {**os.environ, "HOME": str(home), "PATH": path}

@@ -1,6 +1,6 @@
 import pytest
 
-from memd.redact import MARK, redact, redact_lines
+from memd.sources.redact import MARK, redact, redact_lines
 
 KEY_BLOCK = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"

@@ -7,9 +7,9 @@ import hashlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memd.chunker import chunk_document, chunk_with_restart
-from memd.markdown import parse
-from memd.regrow import line_offset, regrow, tail_of
+from memd.index.regrow import line_offset, regrow, tail_of
+from memd.sources.chunker import chunk_document, chunk_with_restart
+from memd.sources.markdown import parse
 
 FRAGMENTS = [
     "",
@@ -121,7 +121,7 @@ def _chunks(memory) -> list[tuple]:
 
 
 def test_flushes_reindex_only_the_end_and_match_a_full_reindex(ws, memory):
-    from memd.writer import Entry
+    from memd.write.writer import Entry
 
     ws.write("MEMORY.md", "# Memory\n")
     memory.index()

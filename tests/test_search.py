@@ -1,14 +1,14 @@
 import numpy as np
 import pytest
 
-from memd.chunker import Chunk
 from memd.errors import InvalidParams
 from memd.memory import Memory
-from memd.ranking import Candidate, citation, snippet
-from memd.schema import FileMeta, chunk_rows
-from memd.search import SearchRequest, attach_agreement, attach_vectors, query_terms
-from memd.store import Store
-from memd.vectors import VectorIndex, to_blob
+from memd.search.ranking import Candidate, citation, snippet
+from memd.search.searcher import SearchRequest, attach_agreement, attach_vectors, query_terms
+from memd.sources.chunker import Chunk
+from memd.store.schema import FileMeta, chunk_rows
+from memd.store.sqlite import Store
+from memd.store.vectors import VectorIndex, to_blob
 
 
 def unit(*xs):

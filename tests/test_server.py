@@ -8,7 +8,7 @@ import time
 import pytest
 
 from memd.errors import InvalidParams, NotFound
-from memd.server import respond
+from memd.serve.server import respond
 
 
 def run(line, dispatch=None):
@@ -200,7 +200,7 @@ def test_fifty_clients_at_once(daemon):
 
 def test_every_error_class_survives_the_round_trip():
     """The client raises the class the daemon raised, for every class in the code table."""
-    from memd.rpc import CODES, error_for, exception_from
+    from memd.serve.rpc import CODES, error_for, exception_from
 
     for cls in CODES:
         exc = cls("param", "problem") if cls is InvalidParams else cls("it failed")
@@ -215,7 +215,7 @@ def test_json_nested_100k_deep_gets_a_parse_error():
 
 
 def test_an_answer_with_a_lone_surrogate_is_still_one_json_line():
-    from memd.server import encode
+    from memd.serve.server import encode
 
     line = encode({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "x \ud800"}})
     assert line.endswith(b"\n") and b"\n" not in line[:-1]

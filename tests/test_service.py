@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memd import service
+from memd.serve import service
 
 
 def test_systemd_unit_passes_systemd_analyze_verify(tmp_path):
@@ -65,7 +65,7 @@ def fake_systemctl(tmp_path):
     bin_dir.mkdir()
     calls = tmp_path / "calls.txt"
     script = bin_dir / "systemctl"
-    script.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "memd.service - active"\n')
+    script.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "memd.serve.service - active"\n')
     script.chmod(0o755)
     return bin_dir, calls
 

@@ -12,9 +12,9 @@ import pytest
 from memd.configfile import parse_config
 from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.memory import Memory
-from memd.methods import call
-from memd.redact import MARK
-from memd.search import SearchRequest
+from memd.search.searcher import SearchRequest
+from memd.serve.methods import call
+from memd.sources.redact import MARK
 
 DATA = Path(__file__).parent / "data" / "sessions"
 FORMATS = ("claude-code", "codex", "openclaw", "jsonl")

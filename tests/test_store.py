@@ -3,10 +3,10 @@ import os
 import apsw
 import pytest
 
-from memd.chunker import Chunk
 from memd.errors import IndexCorrupt, StoreError
-from memd.schema import SCHEMA_VERSION, FileMeta, chunk_rows
-from memd.store import Store
+from memd.sources.chunker import Chunk
+from memd.store.schema import SCHEMA_VERSION, FileMeta, chunk_rows
+from memd.store.sqlite import Store
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:

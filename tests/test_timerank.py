@@ -10,11 +10,9 @@ import pytest
 from memd.config import Search
 from memd.errors import InvalidParams
 from memd.memory import Memory
-from memd.methods import call
-from memd.ranking import Candidate
-from memd.schema import Hit
-from memd.search import SearchRequest
-from memd.timerank import (
+from memd.search.ranking import Candidate
+from memd.search.searcher import SearchRequest
+from memd.search.timerank import (
     adjust,
     asks_only_when,
     newer_first,
@@ -24,7 +22,9 @@ from memd.timerank import (
     window_factor,
     window_filter,
 )
-from memd.timewords import read_time
+from memd.search.timewords import read_time
+from memd.serve.methods import call
+from memd.store.schema import Hit
 
 NOW = "2026-03-18T09:30:00"  # a Wednesday
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.timewords import names_a_time, read_time
+from memd.search.timewords import names_a_time, read_time
 
 NOW = dt.datetime(2026, 3, 18, 9, 30)  # a Wednesday
 D = dt.date

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.transcripts import read_transcript
+from memd.sources.transcripts import read_transcript
 
 DATA = Path(__file__).parent / "data" / "sessions"
 

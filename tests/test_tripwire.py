@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from memd.tripwire import Tripwire
+from memd.serve.tripwire import Tripwire
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 

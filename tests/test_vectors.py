@@ -2,10 +2,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.chunker import Chunk
-from memd.schema import FileMeta, chunk_rows
-from memd.store import Store
-from memd.vectors import VectorIndex, from_blob, to_blob
+from memd.sources.chunker import Chunk
+from memd.store.schema import FileMeta, chunk_rows
+from memd.store.sqlite import Store
+from memd.store.vectors import VectorIndex, from_blob, to_blob
 
 
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=1, max_size=64))

@@ -4,7 +4,7 @@ import pytest
 
 from memd.config import WorkspaceConfig
 from memd.errors import NotFound, PathRefused, WorkspaceMissing
-from memd.workspace import Workspace, daily_date
+from memd.sources.layout import Workspace, daily_date
 
 
 def paths(ws: Workspace) -> dict[str, tuple[str, str | None]]:

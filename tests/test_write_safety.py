@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from memd.errors import InvalidParams, PathRefused, WriteError
-from memd.methods import call
+from memd.serve.methods import call
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_control_characters_are_refused_naming_the_field(mem, ws, bad, method, p
 
 
 def test_library_callers_are_checked_too(mem, ws):
-    from memd.writer import Entry
+    from memd.write.writer import Entry
 
     before = snapshot(ws)
     with pytest.raises(InvalidParams, match="control characters") as err:
@@ -213,7 +213,7 @@ def test_two_old_format_lines_are_still_ambiguous_and_say_where(mem, ws):
     ],
 )
 def test_escaped_free_text_has_no_key_lines(text):
-    from memd.keylines import escape_free_text, key_lines
+    from memd.write.keylines import escape_free_text, key_lines
 
     escaped = escape_free_text(text)
     assert key_lines(escaped) == []
@@ -261,7 +261,7 @@ def test_a_full_disk_for_the_ledger_is_a_warning(mem, ws, config, tmp_path):
     )
     script = textwrap.dedent(f"""
         import resource, sys
-        from memd.cli import main
+        from memd.cli.main import main
         # The note may grow by the entry; no database or journal may grow at all.
         resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))
         sys.exit(main(["--config", {str(cfg_file)!r}, "flush", "--json", "--core",

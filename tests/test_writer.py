@@ -8,9 +8,9 @@ import pytest
 
 from memd.errors import InvalidParams, WriteError
 from memd.memory import Memory
-from memd.methods import call
-from memd.search import SearchRequest
-from memd.writer import replace_text
+from memd.search.searcher import SearchRequest
+from memd.serve.methods import call
+from memd.write.writer import replace_text
 
 
 @pytest.fixture
@@ -210,7 +210,7 @@ def test_many_writers_never_interleave(mem, ws, tmp_path, config):
         import sys
         from memd.configfile import parse_config
         from memd.memory import Memory
-        from memd.writer import Entry
+        from memd.write.writer import Entry
         cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(config.state_dir)!r},
                              "embeddings": {{"provider": "none"}}}})
         with Memory(cfg) as m:
@@ -237,7 +237,7 @@ def test_full_disk_leaves_the_file_as_it_was(mem, ws, config, tmp_path):
     )
     script = textwrap.dedent(f"""
         import resource, sys
-        from memd.cli import main
+        from memd.cli.main import main
         resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 10}, resource.RLIM_INFINITY))
         sys.exit(main(["--config", {str(cfg_file)!r}, "flush", "--date", "2026-01-20",
                        "--text", "A long entry " * 50]))
@@ -317,7 +317,7 @@ def test_written_but_not_yet_indexed_is_a_warning_not_an_error(mem, ws, config, 
     mem.db.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     script = textwrap.dedent(f"""
         import resource, sys
-        from memd.cli import main
+        from memd.cli.main import main
         # Notes may grow a little; the index's write-ahead log may not.
         limit = {path.stat().st_size + 2000}
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))

@@ -1,0 +1,273 @@
+"""``memd doctor``: check what users usually get wrong, and say what to do about each.
+
+Each check gives ``ok``, ``warn`` (works, but not as well as it could) or ``fail`` (something
+a user must fix), a line saying what was found, and for anything not ok what to do. The
+checks only read: nothing is created or changed, except a temporary file in the state
+folder to prove it can be written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memd.client import Client, describe, mismatch
+from memd.config import Config, WorkspaceConfig
+from memd.configfile import default_config_path, load_config
+from memd.errors import MemdError
+from memd.sources.layout import MEMORY_DIR
+
+_INOTIFY = Path("/proc/sys/fs/inotify")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    state: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+def doctor(config_arg: str | None, workspace: str | None, as_json: bool) -> int:
+    """Run every check, print the findings; 1 if anything failed."""
+    checks = list(run_checks(config_arg, workspace, os.environ))
+    failed = [c for c in checks if c.state == "fail"]
+    if as_json:
+        print(json.dumps({"ok": not failed, "checks": [asdict(c) for c in checks]}, indent=2))
+        return 1 if failed else 0
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        state = c.state.upper() if c.state == "fail" else c.state
+        print(f"{state:<5} {c.name:<{width}}  {c.detail}")
+        if c.fix:
+            print(f"{'':<5} {'':<{width}}  fix: {c.fix}")
+    warned = sum(c.state == "warn" for c in checks)
+    if failed:
+        print(f"\n{len(failed)} problem{'s' if len(failed) > 1 else ''} to fix.")
+    else:
+        print(f"\nno problems found{f' ({warned} warnings)' if warned else ''}.")
+    return 1 if failed else 0
+
+
+def run_checks(
+    config_arg: str | None, workspace: str | None, env: Mapping[str, str]
+) -> Iterator[Check]:
+    """Every check in order; later ones are skipped when the config cannot be read."""
+    try:
+        config = load_config(config_arg, env)
+    except MemdError as exc:
+        fix = "fix what it names, or point --config or $MEMD_CONFIG at a good file"
+        yield Check("config", "fail", str(exc), fix)
+        return
+    where = config.source or default_config_path(env)
+    if config.source:
+        yield Check("config", "ok", f"{config.source} (valid)")
+    else:
+        yield Check("config", "ok", f"no file at {where}: built-in defaults")
+    workspaces = [config.workspace(workspace)] if workspace else list(config.workspaces)
+    for ws in workspaces:
+        yield _workspace(ws, where, config.source is None)
+    yield _state_dir(config, where)
+    status, daemon_check = _daemon(config, workspaces)
+    yield daemon_check
+    yield _embeddings(config, status)
+    for ws in workspaces:
+        if status is not None:  # without a daemon nothing watches: the daemon line says so
+            yield _watcher(ws, status[ws.name])
+    if sys.platform.startswith("linux"):
+        yield _inotify(workspaces)
+
+
+def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
+    name = f"workspace {ws.name}"
+    if defaults and not ws.path.exists():
+        return Check(
+            name,
+            "warn",
+            f"{ws.path} does not exist yet: memd serve creates it on first start",
+            f"memd serve, or mkdir -p {ws.path / MEMORY_DIR}, or set workspace in {where}",
+        )
+    if not ws.path.is_dir():
+        return Check(
+            name,
+            "fail",
+            f"{ws.path} does not exist" if not ws.path.exists() else f"{ws.path} is not a folder",
+            f"mkdir -p {ws.path / MEMORY_DIR}, or set the workspace folder in {where}",
+        )
+    if not os.access(ws.path, os.R_OK | os.X_OK):
+        return Check(name, "fail", f"{ws.path} cannot be read", f"chmod u+rx {ws.path}")
+    missing = [str(e.path) for e in ws.extra_paths if not e.path.exists()]
+    if missing:
+        return Check(
+            name,
+            "warn",
+            f"{ws.path}; extra path missing: {', '.join(missing)}",
+            f"create it, or remove it from extra_paths in {where}",
+        )
+    notes = _count(ws.path / MEMORY_DIR)[1] + sum(
+        (ws.path / n).is_file() for n in ("MEMORY.md", "memory.md")
+    )
+    return Check(name, "ok", f"{ws.path} ({notes} Markdown files in MEMORY.md and memory/)")
+
+
+def _state_dir(config: Config, where: Path) -> Check:
+    state = config.state_dir
+    existing = state
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    fix = f"chmod u+rwx {existing}, or set state_dir in {where} to a folder you can write"
+    if not existing.is_dir():
+        return Check("state folder", "fail", f"{existing} is not a folder", fix)
+    if existing != state:
+        if os.access(existing, os.W_OK | os.X_OK):
+            return Check("state folder", "ok", f"{state} (created on first use)")
+        return Check("state folder", "fail", f"{state} cannot be created in {existing}", fix)
+    try:
+        with tempfile.TemporaryFile(dir=state):
+            pass
+    except OSError as exc:
+        return Check("state folder", "fail", f"{state} cannot be written: {exc.strerror}", fix)
+    return Check("state folder", "ok", f"{state} (writable)")
+
+
+def _daemon(config: Config, workspaces: list[WorkspaceConfig]) -> tuple[dict | None, Check]:
+    """The daemon's status per workspace (None without a usable daemon), and the check."""
+    start = "memd serve (in the foreground), or memd service install"
+    if not config.socket.exists():
+        return None, Check(
+            "daemon",
+            "warn",
+            f"none on {config.socket}: commands open the index themselves and nothing "
+            "watches the files",
+            start,
+        )
+    try:
+        with Client(config.socket, timeout=10) as client:
+            health = client.call("health")
+            problem = mismatch(health, config)
+            if problem is not None:
+                return None, Check(
+                    "daemon",
+                    "fail",
+                    problem[0],
+                    "stop that daemon, or run memd with the config it serves, or give this "
+                    "config its own socket and state_dir",
+                )
+            status = {ws.name: client.call("status", workspace=ws.name) for ws in workspaces}
+    except MemdError as exc:
+        return None, Check(
+            "daemon", "warn", f"{config.socket} exists but no daemon answers ({exc})", start
+        )
+    return status, Check(
+        "daemon", "ok", f"{describe(health)}, memd {health.get('version')}, serving this config"
+    )
+
+
+def _embeddings(config: Config, status: dict | None) -> Check:
+    settings = config.embeddings
+    if settings.provider == "none":
+        return Check("embeddings", "ok", "provider none: keyword search only")
+    if status:
+        for answer in status.values():
+            if answer["embeddings"].startswith("cooling down"):
+                return Check(
+                    "embeddings",
+                    "fail",
+                    f"the daemon's provider fails: {answer['embeddings']}",
+                    _embedding_fix(config),
+                )
+    from memd.embed.providers import make_embedder
+
+    try:
+        embedder = make_embedder(settings)
+    except MemdError as exc:
+        return Check("embeddings", "fail", str(exc), _embedding_fix(config))
+    if not embedder.enabled:
+        return Check("embeddings", "ok", "provider auto: memd[local] not installed, keyword only")
+    outcome: dict = {}
+
+    def probe() -> None:
+        started = time.monotonic()
+        try:
+            vectors = embedder.embed(["memd doctor: is the embedding provider answering?"], "query")
+            outcome["ok"] = (time.monotonic() - started, vectors.shape[1])
+        except Exception as exc:  # any failure of the provider is the finding
+            outcome["error"] = str(exc)
+
+    limit = settings.timeout_s * (settings.retries + 1) + 30  # the local model loads first
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(limit)
+    what = f"{embedder.provider} model {embedder.model}"
+    if "ok" in outcome:
+        seconds, dims = outcome["ok"]
+        return Check("embeddings", "ok", f"{what} answered in {seconds:.2f} s ({dims} dimensions)")
+    error = outcome.get("error", f"no answer in {limit:.0f} s")
+    return Check("embeddings", "fail", f"{what}: {error}", _embedding_fix(config))
+
+
+def _embedding_fix(config: Config) -> str:
+    settings = config.embeddings
+    if settings.provider == "openai":
+        return (
+            f"check that the server at {settings.base_url or 'api.openai.com'} runs and serves "
+            f"model {settings.model}, and the API key; keyword search works meanwhile"
+        )
+    return "pip install 'memd[local]', or set embeddings.provider: none for keyword search only"
+
+
+def _watcher(ws: WorkspaceConfig, status: dict) -> Check:
+    name = f"watcher {ws.name}"
+    if status["watcher"] == "running":
+        return Check(name, "ok", "running")
+    return Check(
+        name,
+        "fail",
+        f"{status['watcher']}: edits are not picked up until the next sweep",
+        f"check that {ws.path} exists; the daemon's log says why "
+        "(journalctl --user -u memd, or the terminal running memd serve)",
+    )
+
+
+def _inotify(workspaces: list[WorkspaceConfig]) -> Check:
+    try:
+        limit = int((_INOTIFY / "max_user_watches").read_text())
+    except (OSError, ValueError):
+        return Check("inotify", "warn", "cannot read /proc/sys/fs/inotify/max_user_watches")
+    # One watch per folder: each workspace folder alone, memory/ and extra folders deep.
+    folders = files = 0
+    for ws in workspaces:
+        folders += 1
+        deep = [ws.path / MEMORY_DIR, *(e.path for e in ws.extra_paths if e.path.is_dir())]
+        for top in deep:
+            more_folders, more_files = _count(top)
+            folders, files = folders + more_folders, files + more_files
+    detail = (
+        f"{folders} folder{'s' if folders != 1 else ''} to watch ({files} Markdown files); "
+        f"max_user_watches is {limit}"
+    )
+    fix = (
+        "echo fs.inotify.max_user_watches=524288 | sudo tee /etc/sysctl.d/60-memd.conf "
+        "&& sudo sysctl --system"
+    )
+    if folders >= limit:
+        return Check("inotify", "fail", detail + ": edits will be missed", fix)
+    if folders > limit // 2:
+        return Check("inotify", "warn", detail + ": other programs share that limit", fix)
+    return Check("inotify", "ok", detail)
+
+
+def _count(top: Path) -> tuple[int, int]:
+    """Folders under ``top`` (itself included), and the Markdown files in them."""
+    folders = files = 0
+    for _, _, names in os.walk(top):
+        folders += 1
+        files += sum(n.endswith(".md") for n in names)
+    return folders, files

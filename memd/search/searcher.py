@@ -1,0 +1,466 @@
+"""A search from request to ranked results: the one pipeline every shell uses.
+
+``Searcher`` resolves a ``SearchRequest`` against the config (defaults filled in once,
+every value checked), gathers candidates from FTS5 and from the in-memory vectors, and
+hands them to the ranking stages in ``memd.search.ranking``. It reads through whatever
+connection it is given; it never writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
+from memd.config import Search
+from memd.embed.providers import Embedder
+from memd.embed.rerank import Reranker
+from memd.errors import InvalidParams, MemdError
+from memd.index.sessions import is_session_path
+from memd.records import SearchResult
+from memd.search.ranking import (
+    Candidate,
+    cosine_score,
+    coverage,
+    floored,
+    fuse,
+    idf,
+    merge,
+    passage_agreement,
+    per_term,
+    select,
+)
+from memd.search.timerank import (
+    LISTING_POOL,
+    adjust,
+    asks_only_when,
+    in_time,
+    lift_listing,
+    listing,
+    parse_now,
+    window_filter,
+)
+from memd.search.timewords import TimeReading, names_a_time, read_time
+from memd.sources.chunker import model_text
+from memd.sources.globs import GlobSet
+from memd.store.fts import MatchQuery, TermMatcher, match_query
+from memd.store.sqlite import Store
+from memd.store.vectors import VectorIndex
+
+MODES = ("auto", "hybrid", "keyword", "vector")
+SOURCES = ("memory", "sessions")
+MAX_RESULTS = 100
+_QUERY_CACHE = 256  # query vectors kept: agents repeat questions
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What to search for and how to filter; ``None`` takes the config's default."""
+
+    query: str
+    max_results: int | None = None
+    min_score: float | None = None
+    mode: str = "auto"
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    now: str | None = None  # ISO date-time that time words are read against; None: the clock
+    sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What a search found and what really ran."""
+
+    results: list[SearchResult]
+    mode: str
+    warning: str | None = None
+    time: TimeReading | None = None  # how the query's time words were read
+    time_empty: bool = False  # the window held no notes: searched without it
+    below_floor: int | None = None  # an answer the floor emptied: how many it dropped
+    best_score: float | None = None  # ... and the best of them
+
+
+class Searcher:
+    """Runs searches for one workspace: its settings, embedder and vectors."""
+
+    def __init__(
+        self,
+        settings: Search,
+        embedder: Embedder,
+        vectors: Callable[[], VectorIndex],
+        today: Callable[[], dt.date],
+        query_timeout_s: float,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.reranker = reranker or Reranker()
+        self._rerank_top_n = rerank_top_n
+        self.embedder = embedder
+        self._vectors = vectors
+        self._today = today
+        self._clock = clock or (lambda: dt.datetime.combine(today(), dt.time(12)).astimezone())
+        self._query_timeout = query_timeout_s
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
+        self._cache: dict[str, np.ndarray] = {}  # recent query vectors, oldest first
+        self._cache_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+    def resolve(self, request: SearchRequest) -> SearchRequest:
+        """The request with every default filled in from the config; raises
+        ``InvalidParams`` naming the first bad value."""
+        s = self.settings
+        if not isinstance(request.query, str) or not request.query.strip():
+            raise InvalidParams("query", "is required and must be a non-empty string")
+        max_results = s.max_results if request.max_results is None else request.max_results
+        if not 1 <= max_results <= MAX_RESULTS:
+            raise InvalidParams(
+                "max_results", f"must be between 1 and {MAX_RESULTS}, got {max_results}"
+            )
+        min_score = s.min_score if request.min_score is None else float(request.min_score)
+        if not 0.0 <= min_score <= 1.0:
+            raise InvalidParams("min_score", f"must be between 0.0 and 1.0, got {min_score}")
+        if request.mode not in MODES:
+            raise InvalidParams("mode", f"must be one of {', '.join(MODES)}, got {request.mode!r}")
+        since, until = _date("since", request.since), _date("until", request.until)
+        if since and until and since > until:
+            raise InvalidParams("since", f"{since} is after until ({until})")
+        if request.now is not None:
+            parse_now(request.now, self._clock)  # raises naming 'now'
+        for source in request.sources:
+            if source not in SOURCES:
+                raise InvalidParams(
+                    "sources", f"must list {' and/or '.join(SOURCES)}, got {source!r}"
+                )
+        return dataclasses.replace(
+            request,
+            max_results=max_results,
+            min_score=min_score,
+            paths=tuple(request.paths),
+            tags=tuple(request.tags),
+            sources=tuple(dict.fromkeys(request.sources)),
+            since=since,
+            until=until,
+        )
+
+    def search(self, store: Store, request: SearchRequest) -> Ranked:
+        """Rank the chunks of ``store`` for ``request`` (resolved here if it is not)."""
+        req = self.resolve(request)
+        # Time words set a soft window and are not searched for (memd.search.timerank).
+        now = parse_now(req.now, self._clock)
+        reading = read_time(req.query, now) if self.settings.time_words else None
+        allowed = file_filter(store, req.paths, req.tags, req.sources)
+        if reading is None:
+            return self._rank(store, req, None, allowed)
+        window = window_filter(reading, req.since, req.until)
+        if window is None or not holds_notes(store, window, allowed):
+            # Nothing was written then: the window points at no note. A named time ("in
+            # June" of a year with no June notes) may still be words of the notes, so the
+            # question is searched as written; "this week" is not, so it is searched without.
+            named = names_a_time(reading.matched)
+            if not named and asks_only_when(reading.query):  # "what happened this week"
+                return Ranked([], "keyword", None, reading, time_empty=True)
+            asked = req if named else dataclasses.replace(req, query=reading.query)
+            ranked = self._rank(store, asked, None, allowed)
+            return dataclasses.replace(ranked, time=reading, time_empty=True)
+        if asks_only_when(reading.query):
+            return self._listing(store, req, reading, window, allowed)
+        return self._rank(store, req, reading, allowed, window)
+
+    def _rank(
+        self,
+        store: Store,
+        req: SearchRequest,
+        reading: TimeReading | None,
+        allowed: dict[int, str] | None,
+        window: tuple[str | None, str | None] | None = None,
+    ) -> Ranked:
+        """Candidates from both sides, fused, floored and ordered; ``reading`` is a time
+        window that holds notes."""
+        assert req.max_results is not None and req.min_score is not None
+        now = parse_now(req.now, self._clock)
+        asked = dataclasses.replace(req, query=reading.query) if reading else req
+        in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
+        query_vector, warning = None, None
+        if req.mode != "keyword":
+            query_vector, warning = self._query_vector(asked, store)
+        mode = "keyword"
+        if query_vector is not None:
+            mode = "vector" if req.mode == "vector" else "hybrid"
+        settings = self.settings
+        limit = req.max_results * settings.candidate_multiplier
+        sides = []
+        terms = query_terms(store, asked.query) if mode != "vector" else None
+        if terms is not None:
+            sides.append(keyword_candidates(store, asked, terms, limit, allowed))
+            if in_window is not None:
+                sides.append(keyword_candidates(store, in_window, terms, limit, allowed))
+        vectors = self._vectors()
+        if query_vector is not None:
+            sides.append(vector_candidates(store, vectors, query_vector, asked, limit, allowed))
+            if in_window is not None:
+                sides.append(
+                    vector_candidates(store, vectors, query_vector, in_window, limit, allowed)
+                )
+        cands = merge(*sides)
+        if query_vector is not None:
+            attach_vectors(cands, vectors, query_vector, self.embedder.cosine_band)
+            if mode == "hybrid" and terms is not None:
+                attach_agreement(store, vectors.model, cands, terms, self.embedder.cosine_band)
+        weights = {
+            "hybrid": {},
+            "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
+            "vector": {"vector_weight": 1.0, "text_weight": 0.0},
+        }[mode]
+        ranking = dataclasses.replace(settings, **weights)
+        fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
+        if self.reranker.enabled and cands:
+            cands, failed = self._rerank(asked, cands)
+            warning = "; ".join(w for w in (warning, failed) if w) or None
+        if reading is not None:  # the question says when: recency no longer matters
+            ranking = dataclasses.replace(ranking, decay=False)
+            in_time(cands, reading)
+        n, query = req.max_results, asked.query
+        results = select(cands, n, req.min_score, ranking, now.date(),
+                         lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip
+        below, best = floored(cands, req.min_score) if not results else (None, None)
+        return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
+
+    def _listing(
+        self,
+        store: Store,
+        req: SearchRequest,
+        reading: TimeReading,
+        window: tuple[str | None, str | None],
+        allowed: dict[int, str] | None,
+    ) -> Ranked:
+        """A question that names only a time: the chunks of that window, newest first,
+        those that hold what is left of the question ("decide") before the others."""
+        assert req.max_results is not None and req.min_score is not None
+        ids = None if allowed is None else list(allowed)
+        cands = listing(store.dated_chunks(window[0], window[1], LISTING_POOL, ids))
+        terms = query_terms(store, reading.query)
+        if terms is not None:
+            inside = dataclasses.replace(req, since=window[0], until=window[1])
+            found = keyword_candidates(store, inside, terms, LISTING_POOL, allowed)
+            lift_listing(cands, found)
+        plain = dataclasses.replace(self.settings, decay=False, mmr=False)
+        results = select(cands, req.max_results, req.min_score, plain, dt.date.today())
+        return Ranked(results, "keyword", None, reading)
+
+    def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:
+        """The best candidates, scored again by the reranker; on failure, unchanged and why."""
+        assert req.max_results is not None
+        top = sorted(cands, key=lambda c: -c.relevance)[: max(self._rerank_top_n, req.max_results)]
+        texts = [model_text(c.hit.heading, c.hit.text) for c in top]
+        budget = self.reranker.timeout_s
+        future = self._pool.submit(self.reranker.rerank, req.query, texts)
+        try:
+            scores = future.result(timeout=budget)
+        except TimeoutError:
+            return cands, f"reranking took over {budget:g} s; results in fusion order"
+        except MemdError as exc:
+            return cands, f"reranking failed ({exc}); results in fusion order"
+        for c, score in zip(top, scores, strict=True):
+            c.relevance = score
+        return top, None
+
+    def _query_vector(self, req: SearchRequest, store: Store) -> tuple:
+        """The query's vector, or None and the reason (never a silent downgrade)."""
+        if not self.embedder.enabled:
+            if req.mode in ("vector", "hybrid"):
+                return None, (
+                    f"mode '{req.mode}' needs embeddings, which are not configured "
+                    "(embeddings.provider is none); ran keyword search"
+                )
+            return None, None
+        vectors = self._vectors()
+        vectors.refresh(store)
+        if len(vectors) == 0:
+            return None, "no chunk has a vector yet (embedding in progress); ran keyword search"
+        with self._cache_lock:
+            cached = self._cache.get(req.query)
+        if cached is not None and len(cached) == self.embedder.dimensions:
+            return cached, None
+        budget = self._query_timeout
+        future = self._pool.submit(self.embedder.embed, [req.query], "query")
+        try:
+            vector = future.result(timeout=budget)[0]
+        except TimeoutError:
+            return None, f"query embedding took over {budget:g} s; ran keyword search"
+        except MemdError as exc:
+            return None, f"query embedding failed ({exc}); ran keyword search"
+        with self._cache_lock:
+            self._cache[req.query] = vector
+            while len(self._cache) > _QUERY_CACHE:
+                self._cache.pop(next(iter(self._cache)))
+        return vector, None
+
+
+def holds_notes(
+    store: Store, window: tuple[str | None, str | None], allowed: Mapping[int, str] | None
+) -> bool:
+    """Whether any dated chunk that passes the request's filters lies in ``window``."""
+    if allowed == {}:
+        return False
+    ids = None if allowed is None else list(allowed)
+    return bool(store.dated_chunks(window[0], window[1], 1, ids))
+
+
+def _date(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except (TypeError, ValueError):
+        raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None
+
+
+def file_filter(
+    store: Store, paths: tuple[str, ...], tags: tuple[str, ...], sources: tuple[str, ...] = ()
+) -> dict[int, str] | None:
+    """``{id: path}`` of files passing the ``paths`` globs, carrying one of ``tags`` and
+    of one of ``sources``; None when there is no such filter."""
+    one_source = sources[0] if len(set(sources)) == 1 else None
+    if not paths and not tags and one_source is None:
+        return None
+    globs = GlobSet(paths)
+    wanted = {t.lower().lstrip("#") for t in tags}
+    allowed = {}
+    for file_id, path, file_tags in store.file_tags():
+        if one_source is not None and (one_source == "sessions") != is_session_path(path):
+            continue
+        if globs and not globs.match(path):
+            continue
+        if wanted and not wanted & {t.lower() for t in file_tags}:
+            continue
+        allowed[file_id] = path
+    return allowed
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's FTS5 terms, the chunks holding each, and each term's idf weight."""
+
+    match: MatchQuery
+    postings: list[set[int]]
+    weights: list[float]
+
+
+def query_terms(store: Store, query: str) -> QueryTerms | None:
+    """The terms of ``query`` as the index sees them; None if it has no words."""
+    match = match_query(query)
+    if match is None:
+        return None
+    total, postings = store.term_postings(match.clauses)
+    return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
+
+
+def keyword_candidates(
+    store: Store,
+    req: SearchRequest,
+    terms: QueryTerms,
+    limit: int,
+    allowed: Mapping[int, str] | None,
+) -> list[Candidate]:
+    """Chunks matching any query word, best first, scored on BM25 per term and coverage."""
+    if allowed == {}:
+        return []
+    hits = store.keyword_search(
+        terms.match.expression,
+        limit=limit,
+        since=req.since,
+        until=req.until,
+        file_ids=None if allowed is None else list(allowed),
+    )
+    query_idf = sum(terms.weights)
+    return [
+        Candidate(
+            h,
+            per_term(h.bm25, query_idf),
+            coverage(terms.weights, [h.chunk_id in chunks for chunks in terms.postings]),
+        )
+        for h in hits
+    ]
+
+
+def vector_candidates(
+    store: Store,
+    index: VectorIndex,
+    query: np.ndarray,
+    req: SearchRequest,
+    limit: int,
+    allowed: Mapping[int, str] | None,
+) -> list[Candidate]:
+    """The chunks nearest ``query`` that pass the request's filters, best first."""
+    if allowed == {}:
+        return []
+    paths = None if allowed is None else set(allowed.values())
+    filtered = paths is not None or req.since or req.until
+    # Deleted chunks and filtered-out ones take places in the top k: ask for more.
+    nearest = index.search(query, limit * (8 if filtered else 2))
+    hits = store.chunks_by_id([chunk_id for chunk_id, _ in nearest])
+    out = []
+    for chunk_id, cosine in nearest:
+        hit = hits.get(chunk_id)
+        if hit is None or (paths is not None and hit.path not in paths):
+            continue
+        if (req.since or req.until) and not _in_range(hit.date, req.since, req.until):
+            continue
+        out.append(Candidate(hit, cosine=cosine))
+        if len(out) == limit:
+            break
+    return out
+
+
+def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
+    if date is None:
+        return False
+    return (since is None or date >= since) and (until is None or date <= until)
+
+
+def attach_vectors(
+    cands: list[Candidate], index: VectorIndex, query: np.ndarray, band: tuple[float, float]
+) -> None:
+    """Give every candidate its best passage's vector, cosine and vector score."""
+    nearest = index.nearest_parts([c.hit.chunk_id for c in cands], query)
+    for c in cands:
+        found = nearest.get(c.hit.chunk_id)
+        if found is not None:
+            c.vec, c.parts = found.vector, found.parts
+            if c.cosine is None:
+                c.cosine = found.cosine
+            c.vector = cosine_score(c.cosine, band)
+
+
+def attach_agreement(
+    store: Store, model: str, cands: list[Candidate], terms: QueryTerms, band: tuple[float, float]
+) -> None:
+    """Give every candidate with passage vectors its best passage on meaning and words
+    together (``memd.search.ranking.passage_agreement``)."""
+    held = {
+        c.hit.chunk_id: [i for i, chunks in enumerate(terms.postings) if c.hit.chunk_id in chunks]
+        for c in cands
+        if c.parts
+    }
+    # A passage holds only terms its chunk holds: a chunk holding none needs no text.
+    words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
+    matcher = TermMatcher(terms.match, terms.weights)
+    for c in cands:
+        if c.parts:
+            among = held[c.hit.chunk_id]
+            shares = {
+                part: matcher.share(words[c.hit.chunk_id, part], among)
+                for part in c.parts
+                if (c.hit.chunk_id, part) in words
+            }
+            c.agreement = passage_agreement(c.parts, shares, band)

@@ -1,0 +1,319 @@
+"""The daemon's lifecycle: one process per state folder keeps every workspace fresh and
+serves the socket.
+
+Start: take the lock, open the indexes, listen, tell systemd READY, reconcile, watch.
+Indexing runs on one writer thread (the only writer of each database); searches run on
+other threads with their own read connections, so they never wait for indexing. SIGTERM
+and SIGINT stop accepting, let the write transaction in flight finish, remove the socket
+and exit 0; SIGHUP reloads the config (a bad one is logged and the old one kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import fcntl
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memd import __version__
+from memd.config import Config
+from memd.configfile import load_config
+from memd.errors import ConfigError, DaemonError, MemdError
+from memd.log import configure_logging, get_logger
+from memd.memory import Memory
+from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
+from memd.serve.notify import sd_notify, watchdog_interval
+from memd.serve.runner import Runner
+from memd.serve.server import SocketServer
+from memd.serve.watcher import wait_event
+from memd.sources.layout import MEMORY_DIR
+from memd.store.private import private_folder
+
+log = get_logger()
+T = TypeVar("T")
+
+# A stop ends the process within 5 s whatever hangs: a clean close normally takes well under
+# a second; threads still blocked in a network call (a hung embedding endpoint) are
+# abandoned _EXIT_GRACE after it, and a close that itself hangs is cut off at _STOP_DEADLINE.
+_EXIT_GRACE = 0.5
+_STOP_DEADLINE = 4.5
+
+
+class Daemon:
+    """``memd serve``: everything a running memd does, until a signal stops it."""
+
+    def __init__(
+        self,
+        config: Config,
+        config_arg: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.config_arg = config_arg
+        self.env = os.environ if env is None else env
+        self.runners: dict[str, Runner] = {}
+        self.cancel = threading.Event()
+        self._writer = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="memd-writer", initializer=self._is_writer
+        )
+        self._writer_thread: int | None = None
+        # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
+        # a queue of writes never holds the threads that searches run on.
+        self._prepare = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-write")
+        # Reads have lanes of their own, apart from the event loop's default executor (which
+        # the index and embed loops use): long queries queue among themselves, so a few of
+        # them cannot hold every thread a plain search could run on.
+        self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
+        self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
+        self._stop: asyncio.Event | None = None
+        # Requests in flight by reload epoch, and memories retired at an epoch: a reload
+        # closes what it replaced as soon as the requests that might use it are done.
+        self._epoch = 0
+        self._active: collections.Counter[int] = collections.Counter()
+        self._retired: list[tuple[int, list[Memory]]] = []
+        self._reloading = asyncio.Lock()
+        self._lock_fd: int | None = None
+        self._server: SocketServer | None = None
+
+    def run(self) -> int:
+        """Serve until SIGTERM or SIGINT; returns the process exit code."""
+        return asyncio.run(self._main())
+
+    def _is_writer(self) -> None:
+        self._writer_thread = threading.get_ident()
+
+    def commit(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the writer thread and wait for it: the one thread that writes to
+        the indexes and the memory files, so writes never run two at a time."""
+        if threading.get_ident() == self._writer_thread:
+            return fn()
+        return self._writer.submit(fn).result()
+
+    def open_memory(self, name: str | None) -> Memory:
+        return self.runners[self.config.workspace(name).name].memory
+
+    async def dispatch(self, method: str, params: Any) -> dict:
+        if method == "health":
+            return call(self.open_memory, method, params)
+        if method in WRITES:
+            pool = self._prepare
+        else:
+            pool = self._heavy if is_heavy(method, params) else self._reads
+        epoch = self._epoch
+        self._active[epoch] += 1
+        try:
+            if method == "memory_search":
+                await self._wait_fresh(params)
+            return await asyncio.get_running_loop().run_in_executor(
+                pool, call, self.open_memory, method, params
+            )
+        finally:
+            self._active[epoch] -= 1
+            if not self._active[epoch]:
+                del self._active[epoch]
+            self._close_retired()
+
+    async def _wait_fresh(self, params: Any) -> None:
+        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; the
+        search then says in its answer whether the index caught up."""
+        if not isinstance(params, Mapping):
+            return
+        try:
+            seconds = wait_fresh(params.get("wait_fresh"))
+            runner = self.runners[self.config.workspace(params.get("workspace")).name]
+        except (MemdError, KeyError, TypeError):
+            return  # the method itself refuses the bad parameter
+        if not runner.first_pass.is_set():
+            # Just started: an answer from an index still being filled would be "nothing".
+            await wait_event(runner.first_pass, self.config.search.first_pass_wait)
+        if seconds > 0:
+            await runner.catch_up(seconds)
+
+    def _close_retired(self) -> None:
+        """Close the memories a reload replaced once no request that began before it runs
+        (its searches may still read on their connections)."""
+        oldest = min(self._active, default=self._epoch)
+        for entry in [e for e in self._retired if e[0] < oldest]:
+            self._retired.remove(entry)
+            self._writer.submit(_close_all, entry[1])
+
+    async def _open_runners(self, config: Config) -> dict[str, Runner]:
+        loop = asyncio.get_running_loop()
+
+        def open_all() -> dict[str, Runner]:
+            return {ws.name: Runner(self, ws.name, loop) for ws in config.workspaces}
+
+        return await asyncio.to_thread(open_all)
+
+    async def _main(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        try:
+            self._lock_fd = _take_lock(self.config.state_dir)
+            _create_default_workspace(self.config)
+            self.runners = await self._open_runners(self.config)
+            self._server = SocketServer(
+                self.config.socket, self.dispatch, self.config.server.idle_timeout_s
+            )
+            await self._server.start()
+        except MemdError as exc:
+            log.error("daemon_start_failed", error=str(exc))
+            await self._close_runners()
+            self._release()
+            raise
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self._reload()))
+        for runner in self.runners.values():
+            runner.start()
+        background = [asyncio.create_task(self._periodic_reconcile())]
+        if (interval := watchdog_interval(self.env)) is not None:
+            background.append(asyncio.create_task(self._watchdog(interval)))
+        sd_notify(f"READY=1\nSTATUS=serving {self.config.socket}\nMAINPID={os.getpid()}", self.env)
+        log.info(
+            "daemon_started",
+            version=__version__,
+            pid=os.getpid(),
+            socket=str(self.config.socket),
+            workspaces=[ws.name for ws in self.config.workspaces],
+        )
+        await self._stop.wait()
+        started = time.perf_counter()
+        sd_notify("STOPPING=1", self.env)
+        log.info("daemon_stopping")
+        _exit_after(_STOP_DEADLINE, 1, "daemon_stop_forced")
+        self.cancel.set()  # an index pass in flight ends after its current transaction
+        await self._server.close()
+        for task in background:
+            task.cancel()
+        await self._close_runners()
+        await asyncio.to_thread(self._writer.shutdown, wait=True)
+        self._prepare.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)
+        for runner in self.runners.values():
+            runner.memory.close()
+        for _, memories in self._retired:
+            _close_all(memories)
+        self._release()
+        log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
+        # The writer has closed cleanly; what may still run is a thread blocked in a network
+        # call, which asyncio (its executor) and the interpreter (at exit) would both wait for.
+        _exit_after(_EXIT_GRACE, 0, "daemon_threads_abandoned")
+        return 0
+
+    async def _close_runners(self) -> None:
+        await asyncio.gather(*(r.close() for r in self.runners.values()), return_exceptions=True)
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    async def _periodic_reconcile(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.watch.reconcile_minutes * 60)
+            for runner in self.runners.values():
+                runner.rescan()
+
+    async def _watchdog(self, interval: float) -> None:
+        while True:
+            sd_notify("WATCHDOG=1", self.env)
+            await asyncio.sleep(interval)
+
+    async def _reload(self) -> None:
+        """SIGHUP: read the config again; keep the old one if the new one is bad."""
+        async with self._reloading:  # signals in a row: one reload after the other
+            await self._reload_once()
+
+    async def _reload_once(self) -> None:
+        try:
+            new = await asyncio.to_thread(load_config, self.config_arg, self.env)
+        except ConfigError as exc:
+            log.error("config_reload_failed", error=str(exc), kept="previous config")
+            return
+        if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
+            log.warning("config_reload_partial", reason="socket and state_dir change on restart")
+            new = dataclasses.replace(
+                new, socket=self.config.socket, state_dir=self.config.state_dir
+            )
+        if new == self.config:
+            log.info("config_reloaded", changed=False)
+            return
+        configure_logging(new.log.level, new.log.format)
+        old = self.runners
+        await self._close_runners()
+        self.config = new
+        self.runners = await self._open_runners(new)
+        for runner in self.runners.values():
+            runner.start()
+        self._retired.append((self._epoch, [r.memory for r in old.values()]))
+        self._epoch += 1
+        self._close_retired()
+        log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+
+
+def _exit_after(seconds: float, code: int, event: str) -> None:
+    """End the process ``seconds`` from now unless it has ended by then (a daemon thread,
+    so a normal exit does not wait for it)."""
+
+    def fire() -> None:
+        time.sleep(seconds)
+        blocked = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
+        log.warning(event, threads=blocked, exit_code=code)
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+            sys.stdout.flush()
+        os._exit(code)
+
+    threading.Thread(target=fire, name=f"memd-{event}", daemon=True).start()
+
+
+def _create_default_workspace(config: Config) -> None:
+    """With no config file at all, make ``~/clawd/memory`` so a first start has a home.
+
+    A configured folder is never created: it may be a drive that is not mounted yet.
+    """
+    if config.source is not None:
+        return
+    folder = config.workspace().path / MEMORY_DIR
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        log.info("workspace_created", path=str(folder.parent))
+
+
+def _close_all(memories: list[Memory]) -> None:
+    for memory in memories:
+        with contextlib.suppress(Exception):
+            memory.close()
+
+
+def _take_lock(state_dir: Path) -> int:
+    """Hold ``memd.lock`` in the state folder for the life of the process."""
+    try:
+        private_folder(state_dir)
+        fd = os.open(state_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)  # a lock file left readable by an older memd
+    except OSError as exc:
+        raise DaemonError(f"cannot use state folder {state_dir}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise DaemonError(
+            f"memd is already running (pid {holder}) with state folder {state_dir}"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd

@@ -1,0 +1,109 @@
+"""Answer method calls through the running daemon, or directly on the index without one.
+
+The CLI and the MCP bridge both route through here, so they behave the same way: a daemon
+on the socket is asked first (one warm index for every agent), provided it serves this
+config; without one, each workspace's index is opened once and a search first brings it up
+to date, since nothing is watching. The index modules are imported only then, so a command
+answered by the daemon costs little more than the socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memd.client import Client, WrongDaemon, connect
+
+if TYPE_CHECKING:
+    from memd.config import Config
+    from memd.memory import Memory
+
+
+class Router:
+    """Routes ``call(method, params)`` to the daemon or to local ``Memory`` objects.
+
+    ``on_local`` runs once, before this process first opens an index itself (the CLI sets
+    up logging there); ``notices`` collects what a user should know about the routing,
+    such as a daemon that was found but serves another config."""
+
+    def __init__(
+        self,
+        config: Config,
+        timeout: float | None = 60.0,
+        on_local: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.timeout = timeout
+        self.on_local = on_local
+        self.notices: list[str] = []
+        self.daemon: dict | None = None  # the health answer of the daemon that answered
+        self._told: set[str] = set()  # each notice once per process, even when collected
+        self._open: dict[str, Memory] = {}
+
+    def memory(self, name: str | None) -> Memory:
+        """This process's own ``Memory`` for a workspace (opened on first use)."""
+        key = self.config.workspace(name).name
+        if key not in self._open:
+            if self.on_local is not None:
+                self.on_local()
+                self.on_local = None
+            from memd.memory import Memory
+
+            self._open[key] = Memory(self.config, key)
+        return self._open[key]
+
+    def connect(self, timeout: float | None = None) -> Client | None:
+        """A client for the daemon serving this config, or None to work here.
+
+        A daemon with another state folder is someone else's: work here and say so once.
+        One that shares this state folder but serves other workspaces raises: its indexes
+        must not be opened by a second process for different folders."""
+        try:
+            client = connect(self.config, self.timeout if timeout is None else timeout)
+        except WrongDaemon as exc:
+            if exc.shares_state:
+                raise WrongDaemon(
+                    f"{exc}; both use that state folder, so memd cannot answer for this config "
+                    "beside it: stop that daemon, reload it with this config (SIGHUP), or give "
+                    "this config its own state_dir",
+                    True,
+                    exc.health,
+                ) from None
+            notice = f"{exc}; answering without it"
+            if notice not in self.notices and notice not in self._told:
+                self.notices.append(notice)
+                self._told.add(notice)
+            return None
+        if client is not None:
+            self.daemon = client.health
+        return client
+
+    def daemon_running(self) -> bool:
+        client = self.connect(timeout=5)
+        if client is None:
+            return False
+        client.close()
+        return True
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict:
+        params = {k: v for k, v in (params or {}).items() if v is not None}
+        client = self.connect()
+        if client is not None:
+            with client:
+                return client.call(method, params)
+        from memd.serve.methods import call
+
+        if method == "memory_search":
+            # Nothing watches or embeds without a daemon: bring the index up to date, and
+            # embed what is missing when that takes a few seconds at most.
+            memory = self.memory(params.get("workspace"))
+            memory.index()
+            params.pop("wait_fresh", None)  # that was the catching up
+            if params.get("mode") != "keyword":
+                memory.embed_missing()
+        return call(self.memory, method, params)
+
+    def close(self) -> None:
+        for memory in self._open.values():
+            memory.close()
+        self._open.clear()

@@ -1,0 +1,270 @@
+"""One workspace inside the daemon: its watcher, its index loop and its embedding loop,
+and what it is doing right now (the ``Activity`` every answer reports).
+
+The daemon (``memd.serve.daemon``) owns the process, the socket and the writer thread; a runner
+owns one workspace's work and hands its writes to the daemon's writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
+from memd.index.reconcile import IndexReport
+from memd.log import get_logger
+from memd.memory import Memory
+from memd.records import Activity
+from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
+
+if TYPE_CHECKING:
+    from memd.serve.daemon import Daemon
+
+log = get_logger()
+
+_RETRY_SECONDS = 5.0
+_EMBED_BATCH = 32
+_COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
+_SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
+
+
+class Runner:
+    """One workspace inside the daemon: its memory, its watcher, its indexing and embedding
+    loops, and what they are doing (handed to answers as an ``Activity``)."""
+
+    def __init__(self, daemon: Daemon, name: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.daemon = daemon
+        self.loop = loop
+        self.pending: set[str] = set()
+        self.in_flight = 0
+        self.sweep = True  # what the index missed while memd was not running
+        self.rebuild = False
+        self.scanning = True  # a whole-workspace pass is queued or running
+        self.scan_done = self.scan_total = 0
+        self.first_pass = asyncio.Event()  # set once the first whole pass has ended
+        self.watcher_state = "not running"
+        self.embeddings = "idle"
+        self.pending_embeddings: int | None = None  # None: counted when asked
+        self.kick = asyncio.Event()
+        self.embed_kick = asyncio.Event()
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task] = []
+        self.links: dict[str, str] = {}  # symlinked files' targets, for the watcher
+        self.watcher: Watcher | None = None
+        self.last_event = 0.0  # loop time of the latest file event
+        self.urgent = asyncio.Event()  # a reader waits for the index: index at once
+        self.memory = Memory(
+            daemon.config,
+            name,
+            concurrent_reads=True,
+            activity=self.activity,
+            commit=daemon.commit,
+            on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
+            on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
+            catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
+        )
+
+    def activity(self) -> Activity:
+        """What this workspace's loops are doing right now, counting every file event the
+        kernel has queued up to this instant (not only those the watcher handed on)."""
+        tripped, lost = self._drain_elsewhere()
+        waiting = self.pending | tripped
+        if 0 < len(waiting) <= _SETTLED_CHECK:
+            # A flush's own append is already indexed when it answers; its file event is
+            # still queued for the watcher, but no edit waits there.
+            waiting -= self.memory.db.settled(waiting)
+        return Activity(
+            daemon=True,
+            watcher=self.watcher_state,
+            pending_files=len(waiting) + self.in_flight,
+            scanning=self.scanning or lost,
+            scan_done=self.scan_done,
+            scan_total=self.scan_total,
+            embeddings=self.embeddings,
+            pending_embeddings=self.pending_embeddings,
+        )
+
+    def start(self) -> None:
+        self.watcher = watcher = Watcher(
+            self.memory.workspace,
+            self.daemon.config.watch.debounce_ms,
+            on_changes=self.changed,
+            on_started=self.rescan,
+            on_state=self._watcher_state,
+            sessions=self.memory.sessions,
+            links=lambda: self.links,
+        )
+        # The first pass starts when the watcher does (its on_started), so edits made during
+        # the pass are seen and one pass is enough; without a watcher it starts anyway.
+        self.loop.call_later(_RETRY_SECONDS, self.kick.set)
+        name = self.memory.workspace.name
+        self.tasks = [
+            asyncio.create_task(self._index_loop(), name=f"index-{name}"),
+            asyncio.create_task(watcher.run(self.stop), name=f"watch-{name}"),
+        ]
+        if self.memory.embedder.enabled:
+            self.tasks.append(asyncio.create_task(self._embed_loop(), name=f"embed-{name}"))
+
+    async def close(self) -> None:
+        self.stop.set()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def changed(self, paths: set[str]) -> None:
+        if paths:
+            self.pending |= paths
+            self.last_event = self.loop.time()
+            self.kick.set()
+
+    def _drain(self) -> bool:
+        """On the loop: take in what the watcher's tripwire saw; None where there is none."""
+        drained = self.watcher.drain() if self.watcher is not None else None
+        if drained is None:
+            return False
+        paths, lost = drained
+        self.changed(paths)
+        if lost:
+            self.rescan()
+        return True
+
+    def _drain_elsewhere(self) -> tuple[set[str], bool]:
+        """From any thread: what the tripwire saw (handed to the loop) and if events were lost."""
+        drained = self.watcher.drain() if self.watcher is not None else None
+        if drained is None or not (drained[0] or drained[1]):
+            return set(), False
+        paths, lost = drained
+        self.loop.call_soon_threadsafe(self.changed, paths)
+        if lost:
+            self.loop.call_soon_threadsafe(self.rescan)
+        return paths, lost
+
+    async def catch_up(self, seconds: float) -> bool:
+        """Wait (up to ``seconds``) until the index holds every file as it is now: what
+        the kernel reported so far (or, without a tripwire, what the files' stat says
+        differs) is indexed first, without the usual debounce."""
+        deadline = self.loop.time() + seconds
+        if not self._drain():
+            paths, gone = await asyncio.to_thread(self.memory.db.stale_paths)
+            self.changed(paths)
+            if gone:
+                self.rescan()
+        while self.pending or self.in_flight or self.scanning:
+            if self.loop.time() >= deadline:
+                return False
+            self.urgent.set()
+            await asyncio.sleep(0.01)
+        return True
+
+    async def _settle(self) -> None:
+        """Let a burst of writes end before indexing it: ``watch.debounce_ms`` of quiet, at
+        most ``MAX_GROUP_MS`` after the pass was asked for; a waiting reader cuts it short."""
+        quiet = self.daemon.config.watch.debounce_ms / 1000
+        latest = self.loop.time() + MAX_GROUP_MS / 1000
+        while not self.urgent.is_set():
+            left = min(self.last_event + quiet, latest) - self.loop.time()
+            if left <= 0:
+                break
+            await wait_event(self.urgent, left)
+        self.urgent.clear()
+
+    def _chunks_written(self) -> None:
+        """An index pass or a flush/store wrote chunks: they wait for vectors from now on."""
+        self.pending_embeddings = None  # unknown until the embed loop counts: answers count
+        self.embed_kick.set()
+
+    def rescan(self, rebuild: bool = False) -> None:
+        self.sweep = self.scanning = True
+        self.rebuild = self.rebuild or rebuild
+        self.kick.set()
+
+    def _watcher_state(self, state: str) -> None:
+        if state != self.watcher_state:
+            log.info("watcher_state", workspace=self.memory.workspace.name, state=state)
+        self.watcher_state = state
+
+    def _progress(self, done: int, total: int) -> None:
+        self.scan_done, self.scan_total = done, total
+
+    async def _index_loop(self) -> None:
+        while True:
+            await self.kick.wait()
+            self.kick.clear()
+            self._drain()
+            if self.pending and not (self.sweep or self.rebuild):
+                await self._settle()
+            sweep, rebuild, paths = self.sweep, self.rebuild, self.pending
+            self.sweep, self.rebuild, self.pending = False, False, set()
+            self.in_flight = len(paths)
+            try:
+                await self._pass(sweep, rebuild, paths)
+            except WorkspaceMissing as exc:
+                # Nothing to index until the folder is back; the watcher reports that.
+                log.warning(
+                    "workspace_missing", workspace=self.memory.workspace.name, error=str(exc)
+                )
+            except MemdError as exc:
+                log.error("index_failed", workspace=self.memory.workspace.name, error=str(exc))
+                self.sweep |= sweep
+                self.rebuild |= rebuild
+                self.pending |= paths
+                self.loop.call_later(_RETRY_SECONDS, self.kick.set)
+            finally:
+                self.in_flight = 0
+                self.scanning = self.sweep or self.rebuild
+                if sweep or rebuild:
+                    self.first_pass.set()  # ended, even in failure: nobody waits for a retry
+
+    async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
+        memory, cancel = self.memory, self.daemon.cancel
+        if rebuild:
+            report = await asyncio.to_thread(memory.rebuild)
+        elif sweep:
+            self._progress(0, 0)
+            report = await asyncio.to_thread(memory.index, False, self._progress, cancel)
+        elif paths:
+            report = await asyncio.to_thread(memory.index_paths, paths, cancel)
+        else:
+            return None
+        if sweep or rebuild or report.touched:
+            self.links = await asyncio.to_thread(memory.db.link_targets)
+        return report
+
+    async def _embed_loop(self) -> None:
+        """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
+        growing cool-down while the provider fails. Keyword search never waits for this."""
+        memory = self.memory
+        settings = self.daemon.config.embeddings
+        cooldown = 0.0
+        while True:
+            try:
+                await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
+                pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
+                self.pending_embeddings = pending
+                quiet_since = time.time() - settings.debounce_ms / 1000
+                saved = 0
+                if pending:
+                    self.embeddings = "embedding"
+                    saved = await asyncio.to_thread(memory.embed_step, _EMBED_BATCH, quiet_since)
+                if saved:
+                    cooldown = 0.0
+                    continue
+                self.embeddings = "idle"
+            except BackendUnavailable as exc:
+                cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
+                self.embeddings = f"cooling down {cooldown:g} s after: {exc}"
+                log.warning("embeddings_unavailable", workspace=memory.workspace.name,
+                            error=str(exc), retry_in_s=cooldown)  # fmt: skip
+                await wait_event(self.stop, cooldown)
+                continue
+            except MemdError as exc:
+                log.error("embedding_failed", workspace=memory.workspace.name, error=str(exc))
+                await wait_event(self.stop, _RETRY_SECONDS)
+                continue
+            # Nothing ready: sleep until an index pass writes chunks, or until the files
+            # that are still settling have been quiet long enough.
+            self.embed_kick.clear()
+            await wait_event(
+                self.embed_kick, settings.debounce_ms / 1000 + 0.05 if pending else None
+            )

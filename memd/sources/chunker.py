@@ -1,0 +1,256 @@
+"""Cut a parsed Markdown document into chunks: one heading section each, under a token budget.
+
+A section that fits the budget is one chunk. A longer one is cut between blocks (a list
+between its items, a block still too long between its lines); each later chunk starts
+with the last whole lines of the one before, up to ``overlap`` tokens. Overlap is
+snapped to whole lines so a chunk's text is always exactly lines ``start_line`` to
+``end_line`` of the file and its citation is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+
+from memd.sources.markdown import Block, Document, readable
+from memd.sources.tokens import count_tokens, encoder
+
+_MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable piece of a file: 1-based inclusive lines and their text."""
+
+    start_line: int
+    end_line: int
+    heading: str  # heading path, e.g. "# 2026-01-20 > ## API"
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Restart:
+    """Where a re-chunk of a grown file may begin: the first line (0-based) of the last
+    group of sections that made chunks, the heading stack before it, and how many chunks
+    came before it. Text appended to the file changes no chunk before this line."""
+
+    line: int
+    stack: tuple[tuple[int, str], ...]
+    chunks_before: int
+
+
+def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Chunks covering every non-blank body line of ``doc``, in file order.
+
+    A heading with nothing under it is never a chunk of its own: it joins the section that
+    follows (a daily note's ``# date`` its first entry), or, at the end of the file, the
+    chunk before it.
+    """
+    return chunk_with_restart(doc, budget, overlap)[0]
+
+
+def chunk_with_restart(
+    doc: Document, budget: int = 400, overlap: int = 80, stack: tuple[tuple[int, str], ...] = ()
+) -> tuple[list[Chunk], Restart | None]:
+    """``chunk_document``, and where a later re-chunk of the file grown by appending may
+    start (``memd.index.regrow``). ``stack`` is the heading stack the document starts under,
+    when it is the end of a longer one."""
+    chunks: list[Chunk] = []
+    headings: list[tuple[int, str]] = list(stack)
+    carried: list[Block] = []  # headings still waiting for text
+    restart: Restart | None = None
+    group: tuple[int, tuple[tuple[int, str], ...]] = (0, ())
+    for blocks in _sections(doc.blocks):
+        head = blocks[0]
+        if not carried:  # a group of sections, emitted together, starts here
+            group = (head.start, tuple(headings))
+        if head.heading_level:
+            while headings and headings[-1][0] >= head.heading_level:
+                headings.pop()
+            headings.append((head.heading_level, "#" * head.heading_level + " " + head.title))
+        if head.heading_level and not _has_body(doc.lines, blocks):
+            carried.extend(blocks)
+            continue
+        path = " > ".join(title for _, title in headings)
+        restart = Restart(group[0], group[1], len(chunks))
+        chunks.extend(_chunk_section(doc.lines, [*carried, *blocks], path, budget, overlap))
+        carried = []
+    if carried:
+        chunks = _attach_tail(doc.lines, chunks, carried, budget, headings)
+    return chunks, restart
+
+
+def _has_body(lines: list[str], blocks: list[Block]) -> bool:
+    """Whether a section holds any non-blank line besides its heading."""
+    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
+    return any(lines[i].strip() for i in range(start + 1, end))
+
+
+def _attach_tail(
+    lines: list[str], chunks: list[Chunk], tail: list[Block], budget: int, stack: list
+) -> list[Chunk]:
+    """Headings at the end of a file: onto the last chunk if it has room, else a chunk."""
+    _, end = _trim(lines, tail[0].start, tail[-1].end)
+    if chunks:
+        last = chunks[-1]
+        text = "\n".join(lines[last.start_line - 1 : end])
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return [*chunks[:-1], Chunk(last.start_line, end, last.heading, text, tokens)]
+    path = " > ".join(title for _, title in stack)
+    return [*chunks, *_chunk_section(lines, tail, path, budget, 0)]
+
+
+def _sections(blocks: list[Block]) -> list[list[Block]]:
+    sections: list[list[Block]] = []
+    for b in blocks:
+        if b.heading_level or not sections:
+            sections.append([b])
+        else:
+            sections[-1].append(b)
+    return sections
+
+
+def _chunk_section(
+    lines: list[str], blocks: list[Block], heading: str, budget: int, overlap: int
+) -> list[Chunk]:
+    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
+    if start >= end:
+        return []
+    text = "\n".join(lines[start:end])
+    tokens = count_tokens(text)
+    if tokens <= budget:
+        return [Chunk(start + 1, end, heading, text, tokens)]
+    # Too long: pack units greedily. A line's count includes its newline, so the sum over
+    # lines is never below the count of the joined text and the budget holds for the text.
+    prefix = [0, *accumulate(count_tokens(line + "\n") for line in lines[start:end])]
+
+    def weight(a: int, b: int) -> int:
+        return prefix[b - start] - prefix[a - start]
+
+    units = [
+        unit
+        for b in blocks
+        if b.start < end and b.end > start
+        for unit in _units(max(b.start, start), min(b.end, end), b.parts, weight, budget)
+    ]
+    heads = {i for b in blocks if b.heading_level for i in range(b.start, b.end)}
+    units = _glue_headings(units, heads, lines, weight, budget)
+    out: list[tuple[int, int, str | None]] = []  # (start, end, tail of the start line)
+    cur_start, cur_end, cur_cost, cur_head = start, start, 0, None
+    for u_start, u_end in units:
+        u_cost = weight(u_start, u_end)
+        if cur_end > cur_start and cur_cost + u_cost > budget:
+            out.append((cur_start, cur_end, cur_head))
+            cur_start, cur_head = _overlap(
+                lines, cur_start, cur_end, weight, overlap, budget - u_cost
+            )
+            cur_cost = weight(cur_start, cur_end)
+            if cur_head is not None:
+                cur_cost += count_tokens(cur_head + "\n") - weight(cur_start, cur_start + 1)
+        if cur_end == cur_start:
+            cur_start = u_start
+        cur_end, cur_cost = u_end, cur_cost + u_cost
+    out.append((cur_start, cur_end, cur_head))
+    chunks = []
+    for a, b, head in out:
+        a, b = _trim(lines, a, b)  # a tail's line is never blank, so ``a`` stays put
+        if a >= b:
+            continue
+        if head is None:
+            chunks.append(Chunk(a + 1, b, heading, "\n".join(lines[a:b]), weight(a, b)))
+        else:
+            text = "\n".join([head, *lines[a + 1 : b]])
+            chunks.append(Chunk(a + 1, b, heading, text, count_tokens(text)))
+    return chunks
+
+
+def _glue_headings(
+    units: list[tuple[int, int]], heads: set[int], lines: list[str], weight, budget: int
+) -> list[tuple[int, int]]:
+    """The headings that open a section go with what follows them, so they never end a
+    chunk alone: with the whole next unit, else with its first line."""
+    k = 0
+    while k < len(units) and all(i in heads or not lines[i].strip() for i in range(*units[k])):
+        k += 1
+    if k == 0 or k == len(units):
+        return units
+    first, (a, b) = units[0][0], units[k]
+    if weight(first, b) <= budget:
+        return [(first, b), *units[k + 1 :]]
+    if b - a > 1 and weight(first, a + 1) <= budget:
+        return [(first, a + 1), *((i, i + 1) for i in range(a + 1, b)), *units[k + 1 :]]
+    return units
+
+
+def _units(start: int, end: int, parts, weight, budget: int) -> list[tuple[int, int]]:
+    """Pieces lines ``[start, end)`` of a block may be cut into: the whole block, else its
+    list items, else single lines."""
+    if weight(start, end) <= budget:
+        return [(start, end)]
+    bounds = [start, *(a for a, _ in parts if start < a < end), end]
+    pieces = list(pairwise(bounds))
+    out: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if len(pieces) > 1 and weight(a, b) <= budget:
+            out.append((a, b))
+        else:
+            out.extend((i, i + 1) for i in range(a, b))
+    return out
+
+
+def _overlap(
+    lines: list[str], start: int, end: int, weight, overlap: int, room: int
+) -> tuple[int, str | None]:
+    """Where the next chunk starts so it repeats the end of ``[start, end)``: the last whole
+    lines within ``overlap`` tokens (and the ``room`` the next unit leaves), else the
+    tail of the last non-blank line. Returns ``(first line, tail text or None)``."""
+    limit = min(overlap, room)
+    first = end
+    while first > start and weight(first - 1, end) <= limit:
+        first -= 1
+    if any(lines[i].strip() for i in range(first, end)):
+        return first, None
+    last = end - 1
+    while last > start and not lines[last].strip():
+        last -= 1
+    tail = _tail(lines[last], limit - 1 - weight(last + 1, end))  # one for its newline
+    return (last, tail) if tail else (end, None)
+
+
+def _tail(line: str, limit: int) -> str | None:
+    """The end of a long line in at most ``limit`` tokens, starting at a word."""
+    if limit <= 0:
+        return None
+    ids = encoder().encode_ordinary(line)
+    k = min(limit, len(ids) - 1)
+    while k > 0:
+        # Token bytes may start inside a multi-byte character: drop that partial one.
+        tail = encoder().decode_bytes(ids[-k:]).decode("utf-8", errors="ignore")
+        cut = tail.find(" ")
+        if 0 <= cut < len(tail.rstrip()) - 1:
+            tail = tail[cut + 1 :]
+        tail = tail.strip()
+        if tail and count_tokens(tail) <= limit:
+            return tail
+        k -= max(1, k // 4)
+    return None
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Drop blank lines at both ends of ``[start, end)``."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def model_text(heading: str, text: str) -> str:
+    """What a model reads of a chunk (to embed or rerank it): the text as a reader sees it,
+    led by its heading path when it does not start with it."""
+    text = readable(text[:_MODEL_MAX_CHARS])
+    if heading and not text.lstrip().startswith("#"):
+        return f"{heading.replace('#', '').strip()}\n\n{text}"
+    return text

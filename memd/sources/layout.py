@@ -1,0 +1,412 @@
+"""The file layout of a workspace: which files are memory, what kind each is, where reads
+may go and where writes land.
+
+A workspace has its own folder (``MEMORY.md``, ``memory.md`` and ``memory/**/*.md``) and
+any number of extra roots (folders or single files). Hidden folders and files,
+``node_modules`` and excluded globs are skipped; symlinks are followed once, with
+real paths de-duplicated so a loop or a second link to the same note is read once. A link
+is never followed into ``/proc``, ``/sys`` or ``/dev``, nor to a folder that holds the
+workspace or the root being walked (a link to ``/`` or to ``..``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from stat import S_ISREG
+
+from memd.config import ExtraPath, WorkspaceConfig
+from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
+from memd.log import get_logger
+from memd.records import Lines
+from memd.sources.globs import GlobSet
+from memd.sources.markdown import split_lines
+
+log = get_logger()
+
+CORE_NAMES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+SESSIONS_DIR = "sessions"  # result paths of session transcripts (memd.index.sessions) start here
+_IGNORED_NAMES = frozenset({"node_modules"})
+# Kernel and device files: never notes, and reading them can leak (/proc/self/environ) or
+# never end (/dev/zero, /proc/kcore).
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+_CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+# memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
+_DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
+
+
+@dataclass(frozen=True)
+class Root:
+    """A folder or file that memd indexes, shown under ``prefix`` in result paths."""
+
+    prefix: str  # "" for the workspace folder itself
+    path: Path
+    is_file: bool = False
+    include: GlobSet | None = None  # only these files, when given
+    exclude: GlobSet | None = None
+
+    @property
+    def is_workspace(self) -> bool:
+        return self.prefix == ""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One indexable Markdown file as found on disk."""
+
+    path: str  # shown in results: relative, '/'-separated
+    abspath: str  # as walked (may pass through symlinks)
+    realpath: str
+    source: str  # core | daily | memory | extra
+    date: str | None  # YYYY-MM-DD for daily notes
+    size: int
+    mtime_ns: int
+
+
+def daily_date(name: str) -> str | None:
+    """The ISO date of a daily note file name such as ``2026-01-20.md``, else None."""
+    m = _DAILY.fullmatch(name)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        return None
+
+
+class Workspace:
+    """The files of one configured workspace and the rules that decide them."""
+
+    def __init__(self, config: WorkspaceConfig) -> None:
+        self.name = config.name
+        self.path = config.path
+        self.exclude = GlobSet(config.exclude)
+        self.roots = [Root("", config.path), *_extra_roots(config.extra_paths)]
+
+    def classify(self, root: Root, rel: str) -> tuple[str, str | None] | None:
+        """``(source, date)`` for a root-relative path memd indexes, else None."""
+        parts = rel.split("/")
+        if not rel.endswith(".md") or any(_ignored(p) for p in parts):
+            return None
+        if self.exclude and self.exclude.match(rel):
+            return None
+        if not root.is_workspace:
+            if root.exclude and root.exclude.match(rel):
+                return None
+            if root.include and not root.include.match(rel):
+                return None
+            return ("extra", None)
+        if len(parts) == 1:
+            return ("core", None) if rel in CORE_NAMES else None
+        if parts[0] != MEMORY_DIR:
+            return None
+        date = daily_date(parts[-1])
+        return ("daily", date) if date else ("memory", None)
+
+    def wants(self, abspath: str) -> bool:
+        """Whether a change at ``abspath`` can matter to the index: a memory file, or a
+        folder that may hold some (the watcher's filter)."""
+        name = os.path.basename(abspath)
+        if _ignored(name) or name.endswith(("~", "#")):  # editor swap, backup, lock files
+            return False
+        for root, rel in self._split(abspath):
+            if root.is_file:
+                return True
+            if rel.endswith(".md"):
+                return self.classify(root, rel) is not None
+            parts = rel.split("/")
+            if any(_ignored(p) for p in parts):
+                return False
+            # A folder of memory files may appear or vanish; at the top of the workspace
+            # only memory/ can hold any.
+            return not root.is_workspace or parts[0] == MEMORY_DIR
+        return False
+
+    def core_file(self) -> str:
+        """``MEMORY.md``, or ``memory.md`` when only that one exists."""
+        upper, lower = self.path / CORE_NAMES[0], self.path / CORE_NAMES[1]
+        return CORE_NAMES[1] if not upper.exists() and lower.exists() else CORE_NAMES[0]
+
+    def daily_note(self, date: str) -> str:
+        """The workspace-relative daily note of ``date`` (YYYY-MM-DD)."""
+        return f"{MEMORY_DIR}/{date}.md"
+
+    def target(self, category: str, today: str) -> tuple[str, str]:
+        """``(workspace-relative file, first line of a new file)`` where a category's
+        writes land: core is MEMORY.md, daily is today's note, any other name memory/NAME.md."""
+        if category == "core":
+            return self.core_file(), "# Memory\n"
+        if category == "daily":
+            return self.daily_note(today), f"# {today}\n"
+        if not _CATEGORY.fullmatch(category):
+            raise InvalidParams(
+                "category", "must be core, daily, or a name of letters, digits, '-' and '_'"
+            )
+        return f"{MEMORY_DIR}/{category}.md", f"# {category}\n"
+
+    @staticmethod
+    def category_of(rel: str) -> str:
+        """The category a workspace-relative memory file stands for (inverse of ``target``)."""
+        if rel in CORE_NAMES:
+            return "core"
+        name = PurePosixPath(rel).name
+        return "daily" if daily_date(name) else PurePosixPath(rel).stem
+
+    def scan(self) -> list[FileEntry]:
+        """Every indexable file, each real file once; raises if the workspace is gone."""
+        if not self.path.is_dir():
+            raise WorkspaceMissing(
+                f"workspace folder {self.path} does not exist or is not a folder; "
+                "create it or set 'workspace' in the config"
+            )
+        if not os.access(self.path, os.R_OK | os.X_OK):
+            raise WorkspaceMissing(f"workspace folder {self.path} cannot be read (permissions)")
+        seen_files: set[str] = set()
+        seen_dirs: set[str] = set()
+        found: list[FileEntry] = []
+        for root in self.roots:
+            for entry in self._walk_root(root, seen_dirs):
+                if entry.realpath not in seen_files:
+                    seen_files.add(entry.realpath)
+                    found.append(entry)
+        return found
+
+    def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
+        if root.is_file:
+            if root.path.suffix == ".md":
+                yield from self._entry(root, root.prefix, str(root.path))
+            else:
+                log.warning("extra_path_not_markdown", path=str(root.path))
+            return
+        if not root.path.is_dir():
+            log.warning("root_missing", root=str(root.path))
+            return
+        if root.is_workspace:
+            for name in CORE_NAMES:
+                yield from self._entry(root, name, str(root.path / name))
+            start = root.path / MEMORY_DIR
+            if start.is_dir():
+                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs)
+        else:
+            yield from self._walk_dir(root, root.path, "", seen_dirs)
+
+    def _walk_dir(self, root: Root, folder: Path, rel: str, seen: set[str]) -> Iterator[FileEntry]:
+        real = os.path.realpath(folder)
+        if real in seen:  # a symlink loop, or a second link to a folder already walked
+            return
+        seen.add(real)
+        if rel and (reason := self._not_followed(root, real)):
+            log.warning("folder_not_followed", folder=str(folder), resolves_to=real, reason=reason)
+            return
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            log.warning("folder_unreadable", folder=str(folder), error=exc.strerror)
+            return
+        for e in entries:
+            if _ignored(e.name):
+                continue
+            child = f"{rel}/{e.name}" if rel else e.name
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                pruned = (self.exclude and self.exclude.match(child)) or (
+                    root.exclude and root.exclude.match(child)
+                )
+                if not pruned:
+                    yield from self._walk_dir(root, Path(e.path), child, seen)
+            elif e.name.endswith(".md"):
+                # A plain file in a folder whose real path is known needs no realpath():
+                # that walk of every path component was most of a no-change pass.
+                known = None if e.is_symlink() else os.path.join(real, e.name)
+                yield from self._entry(root, child, e.path, known)
+
+    def follows(self, folder: str) -> bool:
+        """Whether a folder met while watching (perhaps through a link) is entered: never a
+        system folder, nor one that holds the workspace (a link to ``/`` or ``..``)."""
+        real = os.path.realpath(folder)
+        return not _system(real) and not _under(os.path.realpath(self.path), real)
+
+    def _not_followed(self, root: Root, real: str) -> str | None:
+        """Why a folder below a root, reached as ``real``, is not walked (else None)."""
+        if _system(real):
+            return "system folder"
+        holds = (os.path.realpath(self.path), os.path.realpath(root.path))
+        if any(_under(path, real) for path in holds):
+            return "holds the workspace or the root being walked"
+        return None
+
+    def _entry(
+        self, root: Root, rel: str, abspath: str, realpath: str | None = None
+    ) -> Iterator[FileEntry]:
+        kind = self.classify(root, rel) if not root.is_file else ("extra", None)
+        if kind is None:
+            return
+        try:
+            st = os.stat(abspath)
+        except OSError:  # vanished, or a dangling symlink
+            return
+        if not S_ISREG(st.st_mode):
+            return
+        real = realpath or os.path.realpath(abspath)
+        if _system(real):
+            log.warning("file_not_followed", path=abspath, resolves_to=real, reason="system file")
+            return
+        yield FileEntry(
+            path=_shown(root, rel),
+            abspath=abspath,
+            realpath=real,
+            source=kind[0],
+            date=kind[1],
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+        )
+
+    def locate(self, abspath: str) -> tuple[str, FileEntry | None] | None:
+        """For an absolute path a watcher reported: ``(result path, entry)`` if memd
+        indexes it (``entry`` None when the file is gone), else None."""
+        for root, rel in self._split(abspath):
+            if not root.is_file and self.classify(root, rel) is None:
+                continue
+            found = list(self._entry(root, rel, abspath))
+            return _shown(root, rel), (found[0] if found else None)
+        return None
+
+    def shown(self, abspath: str) -> str | None:
+        """The result-path form of any absolute path under a root, indexed or not."""
+        for root, rel in self._split(abspath):
+            return _shown(root, rel)
+        return None
+
+    def _split(self, abspath: str) -> Iterator[tuple[Root, str]]:
+        for root in self.roots:
+            if root.is_file:
+                if abspath == str(root.path):
+                    yield root, root.prefix
+                continue
+            base = str(root.path).rstrip("/") + "/"
+            if abspath.startswith(base):
+                yield root, abspath[len(base) :]
+
+    def resolve(self, path: str) -> tuple[str, bool]:
+        """Map a result path to ``(absolute path, inside its root)``, refusing what memd
+        does not index.
+
+        The flag is False when symlinks lead outside the root; the caller then allows the
+        read only if the index holds that same file.
+        """
+        if not isinstance(path, str) or not path or "\x00" in path or "\\" in path:
+            raise PathRefused(f"path {path!r} is not a workspace-relative path")
+        pure = PurePosixPath(path)
+        if pure.is_absolute() or path.startswith("~"):
+            raise PathRefused(f"path {path!r} is absolute; give it relative to the workspace")
+        parts = path.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise PathRefused(f"path {path!r} may not contain '..', '.' or empty parts")
+        root, rel = self._root_for(parts)
+        if root.is_file:
+            if rel != "":
+                raise PathRefused(f"path {path!r} is not a file memd indexes")
+        elif self.classify(root, rel) is None:
+            raise PathRefused(f"path {path!r} is not a file memd indexes")
+        full = root.path if root.is_file else root.path / rel
+        if not full.is_file():
+            raise NotFound(f"no file {path} in workspace '{self.name}'")
+        real = os.path.realpath(full)
+        base = os.path.realpath(root.path)
+        inside = real == base if root.is_file else real.startswith(base.rstrip("/") + "/")
+        return str(full), inside
+
+    def _root_for(self, parts: list[str]) -> tuple[Root, str]:
+        for root in self.roots[1:]:
+            if parts[0] == root.prefix:
+                return root, "/".join(parts[1:])
+        return self.roots[0], "/".join(parts)
+
+
+def _shown(root: Root, rel: str) -> str:
+    return f"{root.prefix}/{rel}" if root.prefix and not root.is_file else rel
+
+
+def _under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it (both resolved)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _system(real: str) -> bool:
+    return any(_under(real, folder) for folder in _SYSTEM_FOLDERS)
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith(".") or name in _IGNORED_NAMES
+
+
+def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
+    """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
+    taken = {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}
+    roots = []
+    for extra in extras:
+        if isinstance(extra, Path):
+            extra = ExtraPath(extra)
+        p = extra.path
+        base = p.name or "root"
+        prefix, n = base, 2
+        while prefix in taken:
+            stem, dot, ext = base.partition(".") if p.is_file() else (base, "", "")
+            prefix = f"{stem}-{n}{dot}{ext}"
+            n += 1
+        taken.add(prefix)
+        include = GlobSet(extra.include) if extra.include else None
+        exclude = GlobSet(extra.exclude) if extra.exclude else None
+        roots.append(Root(prefix, p, p.is_file(), include, exclude))
+    return roots
+
+
+GET_MAX_LINES = 1000
+GET_MAX_BYTES = 64 * 1024
+
+
+def read_lines(full: str, path: str, start: int, lines: int, workspace: str = "") -> Lines:
+    """Lines ``start``.. of the file at ``full`` (shown as ``path``), at most
+    ``GET_MAX_LINES`` lines and ``GET_MAX_BYTES`` of text."""
+    try:
+        with open(full, "rb") as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"no file {path} in workspace '{workspace}'") from exc
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    all_lines = split_lines(text)
+    count = min(lines, GET_MAX_LINES)
+    out: list[str] = []
+    size = 0
+    truncated = False
+    for line in all_lines[start - 1 : start - 1 + count]:
+        encoded = len(line.encode("utf-8")) + 1
+        if size + encoded > GET_MAX_BYTES:
+            truncated = True
+            if not out:  # one line larger than the cap: give its start
+                out.append(line.encode("utf-8")[:GET_MAX_BYTES].decode("utf-8", "ignore"))
+            break
+        out.append(line)
+        size += encoded
+    end = start - 1 + len(out)
+    truncated = truncated or (lines > GET_MAX_LINES and end < len(all_lines))
+    return Lines(
+        path=path,
+        start=start,
+        lines=len(out),
+        text="\n".join(out) + ("\n" if out else ""),
+        total_lines=len(all_lines),
+        truncated=truncated,
+        next_from=end + 1 if end < len(all_lines) else None,
+    )

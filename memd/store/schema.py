@@ -1,0 +1,241 @@
+"""What an index database holds: its tables (and the migrations that build them) and the
+rows memd writes to and reads from them.
+
+The schema version lives in ``PRAGMA user_version`` and is moved forward by the
+functions in ``MIGRATIONS``: append one, never edit one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import apsw
+
+from memd.sources.chunker import Chunk
+from memd.store.fts import FtsRow, fts_row
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """What the index knows about one file."""
+
+    id: int
+    path: str
+    realpath: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileMeta:
+    """A file's facts as the indexer found them, written with its chunks."""
+
+    path: str
+    abspath: str
+    realpath: str
+    source: str
+    date: str | None
+    size: int
+    mtime_ns: int
+    hash: str
+    lines: int
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """How far a session transcript has been read (``session_files``), with its file's
+    id, size and mtime."""
+
+    file_id: int
+    size: int
+    mtime_ns: int
+    offset: int
+    lines: int
+    head: str
+    head_bytes: int
+    session_id: str
+    started: str | None
+
+
+class ChunkRow(NamedTuple):
+    """A chunk ready to write: where it is, its text, and its FTS5 columns."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    tokens: int
+    fts: FtsRow
+
+
+def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk], first: bool = True) -> list[ChunkRow]:
+    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes);
+    ``first`` False when they follow the file's first chunk (``Store.replace_tail``)."""
+    # Tags, aliases and a custom note's name go on its first chunk only, so a match on
+    # them finds the note once rather than once per chunk.
+    title = "" if meta.source == "daily" else Path(meta.path).stem
+    first_meta = " ".join([*meta.tags, *meta.aliases, title])
+    # A daily note's date in words leads every chunk's heading: "what did we do in May"
+    # or "on Thursday" then finds it, as a reader of the note knows its day.
+    day = spoken_date(meta.date) if meta.date else ""
+    rows = []
+    for n, c in enumerate(chunks):
+        heading = f"{day} {_heading_words(c.heading)}".strip()
+        fts = fts_row(heading, c.text, first_meta if n == 0 and first else "")
+        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
+    return rows
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One chunk matched by a keyword query, with its raw (positive) BM25 score."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    source: str
+    date: str | None
+    bm25: float
+
+
+def _schema_v1(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            abspath TEXT NOT NULL,
+            realpath TEXT NOT NULL,
+            source TEXT NOT NULL,
+            date TEXT,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            lines INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX files_date ON files(date);
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: vectors key on it
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            heading, body, meta, cjk,
+            content='', contentless_delete=1,
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        """
+    )
+
+
+def _schema_v2(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE embedding_cache(
+            key BLOB PRIMARY KEY,      -- sha256(provider, model, dimensions, text)
+            vector BLOB NOT NULL,      -- float32, normalised
+            used INTEGER NOT NULL      -- a counter: least recently used go first
+        ) WITHOUT ROWID;
+        CREATE INDEX embedding_cache_used ON embedding_cache(used);
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            vector BLOB NOT NULL,
+            UNIQUE(chunk_id, model)
+        );
+        """
+    )
+
+
+def _schema_v3(db: apsw.Connection) -> None:
+    # A chunk's meaning is now its passages' vectors (memd.sources.passages): several rows a chunk.
+    # Whole-chunk vectors mean something else, so they go and chunks are embedded again.
+    db.execute(
+        """
+        DROP TABLE vectors;
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            part INTEGER NOT NULL,                 -- the passage's place in its chunk
+            vector BLOB NOT NULL,
+            UNIQUE(chunk_id, model, part)
+        );
+        -- Counting embedded chunks (of the current vector size) reads only this index.
+        CREATE INDEX vectors_first ON vectors(model, part, length(vector));
+        """
+    )
+
+
+def _schema_v4(db: apsw.Connection) -> None:
+    # How far each session transcript has been read, so a growing one is read on from there.
+    db.execute(
+        """
+        CREATE TABLE session_files(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            offset INTEGER NOT NULL,      -- bytes read: the start of the first unread line
+            lines INTEGER NOT NULL,       -- lines read
+            head TEXT NOT NULL,           -- sha256 of the first head_bytes: same file?
+            head_bytes INTEGER NOT NULL,
+            session_id TEXT NOT NULL,
+            started TEXT,                 -- ISO time of the first turn
+            skipped INTEGER NOT NULL DEFAULT 0
+        );
+        """
+    )
+
+
+def _schema_v5(db: apsw.Connection) -> None:
+    # Each vector keeps the words of the passage it was made from: ranking asks which
+    # passage holds the query's words. Rows without them go; the embedding cache has them.
+    db.execute(
+        """
+        DROP TABLE vectors;
+        CREATE TABLE vectors(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- readers load new rows by id
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,                   -- the embedder key: never mix two
+            part INTEGER NOT NULL,                 -- the passage's place in its chunk
+            vector BLOB NOT NULL,
+            terms TEXT NOT NULL,                   -- its words as FTS5 tokenizes them
+            UNIQUE(chunk_id, model, part)
+        );
+        CREATE INDEX vectors_first ON vectors(model, part, length(vector));
+        """
+    )
+
+
+# Each entry moves the schema from version i to i + 1; append, never edit.
+MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def spoken_date(iso: str) -> str:
+    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
+    day = dt.date.fromisoformat(iso)
+    return f"{day:%A}, {day.day} {day:%B %Y}"
+
+
+def _heading_words(heading: str) -> str:
+    """The words of a heading path, without its '#' and '>' markers."""
+    return heading.replace(">", " ").replace("#", " ")
