@@ -16,7 +16,7 @@
         └── DaemonUnavailable   no daemon answers on the socket
 
 The classes carry no protocol codes: each shell maps them to its own failure form in one
-place (``memd.serve.rpc`` for JSON-RPC, ``cli.main`` for exit codes, ``mcp`` for tool errors).
+place (``memd.client`` for JSON-RPC, ``cli.main`` for exit codes, ``mcp`` for tool errors).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from memd.embed.rerank import make_reranker
 from memd.errors import BackendUnavailable, MemdError, PathRefused
 from memd.index.index import Index, database_path
 from memd.index.reconcile import IndexReport, Progress
-from memd.index.sessions import Sessions, is_session_path
+from memd.index.sessions import Sessions
 from memd.records import (
     Activity,
     FlushAnswer,
@@ -48,7 +48,7 @@ from memd.records import (
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
 from memd.search.searcher import Searcher, SearchRequest
 from memd.search.timewords import TimeReading
-from memd.sources.layout import Workspace, read_lines
+from memd.sources.layout import Workspace, is_session_path, read_lines
 
 if TYPE_CHECKING:
     from memd.write.journal import Journal

@@ -1,8 +1,8 @@
 import pytest
 
+from memd.client import code_of
 from memd.errors import InvalidParams, UnknownMethod
 from memd.serve.methods import call
-from memd.serve.rpc import code_of
 
 
 @pytest.fixture

@@ -200,7 +200,7 @@ def test_fifty_clients_at_once(daemon):
 
 def test_every_error_class_survives_the_round_trip():
     """The client raises the class the daemon raised, for every class in the code table."""
-    from memd.serve.rpc import CODES, error_for, exception_from
+    from memd.client import CODES, error_for, exception_from
 
     for cls in CODES:
         exc = cls("param", "problem") if cls is InvalidParams else cls("it failed")

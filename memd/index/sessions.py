@@ -29,11 +29,12 @@ from memd.log import get_logger
 from memd.records import Lines
 from memd.sources.layout import SESSIONS_DIR, read_lines
 from memd.sources.markdown import split_lines
+from memd.sources.passages import spoken_date
 from memd.sources.redact import redact, redact_lines
 from memd.sources.tokens import count_tokens
 from memd.sources.transcripts import Turn, read_transcript
 from memd.store.fts import fts_row
-from memd.store.schema import ChunkRow, FileMeta, SessionState, spoken_date
+from memd.store.schema import ChunkRow, FileMeta, SessionState
 from memd.store.sqlite import Store
 
 log = get_logger()
@@ -65,11 +66,6 @@ class SessionFile:
     size: int
     mtime_ns: int
     root: SessionRoot
-
-
-def is_session_path(path: str) -> bool:
-    """Whether a result path names a session transcript."""
-    return path.startswith(SESSIONS_DIR + "/")
 
 
 class Sessions:

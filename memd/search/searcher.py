@@ -20,7 +20,6 @@ from memd.config import Search
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
 from memd.errors import InvalidParams, MemdError
-from memd.index.sessions import is_session_path
 from memd.records import SearchResult
 from memd.search.ranking import (
     Candidate,
@@ -47,6 +46,7 @@ from memd.search.timerank import (
 from memd.search.timewords import TimeReading, names_a_time, read_time
 from memd.sources.chunker import model_text
 from memd.sources.globs import GlobSet
+from memd.sources.layout import is_session_path
 from memd.store.fts import MatchQuery, TermMatcher, match_query
 from memd.store.sqlite import Store
 from memd.store.vectors import VectorIndex

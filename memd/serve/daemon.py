@@ -151,7 +151,10 @@ class Daemon:
         loop = asyncio.get_running_loop()
 
         def open_all() -> dict[str, Runner]:
-            return {ws.name: Runner(self, ws.name, loop) for ws in config.workspaces}
+            return {
+                ws.name: Runner(config, ws.name, loop, self.commit, self.cancel)
+                for ws in config.workspaces
+            }
 
         return await asyncio.to_thread(open_all)
 

@@ -1,16 +1,19 @@
 """One workspace inside the daemon: its watcher, its index loop and its embedding loop,
 and what it is doing right now (the ``Activity`` every answer reports).
 
-The daemon (``memd.serve.daemon``) owns the process, the socket and the writer thread; a runner
-owns one workspace's work and hands its writes to the daemon's writer.
+The daemon (``memd.serve.daemon``) owns the process, the socket and the writer thread; a
+runner owns one workspace's work and hands its writes to the daemon's writer (``commit``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TypeVar
 
+from memd.config import Config
 from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.index.reconcile import IndexReport
 from memd.log import get_logger
@@ -18,10 +21,8 @@ from memd.memory import Memory
 from memd.records import Activity
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
-if TYPE_CHECKING:
-    from memd.serve.daemon import Daemon
-
 log = get_logger()
+T = TypeVar("T")
 
 _RETRY_SECONDS = 5.0
 _EMBED_BATCH = 32
@@ -33,8 +34,16 @@ class Runner:
     """One workspace inside the daemon: its memory, its watcher, its indexing and embedding
     loops, and what they are doing (handed to answers as an ``Activity``)."""
 
-    def __init__(self, daemon: Daemon, name: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.daemon = daemon
+    def __init__(
+        self,
+        config: Config,
+        name: str,
+        loop: asyncio.AbstractEventLoop,
+        commit: Callable[[Callable[[], T]], T],
+        cancel: threading.Event,
+    ) -> None:
+        self.config = config
+        self.cancel = cancel  # set when the daemon stops: an index pass ends early
         self.loop = loop
         self.pending: set[str] = set()
         self.in_flight = 0
@@ -55,11 +64,11 @@ class Runner:
         self.last_event = 0.0  # loop time of the latest file event
         self.urgent = asyncio.Event()  # a reader waits for the index: index at once
         self.memory = Memory(
-            daemon.config,
+            config,
             name,
             concurrent_reads=True,
             activity=self.activity,
-            commit=daemon.commit,
+            commit=commit,
             on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
             catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
@@ -88,7 +97,7 @@ class Runner:
     def start(self) -> None:
         self.watcher = watcher = Watcher(
             self.memory.workspace,
-            self.daemon.config.watch.debounce_ms,
+            self.config.watch.debounce_ms,
             on_changes=self.changed,
             on_started=self.rescan,
             on_state=self._watcher_state,
@@ -160,7 +169,7 @@ class Runner:
     async def _settle(self) -> None:
         """Let a burst of writes end before indexing it: ``watch.debounce_ms`` of quiet, at
         most ``MAX_GROUP_MS`` after the pass was asked for; a waiting reader cuts it short."""
-        quiet = self.daemon.config.watch.debounce_ms / 1000
+        quiet = self.config.watch.debounce_ms / 1000
         latest = self.loop.time() + MAX_GROUP_MS / 1000
         while not self.urgent.is_set():
             left = min(self.last_event + quiet, latest) - self.loop.time()
@@ -217,7 +226,7 @@ class Runner:
                     self.first_pass.set()  # ended, even in failure: nobody waits for a retry
 
     async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
-        memory, cancel = self.memory, self.daemon.cancel
+        memory, cancel = self.memory, self.cancel
         if rebuild:
             report = await asyncio.to_thread(memory.rebuild)
         elif sweep:
@@ -235,7 +244,7 @@ class Runner:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
         growing cool-down while the provider fails. Keyword search never waits for this."""
         memory = self.memory
-        settings = self.daemon.config.embeddings
+        settings = self.config.embeddings
         cooldown = 0.0
         while True:
             try:

@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from memd.client import CODES, INTERNAL_ERROR, PARSE_ERROR, error_for, error_object
 from memd.errors import DaemonError, InvalidParams, InvalidRequest, MemdError
 from memd.log import get_logger
-from memd.serve.rpc import CODES, INTERNAL_ERROR, PARSE_ERROR, error_for, error_object
 from memd.store.private import private_folder
 
 log = get_logger()

@@ -374,6 +374,11 @@ GET_MAX_LINES = 1000
 GET_MAX_BYTES = 64 * 1024
 
 
+def is_session_path(path: str) -> bool:
+    """Whether a result path names a session transcript."""
+    return path.startswith(SESSIONS_DIR + "/")
+
+
 def read_lines(full: str, path: str, start: int, lines: int, workspace: str = "") -> Lines:
     """Lines ``start``.. of the file at ``full`` (shown as ``path``), at most
     ``GET_MAX_LINES`` lines and ``GET_MAX_BYTES`` of text."""

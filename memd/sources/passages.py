@@ -14,12 +14,12 @@ computed when embedding, and the same text always gives the same passages (and c
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import PurePosixPath
 
 from memd.sources.markdown import readable
 from memd.sources.tokens import count_tokens, encoder
-from memd.store.schema import spoken_date
 
 FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again
 MAX_TOKENS = 150  # a longer block is cut between lines, a longer line between words
@@ -122,3 +122,9 @@ def _cut(block: str) -> list[str]:
     if current:
         pieces.append("\n".join(current))
     return [p for p in pieces if p.strip()]
+
+
+def spoken_date(iso: str) -> str:
+    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
+    day = dt.date.fromisoformat(iso)
+    return f"{day:%A}, {day.day} {day:%B %Y}"

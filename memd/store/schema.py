@@ -7,7 +7,6 @@ functions in ``MIGRATIONS``: append one, never edit one.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import NamedTuple
 import apsw
 
 from memd.sources.chunker import Chunk
+from memd.sources.passages import spoken_date
 from memd.store.fts import FtsRow, fts_row
 
 
@@ -228,12 +228,6 @@ def _schema_v5(db: apsw.Connection) -> None:
 # Each entry moves the schema from version i to i + 1; append, never edit.
 MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def spoken_date(iso: str) -> str:
-    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
-    day = dt.date.fromisoformat(iso)
-    return f"{day:%A}, {day.day} {day:%B %Y}"
 
 
 def _heading_words(heading: str) -> str:
