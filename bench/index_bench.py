@@ -35,7 +35,7 @@ from memd.configfile import parse_config  # noqa: E402
 from memd.embed.providers import Embedder  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
-from memd.search.searcher import SearchRequest  # noqa: E402
+from memd.search.request import SearchRequest  # noqa: E402
 
 
 class RandomEmbedder(Embedder):

@@ -28,7 +28,7 @@ from bench.common import percentile, write_result  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
-from memd.search.searcher import SearchRequest  # noqa: E402
+from memd.search.request import SearchRequest  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "bench-data" / "scifact"
 

@@ -41,7 +41,7 @@ _EXPORTS = {
     "NotFound": "memd.errors",
     "PathRefused": "memd.errors",
     "SearchAnswer": "memd.records",
-    "SearchRequest": "memd.search.searcher",
+    "SearchRequest": "memd.search.request",
     "SearchResult": "memd.records",
     "Status": "memd.records",
     "StoreAnswer": "memd.records",
@@ -147,5 +147,5 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         TimeWindow,
         Written,
     )
-    from memd.search.searcher import SearchRequest
+    from memd.search.request import SearchRequest
     from memd.write.writer import Entry

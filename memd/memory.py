@@ -46,9 +46,11 @@ from memd.records import (
     TimeWindow,
 )
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
-from memd.search.searcher import Searcher, SearchRequest
+from memd.search.request import SearchRequest
+from memd.search.searcher import Searcher
 from memd.search.timewords import TimeReading
-from memd.sources.layout import Workspace, is_session_path, read_lines
+from memd.sources.layout import Workspace, is_session_path
+from memd.sources.reading import read_lines
 
 if TYPE_CHECKING:
     from memd.write.journal import Journal

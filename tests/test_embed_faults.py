@@ -9,7 +9,7 @@ import pytest
 from memd.embed.providers import make_embedder
 from memd.errors import BackendUnavailable
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 
 PARAPHRASE = "which datastore did we select"
 

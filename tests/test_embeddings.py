@@ -7,7 +7,7 @@ from memd.configfile import parse_config
 from memd.embed.providers import LocalEmbedder, OpenAIEmbedder, local_available, make_embedder
 from memd.errors import BackendUnavailable, ConfigError
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 from memd.write.writer import Entry
 
 

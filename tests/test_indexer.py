@@ -4,12 +4,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from memd.config import Chunking
-from memd.index import reconcile as indexer
-from memd.index.reconcile import reconcile, stat_stamp
+from memd.index import prepare
+from memd.index.prepare import stat_stamp
+from memd.index.reconcile import reconcile
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 from memd.sources.layout import Workspace, WorkspaceMissing
-from memd.store.sqlite import Store
+from memd.store.sqlite import SqliteStore
 
 
 def chunk_ids(memory: Memory, path: str) -> list[int]:
@@ -152,7 +153,7 @@ def test_file_that_vanishes_between_listing_and_reading(ws, config):
             os.remove(ws.root / "memory" / "gone.md")
             return entries
 
-    store = Store.open(config.state_dir / "v.sqlite")
+    store = SqliteStore.open(config.state_dir / "v.sqlite")
     report = reconcile(store, Vanishing(config.workspace()), Chunking())
     assert report.added == 1 and report.skipped == 1
     assert any("vanished" in w for w in report.warnings)
@@ -193,11 +194,11 @@ def test_parallel_workers_give_the_same_index(ws, config, monkeypatch):
     """Many files are parsed in worker processes; the index is the same as in-process."""
     for i in range(80):
         ws.write(f"memory/2025-01-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
-    monkeypatch.setattr(indexer, "_PARALLEL_MIN", 10)
-    store = Store.open(config.state_dir / "p.sqlite")
+    monkeypatch.setattr(prepare, "_PARALLEL_MIN", 10)
+    store = SqliteStore.open(config.state_dir / "p.sqlite")
     report = reconcile(store, Workspace(config.workspace()), Chunking(), workers=2)
     assert report.added == 80 and report.chunks == 80
-    serial = Store.open(config.state_dir / "s.sqlite")
+    serial = SqliteStore.open(config.state_dir / "s.sqlite")
     reconcile(serial, Workspace(config.workspace()), Chunking(), workers=1)
     q = (
         "SELECT f.path, c.start_line, c.end_line, c.text "

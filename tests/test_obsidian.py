@@ -3,7 +3,7 @@ import os
 import pytest
 
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from memd.search.ranking import (
     per_term,
     select,
 )
-from memd.store.schema import Hit
+from memd.store.rows import Hit
 
 
 def rank(cands, max_results, min_score, settings, today, fusion):

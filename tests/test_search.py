@@ -3,11 +3,12 @@ import pytest
 
 from memd.errors import InvalidParams
 from memd.memory import Memory
+from memd.search.candidates import attach_agreement, attach_vectors, query_terms
 from memd.search.ranking import Candidate, citation, snippet
-from memd.search.searcher import SearchRequest, attach_agreement, attach_vectors, query_terms
+from memd.search.request import SearchRequest
 from memd.sources.chunker import Chunk
-from memd.store.schema import FileMeta, chunk_rows
-from memd.store.sqlite import Store
+from memd.store.rows import FileMeta, chunk_rows
+from memd.store.sqlite import SqliteStore
 from memd.store.vectors import VectorIndex, to_blob
 
 
@@ -210,7 +211,7 @@ def test_unknown_mode_is_an_error_naming_the_modes(notes):
 def test_a_chunk_is_judged_by_the_passage_that_is_near_and_holds_the_words(tmp_path):
     """Two chunks, each holding 'lisbon' and 'hotel' and each with a passage as near the
     question: the one whose near passage is the one holding the words ranks higher."""
-    store = Store.open(tmp_path / "a.sqlite")
+    store = SqliteStore.open(tmp_path / "a.sqlite")
     meta = FileMeta("memory/a.md", "/a", "/a", "memory", None, 1, 1, "h", 2)
     texts = ["The hotel in Lisbon was booked\nWe walked a lot",
              "We walked a lot in the old town\nLisbon, then a hotel"]  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 from memd.configfile import parse_config
 from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 from memd.serve.methods import call
 from memd.sources.redact import MARK
 

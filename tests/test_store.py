@@ -5,8 +5,9 @@ import pytest
 
 from memd.errors import IndexCorrupt, StoreError
 from memd.sources.chunker import Chunk
-from memd.store.schema import SCHEMA_VERSION, FileMeta, chunk_rows
-from memd.store.sqlite import Store
+from memd.store.rows import FileMeta, chunk_rows
+from memd.store.schema import SCHEMA_VERSION
+from memd.store.sqlite import SqliteStore
 
 
 def meta(path="memory/a.md", **kw) -> FileMeta:
@@ -26,18 +27,18 @@ def meta(path="memory/a.md", **kw) -> FileMeta:
 
 
 def test_new_database_is_wal_with_schema_version(tmp_path):
-    store = Store.open(tmp_path / "state" / "i.sqlite")
+    store = SqliteStore.open(tmp_path / "state" / "i.sqlite")
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     store.close()
     # opening again migrates nothing and keeps data
-    store = Store.open(tmp_path / "state" / "i.sqlite")
+    store = SqliteStore.open(tmp_path / "state" / "i.sqlite")
     assert store.counts() == {"files": 0, "chunks": 0}
     store.close()
 
 
 def test_replace_and_delete_file(tmp_path):
-    store = Store.open(tmp_path / "i.sqlite")
+    store = SqliteStore.open(tmp_path / "i.sqlite")
     with store.transaction():
         store.replace_file(meta(), chunk_rows(meta(), [Chunk(1, 2, "# A", "alpha beta", 2)]))
     assert store.counts() == {"files": 1, "chunks": 1}
@@ -65,7 +66,7 @@ def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path):
     """A garbage index file is detected, kept aside for inspection, and rebuilt empty."""
     path = tmp_path / "i.sqlite"
     path.write_bytes(b"this is not sqlite" * 1000)
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     assert store.counts() == {"files": 0, "chunks": 0}
     aside = [p for p in os.listdir(tmp_path) if ".corrupt-" in p]
     assert aside and (tmp_path / aside[0]).read_bytes().startswith(b"this is not sqlite")
@@ -80,8 +81,8 @@ def damage(path) -> None:
         f.write(os.urandom(64 * 1024))
 
 
-def filled_store(path) -> Store:
-    store = Store.open(path)
+def filled_store(path) -> SqliteStore:
+    store = SqliteStore.open(path)
     with store.transaction():
         for i in range(300):
             m = meta(f"memory/{i}.md")
@@ -95,7 +96,7 @@ def test_damage_is_reported_as_index_corrupt(tmp_path):
     path = tmp_path / "i.sqlite"
     filled_store(path).close()
     damage(path)
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     with pytest.raises(IndexCorrupt, match=str(path)):
         store.check()
     store.close()
@@ -107,18 +108,18 @@ def test_newer_schema_is_refused(tmp_path):
     db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     db.close()
     with pytest.raises(StoreError, match="newer than this memd"):
-        Store.open(path)
+        SqliteStore.open(path)
 
 
 def test_unwritable_state_folder_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(StoreError, match="cannot create state folder"):
-        Store.open(blocker / "state" / "i.sqlite")
+        SqliteStore.open(blocker / "state" / "i.sqlite")
 
 
 def test_meta_roundtrip(tmp_path):
-    store = Store.open(tmp_path / "i.sqlite")
+    store = SqliteStore.open(tmp_path / "i.sqlite")
     assert store.get_meta("generation", "0") == "0"
     with store.transaction():
         store.set_meta("generation", "3")

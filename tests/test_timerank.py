@@ -11,7 +11,7 @@ from memd.config import Search
 from memd.errors import InvalidParams
 from memd.memory import Memory
 from memd.search.ranking import Candidate
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 from memd.search.timerank import (
     adjust,
     asks_only_when,
@@ -24,7 +24,7 @@ from memd.search.timerank import (
 )
 from memd.search.timewords import read_time
 from memd.serve.methods import call
-from memd.store.schema import Hit
+from memd.store.rows import Hit
 
 NOW = "2026-03-18T09:30:00"  # a Wednesday
 

@@ -3,8 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memd.sources.chunker import Chunk
-from memd.store.schema import FileMeta, chunk_rows
-from memd.store.sqlite import Store
+from memd.store.rows import FileMeta, chunk_rows
+from memd.store.sqlite import SqliteStore
 from memd.store.vectors import VectorIndex, from_blob, to_blob
 
 
@@ -20,7 +20,7 @@ def unit(*xs):
 
 
 def store_with_chunks(tmp_path, n):
-    store = Store.open(tmp_path / "v.sqlite")
+    store = SqliteStore.open(tmp_path / "v.sqlite")
     meta = FileMeta("memory/a.md", "/a", "/a", "memory", None, 1, 1, "h", n)
     with store.transaction():
         store.replace_file(

@@ -8,7 +8,7 @@ import pytest
 
 from memd.errors import InvalidParams, WriteError
 from memd.memory import Memory
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 from memd.serve.methods import call
 from memd.write.writer import replace_text
 

@@ -26,8 +26,9 @@ from memd.records import Activity, Freshness
 from memd.sources.layout import Workspace
 from memd.sources.passages import FORMAT as PASSAGES
 from memd.sources.passages import passages
+from memd.store.base import Store
 from memd.store.fts import term_strings
-from memd.store.sqlite import Store
+from memd.store.sqlite import SqliteStore
 from memd.store.vectors import VectorIndex, to_blob
 
 log = get_logger()
@@ -60,7 +61,7 @@ class Index:
         self.chunking = chunking
         self.embedder = embedder
         self.cache_size = cache_size
-        self.store = Store.open(path)
+        self.store: Store = SqliteStore.open(path)  # the one place a backend is chosen
         self._concurrent = concurrent_reads
         self._on_corrupt = on_corrupt
         self._on_written = on_written
@@ -115,7 +116,7 @@ class Index:
         cached = getattr(self._local, "reader", None)
         if cached is not None and cached[0] == self._epoch:
             return cached[1]
-        reader = Store.open(self.store.path, readonly=True)
+        reader = self.store.reader()
         with self._readers_lock:
             self._readers.append(reader)
         self._local.reader = (self._epoch, reader)
@@ -176,8 +177,7 @@ class Index:
         return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
 
     def database_bytes(self) -> int:
-        db = self.store.path
-        return sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
+        return self.store.size_bytes()
 
     # -- writing (one thread) ---------------------------------------------------------------
 
@@ -243,10 +243,7 @@ class Index:
 
     def recover(self, exc: IndexCorrupt) -> None:
         """Move a damaged database aside and start an empty one (the files are the truth)."""
-        path = self.store.path
-        self.store.close()
-        Store.move_aside(path, str(exc))
-        self.store = Store.open(path)
+        self.store = self.store.replace_damaged(str(exc))
         self._epoch += 1
         self.vectors = self._vector_index()
         self.tails = {}

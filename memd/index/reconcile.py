@@ -3,41 +3,33 @@
 A file whose size and stat stamp (mtime, ctime and inode) match the index is skipped,
 unless a watcher reported it; one whose bytes hash the same is only re-stamped; a changed
 file is re-chunked and replaced in one transaction; a file that is gone is removed.
-Parsing and chunking of many files runs in worker processes so both cores work while this
-process writes to SQLite.
+Files are read, parsed and chunked by ``memd.index.prepare``, in worker processes when
+there are many.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from memd.config import Chunking
-from memd.index.regrow import Tail, regrow, tail_of
+from memd.index.prepare import Job, Prepared, prepare_all, stat_stamp
+from memd.index.regrow import Tail
 from memd.log import get_logger
-from memd.sources.chunker import chunk_with_restart
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace
-from memd.sources.markdown import parse
-from memd.store.schema import ChunkRow, FileMeta, FileRow, chunk_rows
-from memd.store.sqlite import Store
+from memd.store.base import Store
+from memd.store.rows import FileRow, chunk_rows
 
 log = get_logger()
 
-MAX_FILE_BYTES = 20 * 1024 * 1024
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
 # 2: a heading alone joins the text under it; a daily note's date leads its headings.
 # 3: the headings that open a long section keep at least its first line with them.
 CHUNK_FORMAT = 3
-_PR_SET_PDEATHSIG = 1
-_PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 
 Progress = Callable[[int, int], None]
 
@@ -64,33 +56,9 @@ class IndexReport:
         return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
-@dataclass(frozen=True)
-class _Job:
-    entry: FileEntry
-    known_hash: str | None
-    chunking: Chunking
-    tail: Tail | None = None  # the file as last chunked, if it may only have grown
-
-
 # Where each workspace file may be re-chunked from when it grows (``memd.index.regrow``), by
 # index path; kept by whoever owns the index (``memd.index.index.Index``), for its lifetime.
 Tails = dict[str, Tail]
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A job's outcome: new chunks (all of them, or those from ``from_line`` on),
-    ``unchanged`` content, or a reason it was skipped."""
-
-    entry: FileEntry
-    meta: FileMeta | None = None
-    rows: list[ChunkRow] | None = None
-    unchanged: bool = False
-    skipped: str | None = None
-    warnings: tuple[str, ...] = ()
-    from_line: int | None = None  # only the chunks from this line on are new
-    retag: bool = False  # the file's tags changed: its first chunk's FTS row too
-    tail: Tail | None = None
 
 
 def reconcile(
@@ -182,7 +150,7 @@ def _sync(
                 or (tail.size, tail.hash) != (row.size, row.hash)
             ):
                 tail = None
-            jobs.append(_Job(e, None if full or row is None else row.hash, chunking, tail))
+            jobs.append(Job(e, None if full or row is None else row.hash, chunking, tail))
         else:
             report.unchanged += 1
     if changes.gone:
@@ -192,7 +160,7 @@ def _sync(
         for path in changes.gone:
             tails.pop(path, None)
     done = 0
-    prepared = _prepare_all(jobs, workers)
+    prepared = prepare_all(jobs, workers)
     try:
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
@@ -227,7 +195,7 @@ def _sync(
     return report
 
 
-def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport, tails: Tails) -> None:
+def _apply(store: Store, p: Prepared, known: dict, report: IndexReport, tails: Tails) -> None:
     row = known.get(p.entry.path)
     for w in p.warnings:
         report.warnings.append(f"{p.entry.path}: {w}")
@@ -262,137 +230,6 @@ def _apply(store: Store, p: _Prepared, known: dict, report: IndexReport, tails: 
         tails.pop(p.entry.path, None)
 
 
-def _prepare_all(jobs: list[_Job], workers: int | None) -> Iterator[_Prepared]:
-    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) < _PARALLEL_MIN:
-        yield from map(prepare, jobs)
-        return
-    # Imported here: a pass with little to parse (every search without a daemon) skips them.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # 'spawn' keeps workers clean of the parent's threads and open database handles.
-    ctx = multiprocessing.get_context("spawn")
-    done = 0
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
-    )
-    try:
-        for prepared in pool.map(prepare, jobs, chunksize=32):
-            yield prepared
-            done += 1
-    except (BrokenProcessPool, OSError) as exc:
-        # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
-        # the files still get indexed, only more slowly.
-        log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
-        yield from map(prepare, jobs[done:])
-    finally:
-        # Also reached when the caller stops early: drop the queued work, do not wait it out.
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _die_with(parent: int) -> None:
-    """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
-    leave ~85 MB behind."""
-    if sys.platform.startswith("linux"):
-        import ctypes  # only in workers: the parent never needs it
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the line above took effect
-        os._exit(1)
-
-    def watch() -> None:  # where prctl is missing (macOS)
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
-
-
-def prepare(job: _Job) -> _Prepared:
-    """Read, hash, parse and chunk one file (runs in a worker process)."""
-    e = job.entry
-    try:
-        with open(e.abspath, "rb") as f:
-            st = os.fstat(f.fileno())
-            if st.st_size > MAX_FILE_BYTES:
-                size_mb = st.st_size / 2**20
-                return _Prepared(e, skipped=f"file is {size_mb:.0f} MiB, over the 20 MiB limit")
-            data = f.read()
-    except FileNotFoundError:
-        return _Prepared(e, skipped="file vanished before it could be read")
-    except OSError as exc:
-        return _Prepared(e, skipped=f"cannot read file: {exc.strerror}")
-    stamp = stat_stamp(st)
-    entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
-    chunking = job.chunking
-    if job.tail is not None and (
-        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
-    ):
-        # Only appended to: re-chunk the end, keep every earlier chunk.
-        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases)
-        rows = chunk_rows(meta, grown.chunks, first=False)
-        retag = grown.tags != job.tail.tags
-        return _Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest == job.known_hash:
-        return _Prepared(entry, unchanged=True)
-    warnings: list[str] = []
-    clean = True
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        clean = False
-        text = data.decode("utf-8", errors="replace")
-        warnings.append(
-            f"not valid UTF-8 (first bad byte at offset {exc.start}); "
-            "indexed with replacement characters"
-        )
-    doc = parse(text)
-    warnings.extend(doc.warnings)
-    chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
-    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases)
-    tail = tail_of(data, digest, doc, restart) if clean else None
-    return _Prepared(
-        entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
-    )
-
-
-def _meta(
-    e: FileEntry,
-    data: bytes,
-    st: os.stat_result,
-    digest: str,
-    lines: int,
-    tags: tuple[str, ...],
-    aliases: tuple[str, ...],
-) -> FileMeta:
-    return FileMeta(
-        path=e.path,
-        abspath=e.abspath,
-        realpath=e.realpath,
-        source=e.source,
-        date=e.date,
-        size=len(data),
-        mtime_ns=stat_stamp(st),
-        hash=digest,
-        lines=lines,
-        tags=tags,
-        aliases=aliases,
-    )
-
-
-def stat_stamp(st: os.stat_result) -> int:
-    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
-    ctime and inode together. An edit that keeps the size and puts the old mtime back
-    still moves ctime (which no one can set), and a save by rename changes the inode."""
-    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
-
-
 def same_stat(row: FileRow | None, e: FileEntry) -> bool:
     """Whether the index holds ``e`` as its stat is now (then it need not be read)."""
     return row is not None and (row.size, row.mtime_ns, row.realpath) == (
@@ -410,8 +247,8 @@ def stamp_at(path: str) -> int | None:
         return None
 
 
-def _batched(items: Iterable[_Prepared], n: int) -> Iterator[list[_Prepared]]:
-    batch: list[_Prepared] = []
+def _batched(items: Iterable[Prepared], n: int) -> Iterator[list[Prepared]]:
+    batch: list[Prepared] = []
     for item in items:
         batch.append(item)
         if len(batch) >= n:

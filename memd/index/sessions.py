@@ -4,10 +4,11 @@ grow, and retention.
 Each ``sessions`` entry of a workspace is a folder of transcripts in one format
 (``memd.sources.transcripts``). Its files are shown as ``sessions/<name>/<path in the folder>``
 with ``source: "sessions"``. A transcript is read up to its last complete line, turned into
-turns, redacted (``memd.sources.redact``) and chunked by turns under the notes' token budget; each
-chunk cites the transcript lines it came from. A transcript that grew is read on from where
-the last pass stopped: only new lines are read and chunked. One not modified for
-``max_age_days`` leaves the index; memd never writes to, moves or deletes a transcript.
+turns, redacted (``memd.sources.redact``) and chunked by turns under the notes' token budget
+(``memd.index.turnchunks``); each chunk cites the transcript lines it came from. A transcript
+that grew is read on from where the last pass stopped: only new lines are read and chunked.
+One not modified for ``max_age_days`` leaves the index; memd never writes to, moves or
+deletes a transcript.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ from pathlib import Path, PurePosixPath
 from memd.config import Chunking, SessionSource
 from memd.errors import NotFound, PathRefused
 from memd.index.reconcile import IndexReport
+from memd.index.turnchunks import turn_rows
 from memd.log import get_logger
 from memd.records import Lines
-from memd.sources.layout import SESSIONS_DIR, read_lines
+from memd.sources.layout import SESSIONS_DIR
 from memd.sources.markdown import split_lines
-from memd.sources.passages import spoken_date
-from memd.sources.redact import redact, redact_lines
-from memd.sources.tokens import count_tokens
-from memd.sources.transcripts import Turn, read_transcript
-from memd.store.fts import fts_row
-from memd.store.schema import ChunkRow, FileMeta, SessionState
-from memd.store.sqlite import Store
+from memd.sources.reading import read_lines
+from memd.sources.redact import redact_lines
+from memd.sources.transcripts import read_transcript
+from memd.store.base import Store
+from memd.store.rows import FileMeta, SessionState
 
 log = get_logger()
 
@@ -291,70 +291,6 @@ def combine(a: IndexReport, b: IndexReport) -> IndexReport:
         x, y = getattr(a, f.name), getattr(b, f.name)
         setattr(out, f.name, x or y if isinstance(x, bool) else x + y)
     return out
-
-
-def turn_rows(
-    turns: Sequence[Turn],
-    session_id: str,
-    began: dt.datetime,
-    budget: int,
-    tz: dt.tzinfo | None,
-) -> list[ChunkRow]:
-    """Chunks of consecutive turns under ``budget`` tokens, each citing the transcript
-    lines of its turns and headed by the session and the time of its first turn."""
-    pieces: list[tuple[Turn, str, int]] = []
-    for turn in turns:
-        for text in _fit(f"{turn.role}: {redact(turn.text)}", budget):
-            pieces.append((turn, text, count_tokens(text)))
-    rows: list[ChunkRow] = []
-    group: list[tuple[Turn, str, int]] = []
-    for piece in [*pieces, None]:
-        size = sum(p[2] + 1 for p in group)
-        if group and (piece is None or size + piece[2] > budget):
-            rows.append(_row(group, session_id, began, tz))
-            group = []
-        if piece is not None:
-            group.append(piece)
-    return rows
-
-
-def _row(
-    group: list[tuple[Turn, str, int]], session_id: str, began: dt.datetime, tz: dt.tzinfo | None
-) -> ChunkRow:
-    first = group[0][0]
-    when = first.at.astimezone(tz) if first.at else began
-    heading = f"session {session_id} · {when:%Y-%m-%d %H:%M}"
-    text = "\n".join(p[1] for p in group)
-    # The day in words leads the searchable heading, as for daily notes.
-    fts = fts_row(f"{spoken_date(when.date().isoformat())} session {session_id}", text)
-    tokens = sum(p[2] for p in group) + len(group) - 1
-    return ChunkRow(first.line, max(p[0].end_line for p in group), heading, text, tokens, fts)
-
-
-def _fit(text: str, budget: int) -> Iterator[str]:
-    """``text`` in pieces of at most ``budget`` tokens: whole lines where they fit."""
-    if count_tokens(text) <= budget:
-        yield text
-        return
-    piece: list[str] = []
-    size = 0
-    for line in text.split("\n"):
-        cost = count_tokens(line) + 1
-        while cost > budget:  # one line over budget: cut it by characters
-            cut = max(1, len(line) * budget // cost)
-            if piece:
-                yield "\n".join(piece)
-                piece, size = [], 0
-            yield line[:cut]
-            line = line[cut:]
-            cost = count_tokens(line) + 1
-        if size + cost > budget and piece:
-            yield "\n".join(piece)
-            piece, size = [], 0
-        piece.append(line)
-        size += cost
-    if piece and "".join(piece).strip():
-        yield "\n".join(piece)
 
 
 def _walk(root: SessionRoot) -> Iterator[str]:

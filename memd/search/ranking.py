@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Search
 from memd.records import SearchResult
-from memd.store.schema import Hit
+from memd.store.rows import Hit
 
 SNIPPET_CHARS = 700
 RRF_K = 60

@@ -1,9 +1,9 @@
 """A search from request to ranked results: the one pipeline every shell uses.
 
-``Searcher`` resolves a ``SearchRequest`` against the config (defaults filled in once,
-every value checked), gathers candidates from FTS5 and from the in-memory vectors, and
-hands them to the ranking stages in ``memd.search.ranking``. It reads through whatever
-connection it is given; it never writes.
+``Searcher`` resolves a ``SearchRequest`` against the config (``memd.search.request``:
+defaults filled in once, every value checked), gathers candidates from FTS5 and from the
+in-memory vectors (``memd.search.candidates``), and hands them to the ranking stages in
+``memd.search.ranking``. It reads through whatever connection it is given; it never writes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -19,20 +19,19 @@ import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs
 from memd.config import Search
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
-from memd.errors import InvalidParams, MemdError
+from memd.errors import MemdError
 from memd.records import SearchResult
-from memd.search.ranking import (
-    Candidate,
-    cosine_score,
-    coverage,
-    floored,
-    fuse,
-    idf,
-    merge,
-    passage_agreement,
-    per_term,
-    select,
+from memd.search.candidates import (
+    attach_agreement,
+    attach_vectors,
+    file_filter,
+    holds_notes,
+    keyword_candidates,
+    query_terms,
+    vector_candidates,
 )
+from memd.search.ranking import Candidate, floored, fuse, merge, select
+from memd.search.request import SearchRequest, resolve
 from memd.search.timerank import (
     LISTING_POOL,
     adjust,
@@ -45,32 +44,10 @@ from memd.search.timerank import (
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
 from memd.sources.chunker import model_text
-from memd.sources.globs import GlobSet
-from memd.sources.layout import is_session_path
-from memd.store.fts import MatchQuery, TermMatcher, match_query
-from memd.store.sqlite import Store
+from memd.store.base import Store
 from memd.store.vectors import VectorIndex
 
-MODES = ("auto", "hybrid", "keyword", "vector")
-SOURCES = ("memory", "sessions")
-MAX_RESULTS = 100
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """What to search for and how to filter; ``None`` takes the config's default."""
-
-    query: str
-    max_results: int | None = None
-    min_score: float | None = None
-    mode: str = "auto"
-    paths: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    since: str | None = None
-    until: str | None = None
-    now: str | None = None  # ISO date-time that time words are read against; None: the clock
-    sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
 
 
 @dataclass(frozen=True)
@@ -118,39 +95,7 @@ class Searcher:
     def resolve(self, request: SearchRequest) -> SearchRequest:
         """The request with every default filled in from the config; raises
         ``InvalidParams`` naming the first bad value."""
-        s = self.settings
-        if not isinstance(request.query, str) or not request.query.strip():
-            raise InvalidParams("query", "is required and must be a non-empty string")
-        max_results = s.max_results if request.max_results is None else request.max_results
-        if not 1 <= max_results <= MAX_RESULTS:
-            raise InvalidParams(
-                "max_results", f"must be between 1 and {MAX_RESULTS}, got {max_results}"
-            )
-        min_score = s.min_score if request.min_score is None else float(request.min_score)
-        if not 0.0 <= min_score <= 1.0:
-            raise InvalidParams("min_score", f"must be between 0.0 and 1.0, got {min_score}")
-        if request.mode not in MODES:
-            raise InvalidParams("mode", f"must be one of {', '.join(MODES)}, got {request.mode!r}")
-        since, until = _date("since", request.since), _date("until", request.until)
-        if since and until and since > until:
-            raise InvalidParams("since", f"{since} is after until ({until})")
-        if request.now is not None:
-            parse_now(request.now, self._clock)  # raises naming 'now'
-        for source in request.sources:
-            if source not in SOURCES:
-                raise InvalidParams(
-                    "sources", f"must list {' and/or '.join(SOURCES)}, got {source!r}"
-                )
-        return dataclasses.replace(
-            request,
-            max_results=max_results,
-            min_score=min_score,
-            paths=tuple(request.paths),
-            tags=tuple(request.tags),
-            sources=tuple(dict.fromkeys(request.sources)),
-            since=since,
-            until=until,
-        )
+        return resolve(request, self.settings, self._clock)
 
     def search(self, store: Store, request: SearchRequest) -> Ranked:
         """Rank the chunks of ``store`` for ``request`` (resolved here if it is not)."""
@@ -304,163 +249,3 @@ class Searcher:
             while len(self._cache) > _QUERY_CACHE:
                 self._cache.pop(next(iter(self._cache)))
         return vector, None
-
-
-def holds_notes(
-    store: Store, window: tuple[str | None, str | None], allowed: Mapping[int, str] | None
-) -> bool:
-    """Whether any dated chunk that passes the request's filters lies in ``window``."""
-    if allowed == {}:
-        return False
-    ids = None if allowed is None else list(allowed)
-    return bool(store.dated_chunks(window[0], window[1], 1, ids))
-
-
-def _date(name: str, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value).isoformat()
-    except (TypeError, ValueError):
-        raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None
-
-
-def file_filter(
-    store: Store, paths: tuple[str, ...], tags: tuple[str, ...], sources: tuple[str, ...] = ()
-) -> dict[int, str] | None:
-    """``{id: path}`` of files passing the ``paths`` globs, carrying one of ``tags`` and
-    of one of ``sources``; None when there is no such filter."""
-    one_source = sources[0] if len(set(sources)) == 1 else None
-    if not paths and not tags and one_source is None:
-        return None
-    globs = GlobSet(paths)
-    wanted = {t.lower().lstrip("#") for t in tags}
-    allowed = {}
-    for file_id, path, file_tags in store.file_tags():
-        if one_source is not None and (one_source == "sessions") != is_session_path(path):
-            continue
-        if globs and not globs.match(path):
-            continue
-        if wanted and not wanted & {t.lower() for t in file_tags}:
-            continue
-        allowed[file_id] = path
-    return allowed
-
-
-@dataclass(frozen=True)
-class QueryTerms:
-    """A query's FTS5 terms, the chunks holding each, and each term's idf weight."""
-
-    match: MatchQuery
-    postings: list[set[int]]
-    weights: list[float]
-
-
-def query_terms(store: Store, query: str) -> QueryTerms | None:
-    """The terms of ``query`` as the index sees them; None if it has no words."""
-    match = match_query(query)
-    if match is None:
-        return None
-    total, postings = store.term_postings(match.clauses)
-    return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
-
-
-def keyword_candidates(
-    store: Store,
-    req: SearchRequest,
-    terms: QueryTerms,
-    limit: int,
-    allowed: Mapping[int, str] | None,
-) -> list[Candidate]:
-    """Chunks matching any query word, best first, scored on BM25 per term and coverage."""
-    if allowed == {}:
-        return []
-    hits = store.keyword_search(
-        terms.match.expression,
-        limit=limit,
-        since=req.since,
-        until=req.until,
-        file_ids=None if allowed is None else list(allowed),
-    )
-    query_idf = sum(terms.weights)
-    return [
-        Candidate(
-            h,
-            per_term(h.bm25, query_idf),
-            coverage(terms.weights, [h.chunk_id in chunks for chunks in terms.postings]),
-        )
-        for h in hits
-    ]
-
-
-def vector_candidates(
-    store: Store,
-    index: VectorIndex,
-    query: np.ndarray,
-    req: SearchRequest,
-    limit: int,
-    allowed: Mapping[int, str] | None,
-) -> list[Candidate]:
-    """The chunks nearest ``query`` that pass the request's filters, best first."""
-    if allowed == {}:
-        return []
-    paths = None if allowed is None else set(allowed.values())
-    filtered = paths is not None or req.since or req.until
-    # Deleted chunks and filtered-out ones take places in the top k: ask for more.
-    nearest = index.search(query, limit * (8 if filtered else 2))
-    hits = store.chunks_by_id([chunk_id for chunk_id, _ in nearest])
-    out = []
-    for chunk_id, cosine in nearest:
-        hit = hits.get(chunk_id)
-        if hit is None or (paths is not None and hit.path not in paths):
-            continue
-        if (req.since or req.until) and not _in_range(hit.date, req.since, req.until):
-            continue
-        out.append(Candidate(hit, cosine=cosine))
-        if len(out) == limit:
-            break
-    return out
-
-
-def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
-    if date is None:
-        return False
-    return (since is None or date >= since) and (until is None or date <= until)
-
-
-def attach_vectors(
-    cands: list[Candidate], index: VectorIndex, query: np.ndarray, band: tuple[float, float]
-) -> None:
-    """Give every candidate its best passage's vector, cosine and vector score."""
-    nearest = index.nearest_parts([c.hit.chunk_id for c in cands], query)
-    for c in cands:
-        found = nearest.get(c.hit.chunk_id)
-        if found is not None:
-            c.vec, c.parts = found.vector, found.parts
-            if c.cosine is None:
-                c.cosine = found.cosine
-            c.vector = cosine_score(c.cosine, band)
-
-
-def attach_agreement(
-    store: Store, model: str, cands: list[Candidate], terms: QueryTerms, band: tuple[float, float]
-) -> None:
-    """Give every candidate with passage vectors its best passage on meaning and words
-    together (``memd.search.ranking.passage_agreement``)."""
-    held = {
-        c.hit.chunk_id: [i for i, chunks in enumerate(terms.postings) if c.hit.chunk_id in chunks]
-        for c in cands
-        if c.parts
-    }
-    # A passage holds only terms its chunk holds: a chunk holding none needs no text.
-    words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
-    matcher = TermMatcher(terms.match, terms.weights)
-    for c in cands:
-        if c.parts:
-            among = held[c.hit.chunk_id]
-            shares = {
-                part: matcher.share(words[c.hit.chunk_id, part], among)
-                for part in c.parts
-                if (c.hit.chunk_id, part) in words
-            }
-            c.agreement = passage_agreement(c.parts, shares, band)

@@ -19,7 +19,7 @@ from memd.errors import InvalidParams
 from memd.search.ranking import COVERAGE_KEYWORD, HALF_KEYWORD, Candidate
 from memd.search.timewords import TimeReading
 from memd.store.fts import STOPWORDS
-from memd.store.schema import Hit
+from memd.store.rows import Hit
 
 # Relevance given to the chunks of a window when the question is only about the time
 # ("what did we do yesterday"): above the default min_score, below a real keyword match.

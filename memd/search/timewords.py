@@ -1,9 +1,10 @@
 """Time words in a query: "last week", "in March", "三天前" read as a window of days.
 
-``read_time`` finds the time expressions of a question in English or Chinese, resolves
-them against a clock (``now``, already in the user's time zone) and returns the window
-they name together with the query stripped of them, so the words that only say *when* are
-not searched for as keywords. Pure: no config, no clock of its own.
+``read_time`` finds the time expressions of a question in English or Chinese (the rules
+in ``memd.search.timepatterns``), resolves them against a clock (``now``, already in the
+user's time zone) and returns the window they name together with the query stripped of
+them, so the words that only say *when* are not searched for as keywords. Pure: no
+config, no clock of its own.
 
     >>> now = dt.datetime(2026, 3, 18, 9, 0)  # a Wednesday
     >>> r = read_time("which hotel did we book last week", now)
@@ -15,11 +16,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from memd.search import days
 from memd.search.days import Window
+from memd.search.timepatterns import MONTHS, RULES, WEEKDAYS
 
 
 @dataclass(frozen=True)
@@ -46,305 +46,6 @@ class TimeReading:
         }
 
 
-# -- English -------------------------------------------------------------------------------
-
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
-    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
-}  # fmt: skip
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3,
-}  # fmt: skip
-
-_MONTH = "(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_NUM = r"(?P<n>\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"  # noqa: E501
-_UNIT = r"(?P<unit>day|week|month|year)s?"
-_YEAR = r"(?P<year>(?:19|20)\d\d)"
-_WEEKDAY = "(?P<weekday>" + "|".join(_WEEKDAYS) + ")(?P<plural>s)?"
-# Words that only point at the time expression after them; removed with it.
-_LEAD = r"(?:(?:in|on|during|at|over|for|of|within|throughout|from)\s+)?(?:the\s+)?"
-
-_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], Window | None]]
-
-
-def _number(word: str) -> int:
-    return int(word) if word.isdigit() else _NUMBERS[word.lower()]
-
-
-def _year_of(m: re.Match[str]) -> int | None:
-    return int(m["year"]) if m["year"] else None
-
-
-def _iso_day(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.latest_day(int(m["m"]), int(m["d"]), today, int(m["y"]))
-
-
-def _iso_month(m: re.Match[str], today: dt.date) -> Window | None:
-    month = int(m["m"])
-    return days.month_span(int(m["y"]), month) if 1 <= month <= 12 else None
-
-
-def _day_month(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.latest_day(_MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
-
-
-def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
-    word = m["month"]
-    bare = not (m["year"] or m["part"] or m.group(0)[: m.start("month") - m.start()].strip())
-    # "may" and "march" are also verbs and abbreviations also words: alone, only a full
-    # name counts, and of those two only "March" with its capital.
-    if bare and (word.lower() not in _FULL_MONTHS or word in ("may", "May", "march")):
-        return None
-    window = days.latest_month(_MONTHS[word.lower()], today, _year_of(m))
-    return days.part_of_month(window, m["part"] and m["part"].lower())
-
-
-_FULL_MONTHS = frozenset(
-    ("january february march april may june july august september october november december")
-    .split()
-)  # fmt: skip
-
-
-def _year_only(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.year_span(int(m["year"]))
-
-
-def _quarter(m: re.Match[str], today: dt.date) -> Window | None:
-    q = int(m["q"])
-    year = _year_of(m)
-    if year is None:
-        year = today.year if (q - 1) * 3 + 1 <= today.month else today.year - 1
-    return days.month_span(year, q * 3 - 2)[0], days.month_span(year, q * 3)[1]
-
-
-def _relative_day(m: re.Match[str], today: dt.date) -> Window | None:
-    word = m["rel"].lower()
-    back = {"today": 0, "tonight": 0, "this": 0, "earlier": 0, "yesterday": 1}.get(word.split()[0])
-    if "day before yesterday" in word:
-        back = 2
-    day = today - dt.timedelta(days=back or 0)
-    return day, day
-
-
-def _ago_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.ago(m["unit"].lower(), _number(m["n"]), today)
-
-
-def _past_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    unit = m["unit"].lower()
-    if m["n"] is None and m["which"].lower() == "last" and not m["the"]:
-        return days.period(unit, -1, today)  # "last week": the calendar week before this one
-    return days.past(unit, _number(m["n"]) if m["n"] else 1, today)
-
-
-def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.period(m["unit"].lower(), 0, today)
-
-
-def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    if m["plural"] or _EVERY.search(m.string[: m.start()]):
-        return None  # "on Fridays", "every second Tuesday": a rule, not a day
-    which = (m["which"] or "").lower()
-    if not (which or m["lead"]):
-        # A bare weekday is a time only at the end of the question or after "since" and
-        # its kin: "the Friday team lunch" is a lunch.
-        ends = not m.string[m.end() :].strip(" ?.!,;:")
-        if not (ends or _OPEN_BEFORE.search(m.string[: m.start()])):
-            return None
-    weekday = _WEEKDAYS.index(m["weekday"].lower())
-    if which == "this":
-        day = days.week_span(today)[0] + dt.timedelta(days=weekday)
-    else:
-        day = days.latest_weekday(weekday, today, before_today=which in ("last", "past"))
-    return day, day
-
-
-def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
-    which = (m["which"] or "").lower()
-    # "weekend" names a time only when words point it at now: "this/last/next weekend",
-    # "over the weekend". "The holiday shopping weekend" or "the weekend trip" do not.
-    if not which and not (m["lead"] and m["the"]):
-        return None
-    if not which and re.match(r"\s+(?:of|trip|getaway|plans?|shift|sale)\b", m.string[m.end() :]):
-        return None
-    saturday = days.latest_weekday(5, today)
-    if which == "next":
-        saturday = today + dt.timedelta(days=(5 - today.weekday()) % 7 or 7)
-    elif today.weekday() == 5 and which == "last":
-        saturday -= dt.timedelta(days=7)
-    return saturday, saturday + dt.timedelta(days=1)
-
-
-_RULES_EN: list[_Rule] = [
-    (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)[-/.](?P<m>\d{{1,2}})[-/.](?P<d>\d{{1,2}})\b"),
-     _iso_day),
-    (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)-(?P<m>\d\d)\b(?![-/.]\d)"), _iso_month),
-    (re.compile(rf"\b{_LEAD}(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b",
-                re.I), _day_month),
-    (re.compile(rf"\b{_LEAD}{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)(?:,?\s+{_YEAR})?\b",
-                re.I), _day_month),
-    (re.compile(rf"\b{_LEAD}(?:(?P<part>early|mid|late)[-\s]+)?{_MONTH}(?:\s+{_YEAR})?\b", re.I),
-     _month_name),
-    (re.compile(rf"\b(?:in|during|of|for|throughout)\s+(?:the\s+year\s+)?{_YEAR}\b", re.I),
-     _year_only),
-    (re.compile(rf"\b{_LEAD}q(?P<q>[1-4])(?:\s+{_YEAR})?\b", re.I), _quarter),
-    (re.compile(r"\b(?:(?:on|from)\s+)?(?P<rel>the\s+day\s+before\s+yesterday|yesterday"
-                r"(?:\s+(?:morning|afternoon|evening|night))?|today|tonight|earlier\s+today|"
-                r"this\s+(?:morning|afternoon|evening))\b", re.I), _relative_day),
-    (re.compile(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", re.I), _ago_rule),
-    (re.compile(rf"\b(?:(?:in|over|during|for|within)\s+)?(?P<the>the\s+)?(?P<which>last|past|previous)"
-                rf"\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I), _past_rule),
-    (re.compile(rf"\b{_LEAD}(?:this|current)\s+{_UNIT}\b", re.I), _this_rule),
-    (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this)\s+)?{_WEEKDAY}\b", re.I),
-     _weekday_rule),
-    (re.compile(r"\b(?:(?P<lead>on|over|at|during)\s+)?(?P<the>the\s+)?"
-                r"(?:(?P<which>last|this|past|next)\s+)?weekend\b", re.I), _weekend_rule),
-]  # fmt: skip
-
-_EVERY = re.compile(r"\b(every|each|other|first|second|third|fourth|fifth)\s+$", re.I)
-_OPEN_BEFORE = re.compile(r"\b(since|after|before|until|till|from|by)\s+$", re.I)
-# Prepositions that turn a point in time into an open range.
-_SINCE_EN = re.compile(r"\b(since|after|starting(?:\s+from)?)\s+$", re.I)
-_BEFORE_EN = re.compile(r"\b(before|until|till|up\s+to|prior\s+to)\s+$", re.I)
-_BETWEEN_EN = re.compile(r"\b(between|from)\s+$", re.I)
-_AND_EN = re.compile(r"^\s+(and|to|until|till|through|-)\s+", re.I)
-
-# -- Chinese -------------------------------------------------------------------------------
-
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}  # fmt: skip
-_CN_NUM = r"(?:\d{1,4}|[零〇一二两三四五六七八九十]{1,4})"
-_CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-
-
-def _cn_number(text: str) -> int:
-    """Digits, or Chinese numerals up to 99 (三, 十二, 二十一) and years (二〇二五)."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
-    value = 0
-    for ch in text:
-        value = value * 10 + _CN_DIGITS[ch]
-    return value
-
-
-_CN_UNIT = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month",
-            "年": "year"}  # fmt: skip
-
-
-def _cn_unit(word: str) -> str:
-    return _CN_UNIT[word.removeprefix("个")]
-
-
-def _cn_date(m: re.Match[str], today: dt.date) -> Window | None:
-    year = _cn_number(m["y"]) if m["y"] else None
-    month = _cn_number(m["m"])
-    if not 1 <= month <= 12:
-        return None
-    if m["d"]:
-        return days.latest_day(month, _cn_number(m["d"]), today, year)
-    return days.latest_month(month, today, year)
-
-
-def _cn_year(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.year_span(_cn_number(m["y"]))
-
-
-_CN_RELATIVE = {"今": 0, "昨": 1, "前": 2, "大前": 3}
-
-
-def _cn_relative(m: re.Match[str], today: dt.date) -> Window | None:
-    day = today - dt.timedelta(days=_CN_RELATIVE[m["rel"]])
-    return day, day
-
-
-def _cn_ago(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.ago(_cn_unit(m["unit"]), _cn_number(m["n"]), today)
-
-
-def _cn_past(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.past(_cn_unit(m["unit"]), _cn_number(m["n"]) if m["n"] else 1, today)
-
-
-_CN_OFFSET = {"本": 0, "这": 0, "这个": 0, "今": 0, "上": -1, "上个": -1, "去": -1, "前": -2}
-
-
-def _cn_calendar(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.period(_cn_unit(m["unit"]), _CN_OFFSET[m["which"]], today)
-
-
-def _cn_weekday(m: re.Match[str], today: dt.date) -> Window | None:
-    weekday = _CN_WEEKDAYS[m["wd"]]
-    which = m["which"]
-    if which is None:
-        day = days.latest_weekday(weekday, today)
-    else:
-        offset = _CN_OFFSET[which.removesuffix("个")]
-        day = days.week_span(today + dt.timedelta(weeks=offset))[0] + dt.timedelta(days=weekday)
-    return day, day
-
-
-def _cn_weekend(m: re.Match[str], today: dt.date) -> Window | None:
-    if m["which"]:
-        monday = days.week_span(
-            today + dt.timedelta(weeks=_CN_OFFSET[m["which"].removesuffix("个")])
-        )[0]
-        saturday = monday + dt.timedelta(days=5)
-    else:
-        saturday = days.latest_weekday(5, today)
-    return saturday, saturday + dt.timedelta(days=1)
-
-
-_RULES_ZH: list[_Rule] = [
-    (re.compile(rf"(?:(?P<y>{_CN_NUM})年)?(?P<m>{_CN_NUM})月(?:(?P<d>{_CN_NUM})[日号]|(?P<fen>份))?"),
-     _cn_date),
-    (re.compile(r"(?P<y>(?:19|20)\d\d|[一二][〇零一二三四五六七八九]{3})年(?!前|[〇零一二三四五六七八九十\d]+月)"),
-     _cn_year),
-    (re.compile(r"(?P<rel>大前|前|昨|今)(?:天|日)(?:早上|上午|中午|下午|晚上)?|(?P<rel2>昨|今)(?:早|晚)"),
-     lambda m, t: _cn_relative(_Alias(m, rel=m["rel"] or m["rel2"]), t)),
-    (re.compile(rf"(?P<n>{_CN_NUM}|几)(?P<unit>个?(?:月|星期|礼拜)|天|日|周|年)(?:之|以)?前"),
-     lambda m, t: _cn_ago(_Alias(m, n="三" if m["n"] == "几" else m["n"]), t)),
-    (re.compile(rf"(?:最近|过去|近|这(?=几))(?P<n>{_CN_NUM}|几)?(?P<unit>个?(?:月|星期|礼拜)|天|日|周|年)"
-                r"(?:来|以来|里|内)?"),
-     lambda m, t: _cn_past(_Alias(m, n="三" if m["n"] == "几" else m["n"]), t)),
-    (re.compile(r"(?P<which>上个|这个|上|本|这)(?P<wk>周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
-     _cn_weekday),
-    (re.compile(r"(?:(?P<which>上个|这个|上|本|这))?(?:周末)"), _cn_weekend),
-    (re.compile(r"(?P<which>上个|这个|上|本|这)(?P<unit>周|星期|礼拜|月)"), _cn_calendar),
-    (re.compile(r"(?P<which>今|去|前)(?P<unit>年)"), _cn_calendar),
-    (re.compile(r"(?P<which>)(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
-     lambda m, t: _cn_weekday(_Alias(m, which=None), t)),
-]  # fmt: skip
-
-_SINCE_ZH = re.compile(r"(自从|自|从)$")
-_SINCE_AFTER_ZH = re.compile(r"^(以来|之后|以后|起|开始)")
-_BEFORE_AFTER_ZH = re.compile(r"^(之前|以前)")
-_TAIL = re.compile(r"^(?:的|['’]s\b)")
-
-
-class _Alias:
-    """A match with some groups replaced (Chinese rules share handlers)."""
-
-    def __init__(self, match: re.Match[str], **groups: str | None) -> None:
-        self._match = match
-        self._groups = groups
-
-    def __getitem__(self, name: str) -> str | None:
-        if name in self._groups:
-            return self._groups[name]
-        return self._match[name]
-
-    def group(self, n: int = 0) -> str:
-        return self._match.group(n)
-
-
 # -- reading a query ---------------------------------------------------------------------
 
 
@@ -357,7 +58,7 @@ class _Found:
 
 
 _NAMED = re.compile(
-    r"\b(?:" + "|".join([*_MONTHS, *_WEEKDAYS, r"(?:19|20)\d\d"]) + r")\b"
+    r"\b(?:" + "|".join([*MONTHS, *WEEKDAYS, r"(?:19|20)\d\d"]) + r")\b"
     r"|[〇零一二三四五六七八九十\d]+[月年]|周[一二三四五六日天]",
     re.I,
 )
@@ -397,7 +98,7 @@ def read_time(query: str, now: dt.datetime | dt.date) -> TimeReading | None:
 def _find(query: str, today: dt.date) -> list[_Found]:
     """Every time expression, longest first where two overlap."""
     candidates = []
-    for pattern, handler in [*_RULES_EN, *_RULES_ZH]:
+    for pattern, handler in RULES:
         for m in pattern.finditer(query):
             if not m.group(0).strip():
                 continue
@@ -417,6 +118,18 @@ def _find(query: str, today: dt.date) -> list[_Found]:
 _LEAD_WORDS = re.compile(
     r"^(?:(?:in|on|during|at|over|for|of|within|throughout|from)\s+)?(?:the\s+(?!day\b))?", re.I
 )
+
+
+# Prepositions that turn a point in time into an open range, English then Chinese.
+_SINCE_EN = re.compile(r"\b(since|after|starting(?:\s+from)?)\s+$", re.I)
+_BEFORE_EN = re.compile(r"\b(before|until|till|up\s+to|prior\s+to)\s+$", re.I)
+_BETWEEN_EN = re.compile(r"\b(between|from)\s+$", re.I)
+_AND_EN = re.compile(r"^\s+(and|to|until|till|through|-)\s+", re.I)
+_SINCE_ZH = re.compile(r"(自从|自|从)$")
+_SINCE_AFTER_ZH = re.compile(r"^(以来|之后|以后|起|开始)")
+_BEFORE_AFTER_ZH = re.compile(r"^(之前|以前)")
+
+_TAIL = re.compile(r"^(?:的|['’]s\b)")
 
 
 def _opens_range(query: str, f: _Found) -> int | None:

@@ -16,7 +16,7 @@ from memd import __version__
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.memory import Memory
 from memd.search.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
-from memd.search.searcher import SearchRequest
+from memd.search.request import SearchRequest
 
 if TYPE_CHECKING:
     from memd.write.writer import Entry

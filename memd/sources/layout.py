@@ -22,9 +22,7 @@ from stat import S_ISREG
 from memd.config import ExtraPath, WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
 from memd.log import get_logger
-from memd.records import Lines
 from memd.sources.globs import GlobSet
-from memd.sources.markdown import split_lines
 
 log = get_logger()
 
@@ -370,48 +368,6 @@ def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
     return roots
 
 
-GET_MAX_LINES = 1000
-GET_MAX_BYTES = 64 * 1024
-
-
 def is_session_path(path: str) -> bool:
     """Whether a result path names a session transcript."""
     return path.startswith(SESSIONS_DIR + "/")
-
-
-def read_lines(full: str, path: str, start: int, lines: int, workspace: str = "") -> Lines:
-    """Lines ``start``.. of the file at ``full`` (shown as ``path``), at most
-    ``GET_MAX_LINES`` lines and ``GET_MAX_BYTES`` of text."""
-    try:
-        with open(full, "rb") as f:
-            data = f.read()
-    except FileNotFoundError as exc:
-        raise NotFound(f"no file {path} in workspace '{workspace}'") from exc
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    all_lines = split_lines(text)
-    count = min(lines, GET_MAX_LINES)
-    out: list[str] = []
-    size = 0
-    truncated = False
-    for line in all_lines[start - 1 : start - 1 + count]:
-        encoded = len(line.encode("utf-8")) + 1
-        if size + encoded > GET_MAX_BYTES:
-            truncated = True
-            if not out:  # one line larger than the cap: give its start
-                out.append(line.encode("utf-8")[:GET_MAX_BYTES].decode("utf-8", "ignore"))
-            break
-        out.append(line)
-        size += encoded
-    end = start - 1 + len(out)
-    truncated = truncated or (lines > GET_MAX_LINES and end < len(all_lines))
-    return Lines(
-        path=path,
-        start=start,
-        lines=len(out),
-        text="\n".join(out) + ("\n" if out else ""),
-        total_lines=len(all_lines),
-        truncated=truncated,
-        next_from=end + 1 if end < len(all_lines) else None,
-    )

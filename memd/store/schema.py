@@ -1,5 +1,4 @@
-"""What an index database holds: its tables (and the migrations that build them) and the
-rows memd writes to and reads from them.
+"""What a SQLite index database holds: its tables, and the migrations that build them.
 
 The schema version lives in ``PRAGMA user_version`` and is moved forward by the
 functions in ``MIGRATIONS``: append one, never edit one.
@@ -7,105 +6,7 @@ functions in ``MIGRATIONS``: append one, never edit one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import NamedTuple
-
 import apsw
-
-from memd.sources.chunker import Chunk
-from memd.sources.passages import spoken_date
-from memd.store.fts import FtsRow, fts_row
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """What the index knows about one file."""
-
-    id: int
-    path: str
-    realpath: str
-    size: int
-    mtime_ns: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class FileMeta:
-    """A file's facts as the indexer found them, written with its chunks."""
-
-    path: str
-    abspath: str
-    realpath: str
-    source: str
-    date: str | None
-    size: int
-    mtime_ns: int
-    hash: str
-    lines: int
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SessionState:
-    """How far a session transcript has been read (``session_files``), with its file's
-    id, size and mtime."""
-
-    file_id: int
-    size: int
-    mtime_ns: int
-    offset: int
-    lines: int
-    head: str
-    head_bytes: int
-    session_id: str
-    started: str | None
-
-
-class ChunkRow(NamedTuple):
-    """A chunk ready to write: where it is, its text, and its FTS5 columns."""
-
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    tokens: int
-    fts: FtsRow
-
-
-def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk], first: bool = True) -> list[ChunkRow]:
-    """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes);
-    ``first`` False when they follow the file's first chunk (``Store.replace_tail``)."""
-    # Tags, aliases and a custom note's name go on its first chunk only, so a match on
-    # them finds the note once rather than once per chunk.
-    title = "" if meta.source == "daily" else Path(meta.path).stem
-    first_meta = " ".join([*meta.tags, *meta.aliases, title])
-    # A daily note's date in words leads every chunk's heading: "what did we do in May"
-    # or "on Thursday" then finds it, as a reader of the note knows its day.
-    day = spoken_date(meta.date) if meta.date else ""
-    rows = []
-    for n, c in enumerate(chunks):
-        heading = f"{day} {_heading_words(c.heading)}".strip()
-        fts = fts_row(heading, c.text, first_meta if n == 0 and first else "")
-        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
-    return rows
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One chunk matched by a keyword query, with its raw (positive) BM25 score."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    source: str
-    date: str | None
-    bm25: float
 
 
 def _schema_v1(db: apsw.Connection) -> None:
@@ -228,8 +129,3 @@ def _schema_v5(db: apsw.Connection) -> None:
 # Each entry moves the schema from version i to i + 1; append, never edit.
 MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def _heading_words(heading: str) -> str:
-    """The words of a heading path, without its '#' and '>' markers."""
-    return heading.replace(">", " ").replace("#", " ")

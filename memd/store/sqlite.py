@@ -1,78 +1,38 @@
-"""The SQLite index of one workspace: files, chunks and their FTS5 index.
+"""The SQLite backend of the storage seam: one workspace's index in one database file.
 
 The database is a cache of the Markdown files; deleting it loses only time. It runs in
 WAL mode so readers never wait for the writer. The schema version lives in
 ``PRAGMA user_version`` and is moved forward by ``memd.store.schema.MIGRATIONS``.
-A file that is not a database, or is corrupt, is moved aside and rebuilt.
+A file that is not a database, or is corrupt, is moved aside and rebuilt. The search
+reads are in ``sqlite_queries``, the vectors and the embedding cache in ``sqlite_vectors``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import apsw
 
 from memd.errors import IndexCorrupt, StoreError
 from memd.log import get_logger
 from memd.sources.chunker import Chunk
-from memd.store.fts import COLUMN_WEIGHTS
 from memd.store.private import private_file, private_folder
-from memd.store.schema import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    ChunkRow,
-    FileMeta,
-    FileRow,
-    Hit,
-    SessionState,
-)
+from memd.store.rows import ChunkRow, FileMeta, FileRow, SessionState
+from memd.store.schema import MIGRATIONS, SCHEMA_VERSION
+from memd.store.sqlite_errors import guard, sqlite_errors
+from memd.store.sqlite_queries import QueryTables
+from memd.store.sqlite_vectors import VectorTables
 
 log = get_logger()
 
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
-
-
-@contextlib.contextmanager
-def _sqlite_errors(path: Path) -> Iterator[None]:
-    """Map SQLite failures to memd errors that name the database file."""
-    try:
-        yield
-    except (apsw.CorruptError, apsw.NotADBError) as exc:
-        raise IndexCorrupt(f"index database {path} is corrupt: {exc}") from exc
-    except apsw.FullError as exc:
-        raise StoreError(f"disk full while writing index {path}") from exc
-    except apsw.ReadOnlyError as exc:
-        raise StoreError(f"index database {path} is read-only") from exc
-    except (apsw.IOError, apsw.CantOpenError, apsw.PermissionsError, apsw.BusyError) as exc:
-        raise StoreError(f"cannot use index database {path}: {exc}") from exc
-
-
-def _file_filter(
-    where: list[str],
-    args: list[object],
-    since: str | None,
-    until: str | None,
-    file_ids: Sequence[int] | None,
-) -> tuple[list[str], list[object]]:
-    """``where``/``args`` with the date range and file restriction of a search added."""
-    if since:
-        where.append("f.date >= ?")
-        args.append(since)
-    if until:
-        where.append("f.date <= ?")
-        args.append(until)
-    if file_ids is not None:
-        where.append("f.id IN (SELECT value FROM json_each(?))")
-        args.append(json.dumps(list(file_ids)))
-    return where, args
 
 
 def _file_values(meta: FileMeta) -> tuple:
@@ -92,16 +52,7 @@ def _file_values(meta: FileMeta) -> tuple:
     )
 
 
-def _guard(method: Callable[..., T]) -> Callable[..., T]:
-    @functools.wraps(method)
-    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
-        with _sqlite_errors(self.path):
-            return method(self, *args, **kwargs)
-
-    return wrapper
-
-
-class Store:
+class SqliteStore(QueryTables, VectorTables):
     """One workspace's index database; one writer per process, any number of readers."""
 
     def __init__(self, path: Path, db: apsw.Connection) -> None:
@@ -109,7 +60,7 @@ class Store:
         self.db = db
 
     @classmethod
-    def open(cls, path: Path, readonly: bool = False) -> Store:
+    def open(cls, path: Path, readonly: bool = False) -> SqliteStore:
         """Open (creating or migrating) the database at ``path``; rebuild it if corrupt."""
         try:
             private_folder(path.parent)
@@ -140,7 +91,7 @@ class Store:
                 os.replace(f"{path}{suffix}", f"{aside}{suffix}")
         return aside
 
-    @_guard
+    @guard
     def check(self) -> None:
         """Read every page (slow on big indexes); raises ``IndexCorrupt`` on damage."""
         result = self.db.execute("PRAGMA quick_check(1)").fetchall()
@@ -148,7 +99,7 @@ class Store:
             raise IndexCorrupt(f"index database {self.path} is corrupt: {result[0][0]}")
 
     @classmethod
-    def _open(cls, path: Path, readonly: bool) -> Store:
+    def _open(cls, path: Path, readonly: bool) -> SqliteStore:
         flags = (
             apsw.SQLITE_OPEN_READONLY
             if readonly
@@ -182,23 +133,38 @@ class Store:
             raise
         return cls(path, db)
 
+    def reader(self) -> SqliteStore:
+        """Another connection to this database, read-only (WAL: it never waits)."""
+        return self.open(self.path, readonly=True)
+
+    def replace_damaged(self, reason: str) -> SqliteStore:
+        """Close, move this database aside, and open an empty one at its path."""
+        self.close()
+        self.move_aside(self.path, reason)
+        return self.open(self.path)
+
+    def size_bytes(self) -> int:
+        """The database file and its write-ahead log."""
+        files = (f"{self.path}{suffix}" for suffix in ("", "-wal"))
+        return sum(os.path.getsize(f) for f in files if os.path.exists(f))
+
     def close(self) -> None:
         self.db.close()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes so they land together or not at all."""
-        with _sqlite_errors(self.path), self.db:
+        with sqlite_errors(self.path), self.db:
             yield
 
     # -- files ------------------------------------------------------------------------------
 
-    @_guard
+    @guard
     def files(self) -> dict[str, FileRow]:
         rows = self.db.execute("SELECT id, path, realpath, size, mtime_ns, hash FROM files")
         return {r[1]: FileRow(*r) for r in rows}
 
-    @_guard
+    @guard
     def files_at(self, paths: Sequence[str]) -> dict[str, FileRow]:
         """What the index knows about just these paths."""
         rows = self.db.execute(
@@ -208,12 +174,12 @@ class Store:
         )
         return {r[1]: FileRow(*r) for r in rows}
 
-    @_guard
+    @guard
     def file_realpath(self, path: str) -> str | None:
         row = self.db.execute("SELECT realpath FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
 
-    @_guard
+    @guard
     def linked_files(self) -> list[tuple[str, str]]:
         """``(abspath, realpath)`` of indexed files reached through a symlink."""
         return list(
@@ -321,7 +287,7 @@ class Store:
 
     # -- session transcripts (memd.index.sessions) ------------------------------------------------
 
-    @_guard
+    @guard
     def session_files(self) -> dict[str, SessionState]:
         """What the index knows of every session transcript, by result path."""
         rows = self.db.execute(
@@ -353,236 +319,10 @@ class Store:
 
     # -- meta -------------------------------------------------------------------------------
 
-    @_guard
+    @guard
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-    # -- reading ----------------------------------------------------------------------------
-
-    @_guard
-    def term_postings(self, clauses: Sequence[str]) -> tuple[int, list[set[int]]]:
-        """How many chunks there are, and for each FTS5 clause (one query term) the chunks
-        that hold it."""
-        (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        out = []
-        for clause in clauses:
-            rows = self.db.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
-            )
-            out.append({r[0] for r in rows})
-        return total, out
-
-    @_guard
-    def counts(self) -> dict[str, int]:
-        files, chunks = self.db.execute(
-            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"
-        ).fetchone()
-        return {"files": files, "chunks": chunks}
-
-    @_guard
-    def keyword_search(
-        self,
-        match: str,
-        limit: int,
-        since: str | None = None,
-        until: str | None = None,
-        file_ids: Sequence[int] | None = None,
-    ) -> list[Hit]:
-        """Chunks matching an FTS5 expression, best first by weighted BM25."""
-        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        where, args = _file_filter(["chunks_fts MATCH ?"], [match], since, until, file_ids)
-        columns = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
-        rank = f"-bm25(chunks_fts, {weights})"
-        if len(where) == 1:
-            # No filter: take the top rows from the FTS table alone and join only those; a
-            # common word can match tens of thousands of chunks.
-            sql = (
-                f"SELECT {columns}, t.score FROM (SELECT rowid AS id, {rank} AS score "
-                f"FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) t "
-                f"JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id "
-                f"ORDER BY t.score DESC, c.id"
-            )
-        else:
-            sql = (
-                f"SELECT {columns}, {rank} AS score "
-                f"FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-                f"JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
-                f"ORDER BY score DESC, c.id LIMIT ?"
-            )
-        args.append(limit)
-        try:
-            return [Hit(*row) for row in self.db.execute(sql, args)]
-        except apsw.SQLError as exc:
-            raise StoreError(f"keyword query failed: {exc}") from exc
-
-    # -- embeddings -------------------------------------------------------------------------
-
-    @_guard
-    def pending_chunks(
-        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
-    ) -> list[tuple[int, str, str, str | None, str]]:
-        """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``
-        (of ``nbytes`` when given: one of another size is stale); with ``quiet_since``, only
-        from files last indexed before that time."""
-        sql = (
-            "SELECT c.id, c.heading, c.text, f.date, f.path "
-            "FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?1"
-            " AND (?2 IS NULL OR length(v.vector) = ?2))"
-        )
-        args: list[object] = [model, nbytes]
-        if quiet_since is not None:
-            sql += " AND f.indexed_at <= ?"
-            args.append(quiet_since)
-        return list(self.db.execute(sql + " ORDER BY c.id LIMIT ?", [*args, limit]))
-
-    @_guard
-    def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
-        """``(chunks with vectors for model, chunks without)``; with ``nbytes``, a vector
-        of another size counts as none."""
-        # A chunk's passages are saved together, so its first passage stands for it; the
-        # size is checked only when asked (it reads every vector, the count alone an index).
-        sized = "" if nbytes is None else " AND length(vector) = ?2"
-        done, total = self.db.execute(
-            f"SELECT (SELECT count(*) FROM vectors WHERE model = ?1 AND part = 0{sized}), "
-            "(SELECT count(*) FROM chunks)",
-            (model,) if nbytes is None else (model, nbytes),
-        ).fetchone()
-        return done, total - done
-
-    @_guard
-    def count_vector_rows(self, model: str) -> int:
-        """Passage vectors stored for ``model``."""
-        return self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[
-            0
-        ]
-
-    @_guard
-    def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        found: dict[bytes, bytes] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                f"SELECT key, vector FROM embedding_cache WHERE key IN ({marks})", part
-            )
-            found.update(rows)
-        return found
-
-    def save_vectors(
-        self,
-        model: str,
-        rows: Sequence[tuple[int, int, bytes, bytes, str]],
-        cache_size: int,
-    ) -> None:
-        """Store ``(chunk id, passage number, cache key, vector, term string)`` rows,
-        remember them in the cache, and trim the cache to ``cache_size`` (call inside
-        ``transaction``)."""
-        used = int(self.get_meta("cache_clock", "0"))
-        # A vector of a model that changed size under its name gives way to the new one
-        # (a new row, so readers that load rows by id see it).
-        self.db.executemany(
-            "DELETE FROM vectors WHERE chunk_id = ? AND model = ? AND length(vector) != ?",
-            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
-        )
-        self.db.executemany(
-            "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector, terms) "
-            "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
-            [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
-        )
-        self.db.executemany(
-            "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET used = excluded.used, vector = excluded.vector",
-            [(key, vector, used + n) for n, (_, _, key, vector, _) in enumerate(rows, start=1)],
-        )
-        self.set_meta("cache_clock", str(used + len(rows)))
-        excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size
-        if excess > 0:
-            self.db.execute(
-                "DELETE FROM embedding_cache WHERE key IN "
-                "(SELECT key FROM embedding_cache ORDER BY used LIMIT ?)",
-                (excess,),
-            )
-
-    @_guard
-    def vectors_after(
-        self, model: str, after_id: int, limit: int = -1
-    ) -> list[tuple[int, int, int, bytes]]:
-        """``(row id, chunk id, passage number, vector)`` for ``model`` added after row
-        ``after_id``, the first ``limit`` of them (all: -1)."""
-        return list(
-            self.db.execute(
-                "SELECT id, chunk_id, part, vector FROM vectors WHERE model = ? AND id > ? "
-                "ORDER BY id LIMIT ?",
-                (model, after_id, limit),
-            )
-        )
-
-    @_guard
-    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
-        """``{(chunk id, passage number): term string}`` of ``model``'s vectors for the
-        chunks (``memd.store.fts.term_strings``)."""
-        rows = self.db.execute(
-            "SELECT chunk_id, part, terms FROM vectors WHERE model = ? "
-            "AND chunk_id IN (SELECT value FROM json_each(?))",
-            (model, json.dumps(list(chunk_ids))),
-        )
-        return {(chunk_id, part): terms for chunk_id, part, terms in rows}
-
-    @_guard
-    def count_vectors_after(self, model: str, after_id: int) -> int:
-        """How many vectors ``vectors_after`` would return."""
-        # "+model": walk the rowids after ``after_id``, not every row of the model.
-        sql = "SELECT count(*) FROM vectors WHERE id > ? AND +model = ?"
-        return self.db.execute(sql, (after_id, model)).fetchone()[0]
-
-    @_guard
-    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
-        """Live chunks among ``ids`` as hits (with no keyword score)."""
-        if not ids:
-            return {}
-        rows = self.db.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
-            "FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE c.id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(ids)),),
-        )
-        return {row[0]: Hit(*row) for row in rows}
-
-    @_guard
-    def dated_chunks(
-        self,
-        since: str | None,
-        until: str | None,
-        limit: int,
-        file_ids: Sequence[int] | None = None,
-    ) -> list[Hit]:
-        """Chunks of files dated from ``since`` to ``until`` (either may be open), newest
-        file first, each file's chunks in order (a question that names only a time)."""
-        where, args = _file_filter(["f.date IS NOT NULL"], [], since, until, file_ids)
-        rows = self.db.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
-            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
-            "ORDER BY f.date DESC, f.path, c.start_line LIMIT ?",
-            [*args, limit],
-        )
-        return [Hit(*row) for row in rows]
-
-    @_guard
-    def has_files_under(self, folder: str) -> bool:
-        """Whether any indexed file lies below ``folder`` (a result-path prefix)."""
-        # '/' + 1 is '0': the range holds exactly the paths starting with folder + '/'.
-        row = self.db.execute(
-            "SELECT 1 FROM files WHERE path > ? AND path < ? LIMIT 1", (folder + "/", folder + "0")
-        ).fetchone()
-        return row is not None
-
-    @_guard
-    def file_tags(self) -> list[tuple[int, str, list[str]]]:
-        """``(id, path, tags)`` of every file, for filtering searches."""
-        rows = self.db.execute("SELECT id, path, tags FROM files")
-        return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]

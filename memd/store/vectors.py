@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.log import get_logger
-from memd.store.sqlite import Store
+from memd.store.base import Store
 
 log = get_logger()
 

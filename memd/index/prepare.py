@@ -1,0 +1,186 @@
+"""Read, hash, parse and chunk the files a reconcile pass looks at: in worker processes when
+there are many, so both cores work while the pass writes to SQLite."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from memd.config import Chunking
+from memd.index.regrow import Tail, regrow, tail_of
+from memd.log import get_logger
+from memd.sources.chunker import chunk_with_restart
+from memd.sources.layout import FileEntry
+from memd.sources.markdown import parse
+from memd.store.rows import ChunkRow, FileMeta, chunk_rows
+
+log = get_logger()
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+_PR_SET_PDEATHSIG = 1
+_PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
+
+
+@dataclass(frozen=True)
+class Job:
+    """A file to read, with the hash the index holds for it (None: none to compare with)."""
+
+    entry: FileEntry
+    known_hash: str | None
+    chunking: Chunking
+    tail: Tail | None = None  # the file as last chunked, if it may only have grown
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A job's outcome: new chunks (all of them, or those from ``from_line`` on),
+    ``unchanged`` content, or a reason it was skipped."""
+
+    entry: FileEntry
+    meta: FileMeta | None = None
+    rows: list[ChunkRow] | None = None
+    unchanged: bool = False
+    skipped: str | None = None
+    warnings: tuple[str, ...] = ()
+    from_line: int | None = None  # only the chunks from this line on are new
+    retag: bool = False  # the file's tags changed: its first chunk's FTS row too
+    tail: Tail | None = None
+
+
+def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
+    """``prepare`` of every job, in order: in worker processes when there are many."""
+    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    if workers <= 1 or len(jobs) < _PARALLEL_MIN:
+        yield from map(prepare, jobs)
+        return
+    # Imported here: a pass with little to parse (every search without a daemon) skips them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # 'spawn' keeps workers clean of the parent's threads and open database handles.
+    ctx = multiprocessing.get_context("spawn")
+    done = 0
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
+    )
+    try:
+        for prepared in pool.map(prepare, jobs, chunksize=32):
+            yield prepared
+            done += 1
+    except (BrokenProcessPool, OSError) as exc:
+        # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
+        # the files still get indexed, only more slowly.
+        log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
+        yield from map(prepare, jobs[done:])
+    finally:
+        # Also reached when the caller stops early: drop the queued work, do not wait it out.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _die_with(parent: int) -> None:
+    """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
+    leave ~85 MB behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes  # only in workers: the parent never needs it
+
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:  # where prctl is missing (macOS)
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
+
+
+def prepare(job: Job) -> Prepared:
+    """Read, hash, parse and chunk one file (runs in a worker process)."""
+    e = job.entry
+    try:
+        with open(e.abspath, "rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_size > MAX_FILE_BYTES:
+                size_mb = st.st_size / 2**20
+                return Prepared(e, skipped=f"file is {size_mb:.0f} MiB, over the 20 MiB limit")
+            data = f.read()
+    except FileNotFoundError:
+        return Prepared(e, skipped="file vanished before it could be read")
+    except OSError as exc:
+        return Prepared(e, skipped=f"cannot read file: {exc.strerror}")
+    stamp = stat_stamp(st)
+    entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
+    chunking = job.chunking
+    if job.tail is not None and (
+        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
+    ):
+        # Only appended to: re-chunk the end, keep every earlier chunk.
+        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases)
+        rows = chunk_rows(meta, grown.chunks, first=False)
+        retag = grown.tags != job.tail.tags
+        return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest == job.known_hash:
+        return Prepared(entry, unchanged=True)
+    warnings: list[str] = []
+    clean = True
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        clean = False
+        text = data.decode("utf-8", errors="replace")
+        warnings.append(
+            f"not valid UTF-8 (first bad byte at offset {exc.start}); "
+            "indexed with replacement characters"
+        )
+    doc = parse(text)
+    warnings.extend(doc.warnings)
+    chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
+    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases)
+    tail = tail_of(data, digest, doc, restart) if clean else None
+    return Prepared(
+        entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
+    )
+
+
+def _meta(
+    e: FileEntry,
+    data: bytes,
+    st: os.stat_result,
+    digest: str,
+    lines: int,
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
+) -> FileMeta:
+    return FileMeta(
+        path=e.path,
+        abspath=e.abspath,
+        realpath=e.realpath,
+        source=e.source,
+        date=e.date,
+        size=len(data),
+        mtime_ns=stat_stamp(st),
+        hash=digest,
+        lines=lines,
+        tags=tags,
+        aliases=aliases,
+    )
+
+
+def stat_stamp(st: os.stat_result) -> int:
+    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
+    ctime and inode together. An edit that keeps the size and puts the old mtime back
+    still moves ctime (which no one can set), and a save by rename changes the inode."""
+    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")

@@ -1,0 +1,167 @@
+"""Candidates from the store: what FTS5 and the vectors find for a query under the
+request's filters, and the evidence (terms, best passage) that the ranking stages weigh."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
+from memd.search.ranking import Candidate, cosine_score, coverage, idf, passage_agreement, per_term
+from memd.search.request import SearchRequest
+from memd.sources.globs import GlobSet
+from memd.sources.layout import is_session_path
+from memd.store.base import Store
+from memd.store.fts import MatchQuery, TermMatcher, match_query
+from memd.store.vectors import VectorIndex
+
+
+def holds_notes(
+    store: Store, window: tuple[str | None, str | None], allowed: Mapping[int, str] | None
+) -> bool:
+    """Whether any dated chunk that passes the request's filters lies in ``window``."""
+    if allowed == {}:
+        return False
+    ids = None if allowed is None else list(allowed)
+    return bool(store.dated_chunks(window[0], window[1], 1, ids))
+
+
+def file_filter(
+    store: Store, paths: tuple[str, ...], tags: tuple[str, ...], sources: tuple[str, ...] = ()
+) -> dict[int, str] | None:
+    """``{id: path}`` of files passing the ``paths`` globs, carrying one of ``tags`` and
+    of one of ``sources``; None when there is no such filter."""
+    one_source = sources[0] if len(set(sources)) == 1 else None
+    if not paths and not tags and one_source is None:
+        return None
+    globs = GlobSet(paths)
+    wanted = {t.lower().lstrip("#") for t in tags}
+    allowed = {}
+    for file_id, path, file_tags in store.file_tags():
+        if one_source is not None and (one_source == "sessions") != is_session_path(path):
+            continue
+        if globs and not globs.match(path):
+            continue
+        if wanted and not wanted & {t.lower() for t in file_tags}:
+            continue
+        allowed[file_id] = path
+    return allowed
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's FTS5 terms, the chunks holding each, and each term's idf weight."""
+
+    match: MatchQuery
+    postings: list[set[int]]
+    weights: list[float]
+
+
+def query_terms(store: Store, query: str) -> QueryTerms | None:
+    """The terms of ``query`` as the index sees them; None if it has no words."""
+    match = match_query(query)
+    if match is None:
+        return None
+    total, postings = store.term_postings(match.clauses)
+    return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
+
+
+def keyword_candidates(
+    store: Store,
+    req: SearchRequest,
+    terms: QueryTerms,
+    limit: int,
+    allowed: Mapping[int, str] | None,
+) -> list[Candidate]:
+    """Chunks matching any query word, best first, scored on BM25 per term and coverage."""
+    if allowed == {}:
+        return []
+    hits = store.keyword_search(
+        terms.match.expression,
+        limit=limit,
+        since=req.since,
+        until=req.until,
+        file_ids=None if allowed is None else list(allowed),
+    )
+    query_idf = sum(terms.weights)
+    return [
+        Candidate(
+            h,
+            per_term(h.bm25, query_idf),
+            coverage(terms.weights, [h.chunk_id in chunks for chunks in terms.postings]),
+        )
+        for h in hits
+    ]
+
+
+def vector_candidates(
+    store: Store,
+    index: VectorIndex,
+    query: np.ndarray,
+    req: SearchRequest,
+    limit: int,
+    allowed: Mapping[int, str] | None,
+) -> list[Candidate]:
+    """The chunks nearest ``query`` that pass the request's filters, best first."""
+    if allowed == {}:
+        return []
+    paths = None if allowed is None else set(allowed.values())
+    filtered = paths is not None or req.since or req.until
+    # Deleted chunks and filtered-out ones take places in the top k: ask for more.
+    nearest = index.search(query, limit * (8 if filtered else 2))
+    hits = store.chunks_by_id([chunk_id for chunk_id, _ in nearest])
+    out = []
+    for chunk_id, cosine in nearest:
+        hit = hits.get(chunk_id)
+        if hit is None or (paths is not None and hit.path not in paths):
+            continue
+        if (req.since or req.until) and not _in_range(hit.date, req.since, req.until):
+            continue
+        out.append(Candidate(hit, cosine=cosine))
+        if len(out) == limit:
+            break
+    return out
+
+
+def _in_range(date: str | None, since: str | None, until: str | None) -> bool:
+    if date is None:
+        return False
+    return (since is None or date >= since) and (until is None or date <= until)
+
+
+def attach_vectors(
+    cands: list[Candidate], index: VectorIndex, query: np.ndarray, band: tuple[float, float]
+) -> None:
+    """Give every candidate its best passage's vector, cosine and vector score."""
+    nearest = index.nearest_parts([c.hit.chunk_id for c in cands], query)
+    for c in cands:
+        found = nearest.get(c.hit.chunk_id)
+        if found is not None:
+            c.vec, c.parts = found.vector, found.parts
+            if c.cosine is None:
+                c.cosine = found.cosine
+            c.vector = cosine_score(c.cosine, band)
+
+
+def attach_agreement(
+    store: Store, model: str, cands: list[Candidate], terms: QueryTerms, band: tuple[float, float]
+) -> None:
+    """Give every candidate with passage vectors its best passage on meaning and words
+    together (``memd.search.ranking.passage_agreement``)."""
+    held = {
+        c.hit.chunk_id: [i for i, chunks in enumerate(terms.postings) if c.hit.chunk_id in chunks]
+        for c in cands
+        if c.parts
+    }
+    # A passage holds only terms its chunk holds: a chunk holding none needs no text.
+    words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
+    matcher = TermMatcher(terms.match, terms.weights)
+    for c in cands:
+        if c.parts:
+            among = held[c.hit.chunk_id]
+            shares = {
+                part: matcher.share(words[c.hit.chunk_id, part], among)
+                for part in c.parts
+                if (c.hit.chunk_id, part) in words
+            }
+            c.agreement = passage_agreement(c.parts, shares, band)

@@ -1,0 +1,80 @@
+"""What a search may ask for: the request, and its defaults filled in and every value
+checked once, so the pipeline never meets a bad one."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memd.config import Search
+from memd.errors import InvalidParams
+from memd.search.timerank import parse_now
+
+MODES = ("auto", "hybrid", "keyword", "vector")
+SOURCES = ("memory", "sessions")
+MAX_RESULTS = 100
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What to search for and how to filter; ``None`` takes the config's default."""
+
+    query: str
+    max_results: int | None = None
+    min_score: float | None = None
+    mode: str = "auto"
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    now: str | None = None  # ISO date-time that time words are read against; None: the clock
+    sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
+
+
+def resolve(
+    request: SearchRequest, settings: Search, clock: Callable[[], dt.datetime]
+) -> SearchRequest:
+    """The request with every default filled in from ``settings``; raises
+    ``InvalidParams`` naming the first bad value."""
+    s = settings
+    if not isinstance(request.query, str) or not request.query.strip():
+        raise InvalidParams("query", "is required and must be a non-empty string")
+    max_results = s.max_results if request.max_results is None else request.max_results
+    if not 1 <= max_results <= MAX_RESULTS:
+        raise InvalidParams(
+            "max_results", f"must be between 1 and {MAX_RESULTS}, got {max_results}"
+        )
+    min_score = s.min_score if request.min_score is None else float(request.min_score)
+    if not 0.0 <= min_score <= 1.0:
+        raise InvalidParams("min_score", f"must be between 0.0 and 1.0, got {min_score}")
+    if request.mode not in MODES:
+        raise InvalidParams("mode", f"must be one of {', '.join(MODES)}, got {request.mode!r}")
+    since, until = _date("since", request.since), _date("until", request.until)
+    if since and until and since > until:
+        raise InvalidParams("since", f"{since} is after until ({until})")
+    if request.now is not None:
+        parse_now(request.now, clock)  # raises naming 'now'
+    for source in request.sources:
+        if source not in SOURCES:
+            raise InvalidParams("sources", f"must list {' and/or '.join(SOURCES)}, got {source!r}")
+    return dataclasses.replace(
+        request,
+        max_results=max_results,
+        min_score=min_score,
+        paths=tuple(request.paths),
+        tags=tuple(request.tags),
+        sources=tuple(dict.fromkeys(request.sources)),
+        since=since,
+        until=until,
+    )
+
+
+def _date(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except (TypeError, ValueError):
+        raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None

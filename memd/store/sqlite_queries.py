@@ -1,0 +1,145 @@
+"""SQLite reads for search: FTS5 keyword matches ranked by weighted BM25, term postings,
+chunks by id and by date, and the files' tags."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import apsw
+
+from memd.errors import StoreError
+from memd.store.fts import COLUMN_WEIGHTS
+from memd.store.rows import Hit
+from memd.store.sqlite_errors import guard
+
+
+def _file_filter(
+    where: list[str],
+    args: list[object],
+    since: str | None,
+    until: str | None,
+    file_ids: Sequence[int] | None,
+) -> tuple[list[str], list[object]]:
+    """``where``/``args`` with the date range and file restriction of a search added."""
+    if since:
+        where.append("f.date >= ?")
+        args.append(since)
+    if until:
+        where.append("f.date <= ?")
+        args.append(until)
+    if file_ids is not None:
+        where.append("f.id IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(list(file_ids)))
+    return where, args
+
+
+class QueryTables:
+    """The search side of ``SqliteStore``."""
+
+    path: Path
+    db: apsw.Connection
+
+    @guard
+    def term_postings(self, clauses: Sequence[str]) -> tuple[int, list[set[int]]]:
+        """How many chunks there are, and for each FTS5 clause (one query term) the chunks
+        that hold it."""
+        (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        out = []
+        for clause in clauses:
+            rows = self.db.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
+            )
+            out.append({r[0] for r in rows})
+        return total, out
+
+    @guard
+    def counts(self) -> dict[str, int]:
+        files, chunks = self.db.execute(
+            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks)"
+        ).fetchone()
+        return {"files": files, "chunks": chunks}
+
+    @guard
+    def keyword_search(
+        self,
+        match: str,
+        limit: int,
+        since: str | None = None,
+        until: str | None = None,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        """Chunks matching an FTS5 expression, best first by weighted BM25."""
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        where, args = _file_filter(["chunks_fts MATCH ?"], [match], since, until, file_ids)
+        columns = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
+        rank = f"-bm25(chunks_fts, {weights})"
+        if len(where) == 1:
+            # No filter: take the top rows from the FTS table alone and join only those; a
+            # common word can match tens of thousands of chunks.
+            sql = (
+                f"SELECT {columns}, t.score FROM (SELECT rowid AS id, {rank} AS score "
+                f"FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) t "
+                f"JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id "
+                f"ORDER BY t.score DESC, c.id"
+            )
+        else:
+            sql = (
+                f"SELECT {columns}, {rank} AS score "
+                f"FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                f"JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+                f"ORDER BY score DESC, c.id LIMIT ?"
+            )
+        args.append(limit)
+        try:
+            return [Hit(*row) for row in self.db.execute(sql, args)]
+        except apsw.SQLError as exc:
+            raise StoreError(f"keyword query failed: {exc}") from exc
+
+    @guard
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
+        """Live chunks among ``ids`` as hits (with no keyword score)."""
+        if not ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
+            "FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        )
+        return {row[0]: Hit(*row) for row in rows}
+
+    @guard
+    def dated_chunks(
+        self,
+        since: str | None,
+        until: str | None,
+        limit: int,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        """Chunks of files dated from ``since`` to ``until`` (either may be open), newest
+        file first, each file's chunks in order (a question that names only a time)."""
+        where, args = _file_filter(["f.date IS NOT NULL"], [], since, until, file_ids)
+        rows = self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date, 0 "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {' AND '.join(where)} "
+            "ORDER BY f.date DESC, f.path, c.start_line LIMIT ?",
+            [*args, limit],
+        )
+        return [Hit(*row) for row in rows]
+
+    @guard
+    def has_files_under(self, folder: str) -> bool:
+        """Whether any indexed file lies below ``folder`` (a result-path prefix)."""
+        # '/' + 1 is '0': the range holds exactly the paths starting with folder + '/'.
+        row = self.db.execute(
+            "SELECT 1 FROM files WHERE path > ? AND path < ? LIMIT 1", (folder + "/", folder + "0")
+        ).fetchone()
+        return row is not None
+
+    @guard
+    def file_tags(self) -> list[tuple[int, str, list[str]]]:
+        """``(id, path, tags)`` of every file, for filtering searches."""
+        rows = self.db.execute("SELECT id, path, tags FROM files")
+        return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]

@@ -1,0 +1,142 @@
+"""SQLite tables of passage vectors and the embedding cache: what is still to embed,
+what a model embedded before, and vectors in the order they were added."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import apsw
+
+from memd.store.sqlite_errors import guard
+
+
+class VectorTables:
+    """The vector side of ``SqliteStore``."""
+
+    path: Path
+    db: apsw.Connection
+
+    @guard
+    def pending_chunks(
+        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
+    ) -> list[tuple[int, str, str, str | None, str]]:
+        """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``
+        (of ``nbytes`` when given: one of another size is stale); with ``quiet_since``, only
+        from files last indexed before that time."""
+        sql = (
+            "SELECT c.id, c.heading, c.text, f.date, f.path "
+            "FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?1"
+            " AND (?2 IS NULL OR length(v.vector) = ?2))"
+        )
+        args: list[object] = [model, nbytes]
+        if quiet_since is not None:
+            sql += " AND f.indexed_at <= ?"
+            args.append(quiet_since)
+        return list(self.db.execute(sql + " ORDER BY c.id LIMIT ?", [*args, limit]))
+
+    @guard
+    def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
+        """``(chunks with vectors for model, chunks without)``; with ``nbytes``, a vector
+        of another size counts as none."""
+        # A chunk's passages are saved together, so its first passage stands for it; the
+        # size is checked only when asked (it reads every vector, the count alone an index).
+        sized = "" if nbytes is None else " AND length(vector) = ?2"
+        done, total = self.db.execute(
+            f"SELECT (SELECT count(*) FROM vectors WHERE model = ?1 AND part = 0{sized}), "
+            "(SELECT count(*) FROM chunks)",
+            (model,) if nbytes is None else (model, nbytes),
+        ).fetchone()
+        return done, total - done
+
+    @guard
+    def count_vector_rows(self, model: str) -> int:
+        """Passage vectors stored for ``model``."""
+        return self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[
+            0
+        ]
+
+    @guard
+    def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT key, vector FROM embedding_cache WHERE key IN ({marks})", part
+            )
+            found.update(rows)
+        return found
+
+    def save_vectors(
+        self,
+        model: str,
+        rows: Sequence[tuple[int, int, bytes, bytes, str]],
+        cache_size: int,
+    ) -> None:
+        """Store ``(chunk id, passage number, cache key, vector, term string)`` rows,
+        remember them in the cache, and trim the cache to ``cache_size`` (call inside
+        ``transaction``)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'cache_clock'").fetchone()
+        used = int(row[0]) if row else 0
+        # A vector of a model that changed size under its name gives way to the new one
+        # (a new row, so readers that load rows by id see it).
+        self.db.executemany(
+            "DELETE FROM vectors WHERE chunk_id = ? AND model = ? AND length(vector) != ?",
+            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO vectors(chunk_id, model, part, vector, terms) "
+            "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
+        )
+        self.db.executemany(
+            "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET used = excluded.used, vector = excluded.vector",
+            [(key, vector, used + n) for n, (_, _, key, vector, _) in enumerate(rows, start=1)],
+        )
+        self.db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('cache_clock', ?)",
+            (str(used + len(rows)),),
+        )
+        excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size
+        if excess > 0:
+            self.db.execute(
+                "DELETE FROM embedding_cache WHERE key IN "
+                "(SELECT key FROM embedding_cache ORDER BY used LIMIT ?)",
+                (excess,),
+            )
+
+    @guard
+    def vectors_after(
+        self, model: str, after_id: int, limit: int = -1
+    ) -> list[tuple[int, int, int, bytes]]:
+        """``(row id, chunk id, passage number, vector)`` for ``model`` added after row
+        ``after_id``, the first ``limit`` of them (all: -1)."""
+        return list(
+            self.db.execute(
+                "SELECT id, chunk_id, part, vector FROM vectors WHERE model = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (model, after_id, limit),
+            )
+        )
+
+    @guard
+    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
+        """``{(chunk id, passage number): term string}`` of ``model``'s vectors for the
+        chunks (``memd.store.fts.term_strings``)."""
+        rows = self.db.execute(
+            "SELECT chunk_id, part, terms FROM vectors WHERE model = ? "
+            "AND chunk_id IN (SELECT value FROM json_each(?))",
+            (model, json.dumps(list(chunk_ids))),
+        )
+        return {(chunk_id, part): terms for chunk_id, part, terms in rows}
+
+    @guard
+    def count_vectors_after(self, model: str, after_id: int) -> int:
+        """How many vectors ``vectors_after`` would return."""
+        # "+model": walk the rowids after ``after_id``, not every row of the model.
+        sql = "SELECT count(*) FROM vectors WHERE id > ? AND +model = ?"
+        return self.db.execute(sql, (after_id, model)).fetchone()[0]
