@@ -4,9 +4,8 @@ from itertools import pairwise
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memd.sources.chunker import chunk_document
+from memd.sources.chunker import chunk_document, count_tokens
 from memd.sources.markdown import parse
-from memd.sources.tokens import count_tokens
 
 
 def chunks_of(text, budget=400, overlap=80):

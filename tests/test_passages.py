@@ -1,8 +1,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memd.sources.chunker import count_tokens
 from memd.sources.passages import MAX_TOKENS, PACK_TOKENS, context_header, passages
-from memd.sources.tokens import count_tokens
 
 
 def test_short_turns_share_a_passage_led_by_their_day():

@@ -2,7 +2,7 @@ import subprocess
 import sys
 import textwrap
 
-from memd.sources.tokens import count_tokens
+from memd.sources.chunker import count_tokens
 
 
 def test_counts_cl100k_tokens():
@@ -20,7 +20,7 @@ def test_encoding_loads_with_no_network_and_no_cache(tmp_path):
             raise OSError("network disabled in this test")
         socket.socket.connect = refuse
         socket.create_connection = refuse
-        from memd.sources.tokens import count_tokens
+        from memd.sources.chunker import count_tokens
         print(count_tokens("offline tokens work"))
         """
     )

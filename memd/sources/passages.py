@@ -18,8 +18,8 @@ import datetime as dt
 import re
 from pathlib import PurePosixPath
 
+from memd.sources.chunker import count_tokens, encoder
 from memd.sources.markdown import readable
-from memd.sources.tokens import count_tokens, encoder
 
 FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again
 MAX_TOKENS = 150  # a longer block is cut between lines, a longer line between words
