@@ -5,11 +5,10 @@ from structlog.testing import capture_logs
 
 from memd.config import Chunking
 from memd.index import prepare
-from memd.index.prepare import stat_stamp
 from memd.index.reconcile import reconcile
 from memd.memory import Memory
 from memd.search.request import SearchRequest
-from memd.sources.layout import Workspace, WorkspaceMissing
+from memd.sources.layout import Workspace, WorkspaceMissing, stat_stamp
 from memd.store.sqlite import SqliteStore
 
 

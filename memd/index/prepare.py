@@ -17,7 +17,7 @@ from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
 from memd.log import get_logger
 from memd.sources.chunker import chunk_with_restart
-from memd.sources.layout import FileEntry
+from memd.sources.layout import FileEntry, stat_stamp
 from memd.sources.markdown import parse
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
@@ -176,11 +176,3 @@ def _meta(
         tags=tags,
         aliases=aliases,
     )
-
-
-def stat_stamp(st: os.stat_result) -> int:
-    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
-    ctime and inode together. An edit that keeps the size and puts the old mtime back
-    still moves ctime (which no one can set), and a save by rename changes the inode."""
-    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from memd.config import Chunking
-from memd.index.prepare import Job, Prepared, prepare_all, stat_stamp
+from memd.index.prepare import Job, Prepared, prepare_all
 from memd.index.regrow import Tail
 from memd.log import get_logger
-from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace
+from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
 
@@ -232,11 +232,9 @@ def _apply(store: Store, p: Prepared, known: dict, report: IndexReport, tails: T
 
 def same_stat(row: FileRow | None, e: FileEntry) -> bool:
     """Whether the index holds ``e`` as its stat is now (then it need not be read)."""
-    return row is not None and (row.size, row.mtime_ns, row.realpath) == (
-        e.size,
-        stamp_at(e.abspath),
-        e.realpath,
-    )
+    if row is None or (row.size, row.realpath) != (e.size, e.realpath):
+        return False
+    return row.mtime_ns == (e.stamp if e.stamp is not None else stamp_at(e.abspath))
 
 
 def stamp_at(path: str) -> int | None:

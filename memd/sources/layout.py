@@ -12,6 +12,7 @@ workspace or the root being walked (a link to ``/`` or to ``..``).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -64,6 +65,15 @@ class FileEntry:
     date: str | None  # YYYY-MM-DD for daily notes
     size: int
     mtime_ns: int
+    stamp: int | None = None  # ``stat_stamp`` of the stat the walk took (None: not taken)
+
+
+def stat_stamp(st: os.stat_result) -> int:
+    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
+    ctime and inode together. An edit that keeps the size and puts the old mtime back
+    still moves ctime (which no one can set), and a save by rename changes the inode."""
+    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
 
 
 def daily_date(name: str) -> str | None:
@@ -86,10 +96,11 @@ class Workspace:
         self.exclude = GlobSet(config.exclude)
         self.roots = [Root("", config.path), *_extra_roots(config.extra_paths)]
 
-    def classify(self, root: Root, rel: str) -> tuple[str, str | None] | None:
-        """``(source, date)`` for a root-relative path memd indexes, else None."""
+    def classify(self, root: Root, rel: str, walked: bool = False) -> tuple[str, str | None] | None:
+        """``(source, date)`` for a root-relative path memd indexes, else None; ``walked``
+        when a walk reached it, so no part of it is a hidden or ignored name."""
         parts = rel.split("/")
-        if not rel.endswith(".md") or any(_ignored(p) for p in parts):
+        if not rel.endswith(".md") or (not walked and any(_ignored(p) for p in parts)):
             return None
         if self.exclude and self.exclude.match(rel):
             return None
@@ -176,17 +187,18 @@ class Workspace:
 
     def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
         if root.is_file:
-            if root.path.suffix == ".md":
-                yield from self._entry(root, root.prefix, str(root.path))
-            else:
+            if root.path.suffix != ".md":
                 log.warning("extra_path_not_markdown", path=str(root.path))
+            elif entry := self._entry(root, root.prefix, str(root.path)):
+                yield entry
             return
         if not root.path.is_dir():
             log.warning("root_missing", root=str(root.path))
             return
         if root.is_workspace:
             for name in CORE_NAMES:
-                yield from self._entry(root, name, str(root.path / name))
+                if entry := self._entry(root, name, str(root.path / name)):
+                    yield entry
             start = root.path / MEMORY_DIR
             if start.is_dir():
                 yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs)
@@ -207,6 +219,10 @@ class Workspace:
         except OSError as exc:
             log.warning("folder_unreadable", folder=str(folder), error=exc.strerror)
             return
+        # A file straight in a folder that is no system folder is none either: its own
+        # check (three prefix tests a file) is left to files reached through a link.
+        plain_ok = not _system(real)
+        inside = real.rstrip("/") + "/"
         for e in entries:
             if _ignored(e.name):
                 continue
@@ -224,8 +240,9 @@ class Workspace:
             elif e.name.endswith(".md"):
                 # A plain file in a folder whose real path is known needs no realpath():
                 # that walk of every path component was most of a no-change pass.
-                known = None if e.is_symlink() else os.path.join(real, e.name)
-                yield from self._entry(root, child, e.path, known)
+                known = None if e.is_symlink() or not plain_ok else inside + e.name
+                if entry := self._entry(root, child, e.path, known, walked=True):
+                    yield entry
 
     def follows(self, folder: str) -> bool:
         """Whether a folder met while watching (perhaps through a link) is entered: never a
@@ -243,22 +260,28 @@ class Workspace:
         return None
 
     def _entry(
-        self, root: Root, rel: str, abspath: str, realpath: str | None = None
-    ) -> Iterator[FileEntry]:
-        kind = self.classify(root, rel) if not root.is_file else ("extra", None)
+        self, root: Root, rel: str, abspath: str, realpath: str | None = None, walked: bool = False
+    ) -> FileEntry | None:
+        """The entry of a file memd indexes, as it is on disk now; ``realpath`` when the
+        walk knows it (a plain file in a checked folder)."""
+        kind = self.classify(root, rel, walked) if not root.is_file else ("extra", None)
         if kind is None:
-            return
+            return None
         try:
             st = os.stat(abspath)
         except OSError:  # vanished, or a dangling symlink
-            return
+            return None
         if not S_ISREG(st.st_mode):
-            return
-        real = realpath or os.path.realpath(abspath)
-        if _system(real):
-            log.warning("file_not_followed", path=abspath, resolves_to=real, reason="system file")
-            return
-        yield FileEntry(
+            return None
+        real = realpath
+        if real is None:
+            real = os.path.realpath(abspath)
+            if _system(real):
+                log.warning(
+                    "file_not_followed", path=abspath, resolves_to=real, reason="system file"
+                )
+                return None
+        return FileEntry(
             path=_shown(root, rel),
             abspath=abspath,
             realpath=real,
@@ -266,6 +289,7 @@ class Workspace:
             date=kind[1],
             size=st.st_size,
             mtime_ns=st.st_mtime_ns,
+            stamp=stat_stamp(st),
         )
 
     def locate(self, abspath: str) -> tuple[str, FileEntry | None] | None:
@@ -274,8 +298,7 @@ class Workspace:
         for root, rel in self._split(abspath):
             if not root.is_file and self.classify(root, rel) is None:
                 continue
-            found = list(self._entry(root, rel, abspath))
-            return _shown(root, rel), (found[0] if found else None)
+            return _shown(root, rel), self._entry(root, rel, abspath)
         return None
 
     def shown(self, abspath: str) -> str | None:

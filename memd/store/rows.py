@@ -14,9 +14,8 @@ from memd.sources.passages import spoken_date
 from memd.store.fts import FtsRow, fts_row
 
 
-@dataclass(frozen=True)
-class FileRow:
-    """What the index knows about one file."""
+class FileRow(NamedTuple):
+    """What the index knows about one file (a tuple: a pass compares thousands)."""
 
     id: int
     path: str
