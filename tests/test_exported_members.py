@@ -14,7 +14,15 @@ def test_the_command_line_imports_only_what_talking_to_a_daemon_needs():
     import subprocess
     import sys
 
-    heavy = ["numpy", "markdown_it", "structlog", "apsw", "openai", "memd.memory", "memd.daemon"]
+    heavy = [
+        "numpy",
+        "markdown_it",
+        "structlog",
+        "apsw",
+        "openai",
+        "memd.memory",
+        "memd.serve.daemon",
+    ]
     code = (
         "import sys, memd, memd.cli.main, memd.serve.router, memd.client; "
         f"print([m for m in {heavy!r} if m in sys.modules])"
@@ -36,7 +44,7 @@ import sys
 from memd.cli.main import main
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "search", "postgres"]) == 0
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "get", "MEMORY.md"]) == 0
-print([m for m in ("numpy", "memd.journal", "memd.writer", "ctypes") if m in sys.modules])
+print([m for m in ("numpy", "memd.write.journal", "memd.write.writer", "ctypes") if m in sys.modules])
 """
     (tmp_path / "c.yaml").write_text(
         f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"

@@ -2,6 +2,7 @@
 screenful of screens. ARCHITECTURE.md draws the same order."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "memd"
@@ -126,14 +127,20 @@ def test_no_module_is_over_400_lines():
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
+SQL = re.compile(
+    r"\b(apsw|sqlite3|SELECT \S.* FROM|INSERT (OR \w+ )?INTO|DELETE FROM|UPDATE \w+ SET)\b"
+)
+
+
 def test_only_the_store_speaks_sql():
-    """apsw (and so SQL) stays behind the storage seam."""
+    """apsw, and SQL of any kind, stay behind the storage seam."""
     outside = sorted(
-        name
+        f"{name}: {m[0]}"
         for name, path in modules().items()
-        if unit(name) != "memd.store" and "apsw" in path.read_text(encoding="utf-8")
+        if unit(name) != "memd.store" and (m := SQL.search(path.read_text(encoding="utf-8")))
     )
-    assert not outside, f"modules outside memd/store that name apsw: {outside}"
+    assert not outside, f"SQL outside memd/store: {outside}"
+    assert SQL.search('db.execute("SELECT id FROM chunks")')  # the pattern itself works
 
 
 def test_the_checker_sees_an_upward_import(tmp_path):
