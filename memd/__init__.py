@@ -30,7 +30,7 @@ _EXPORTS = {
     "ForgetAnswer": "memd.records",
     "Freshness": "memd.records",
     "IndexCorrupt": "memd.errors",
-    "IndexReport": "memd.index.reconcile",
+    "IndexReport": "memd.records",
     "InvalidParams": "memd.errors",
     "InvalidRequest": "memd.errors",
     "KeyEntry": "memd.records",
@@ -130,13 +130,13 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         WorkspaceMissing,
         WriteError,
     )
-    from memd.index.reconcile import IndexReport
     from memd.memory import Memory, open
     from memd.records import (
         FlushAnswer,
         FlushPrompt,
         ForgetAnswer,
         Freshness,
+        IndexReport,
         KeyEntry,
         KeyList,
         Lines,

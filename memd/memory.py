@@ -31,13 +31,14 @@ from memd.embed.providers import Embedder, make_embedder
 from memd.embed.rerank import make_reranker
 from memd.errors import BackendUnavailable, MemdError, PathRefused
 from memd.index.index import Index, database_path
-from memd.index.reconcile import IndexReport, Progress
+from memd.index.reconcile import Progress
 from memd.index.sessions import Sessions
 from memd.records import (
     Activity,
     FlushAnswer,
     FlushPrompt,
     ForgetAnswer,
+    IndexReport,
     KeyList,
     Lines,
     SearchAnswer,

@@ -223,3 +223,25 @@ class Status(_Record):
     database_bytes: int
     config: str | None = None  # the config file the answering process read (None: defaults)
     socket: str | None = None
+
+
+@dataclass
+class IndexReport:
+    """What one index pass did (``memd index``, ``Memory.index``); mutable while it runs."""
+
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    chunks: int = 0
+    cancelled: bool = False
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def as_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "seconds": round(self.seconds, 3)}

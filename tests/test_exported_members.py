@@ -44,7 +44,8 @@ import sys
 from memd.cli.main import main
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "search", "postgres"]) == 0
 assert main(["--config", {str(tmp_path / "c.yaml")!r}, "get", "MEMORY.md"]) == 0
-print([m for m in ("numpy", "memd.write.journal", "memd.write.writer", "ctypes") if m in sys.modules])
+loaded = ("numpy", "memd.write.journal", "memd.write.writer", "ctypes")
+print([m for m in loaded if m in sys.modules])
 """
     (tmp_path / "c.yaml").write_text(
         f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"

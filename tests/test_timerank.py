@@ -11,12 +11,11 @@ from memd.config import Search
 from memd.errors import InvalidParams
 from memd.memory import Memory
 from memd.search.ranking import Candidate
-from memd.search.request import SearchRequest
+from memd.search.request import SearchRequest, parse_now
 from memd.search.timerank import (
     adjust,
     asks_only_when,
     newer_first,
-    parse_now,
     same_statement,
     statement,
     window_factor,

@@ -19,10 +19,10 @@ from typing import TypeVar
 from memd.config import Chunking, Config
 from memd.embed.providers import Embedder
 from memd.errors import IndexCorrupt
-from memd.index.reconcile import IndexReport, Progress, Tails, reconcile, reconcile_paths, same_stat
+from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
-from memd.records import Activity, Freshness
+from memd.records import Activity, Freshness, IndexReport
 from memd.sources.layout import Workspace
 from memd.sources.passages import FORMAT as PASSAGES
 from memd.sources.passages import passages

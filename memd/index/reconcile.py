@@ -13,12 +13,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 from memd.config import Chunking
 from memd.index.prepare import Job, Prepared, prepare_all
 from memd.index.regrow import Tail
 from memd.log import get_logger
+from memd.records import IndexReport
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
@@ -32,28 +33,6 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 CHUNK_FORMAT = 3
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class IndexReport:
-    """What one reconcile pass did."""
-
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    chunks: int = 0
-    cancelled: bool = False
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def touched(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
 # Where each workspace file may be re-chunked from when it grows (``memd.index.regrow``), by

@@ -25,10 +25,9 @@ from pathlib import Path, PurePosixPath
 
 from memd.config import Chunking, SessionSource
 from memd.errors import NotFound, PathRefused
-from memd.index.reconcile import IndexReport
 from memd.index.turnchunks import turn_rows
 from memd.log import get_logger
-from memd.records import Lines
+from memd.records import IndexReport, Lines
 from memd.sources.layout import SESSIONS_DIR
 from memd.sources.markdown import split_lines
 from memd.sources.reading import read_lines

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from memd.config import Search
 from memd.errors import InvalidParams
-from memd.search.timerank import parse_now
 
 MODES = ("auto", "hybrid", "keyword", "vector")
 SOURCES = ("memory", "sessions")
@@ -78,3 +77,22 @@ def _date(name: str, value: str | None) -> str | None:
         return dt.date.fromisoformat(value).isoformat()
     except (TypeError, ValueError):
         raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None
+
+
+def parse_now(value: str | None, clock: Callable[[], dt.datetime]) -> dt.datetime:
+    """The request's ``now`` (ISO date-time; a bare date is its noon) in the clock's zone;
+    the clock when unset."""
+    here = clock()
+    if value is None:
+        return here
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise InvalidParams(
+            "now", f"must be an ISO date-time such as 2026-01-20T09:30:00+01:00, got {value!r}"
+        ) from None
+    if len(value) <= 10:
+        moment = moment.replace(hour=12)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=here.tzinfo)
+    return moment.astimezone(here.tzinfo)

@@ -31,7 +31,7 @@ from memd.search.candidates import (
     vector_candidates,
 )
 from memd.search.ranking import Candidate, floored, fuse, merge, select
-from memd.search.request import SearchRequest, resolve
+from memd.search.request import SearchRequest, parse_now, resolve
 from memd.search.timerank import (
     LISTING_POOL,
     adjust,
@@ -39,7 +39,6 @@ from memd.search.timerank import (
     in_time,
     lift_listing,
     listing,
-    parse_now,
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time

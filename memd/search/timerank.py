@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
 
 from memd.config import Search
-from memd.errors import InvalidParams
 from memd.search.ranking import COVERAGE_KEYWORD, HALF_KEYWORD, Candidate
 from memd.search.timewords import TimeReading
 from memd.store.fts import STOPWORDS
@@ -34,25 +32,6 @@ NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one 
 AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
 _WORD = re.compile(r"\w+")
 _NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]")
-
-
-def parse_now(value: str | None, clock: Callable[[], dt.datetime]) -> dt.datetime:
-    """The request's ``now`` (ISO date-time; a bare date is its noon) in the clock's zone;
-    the clock when unset."""
-    here = clock()
-    if value is None:
-        return here
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise InvalidParams(
-            "now", f"must be an ISO date-time such as 2026-01-20T09:30:00+01:00, got {value!r}"
-        ) from None
-    if len(value) <= 10:
-        moment = moment.replace(hour=12)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=here.tzinfo)
-    return moment.astimezone(here.tzinfo)
 
 
 # Words that ask what happened in a time without naming anything to look for: "what did

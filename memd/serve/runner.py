@@ -15,10 +15,9 @@ from typing import TypeVar
 
 from memd.config import Config
 from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
-from memd.index.reconcile import IndexReport
 from memd.log import get_logger
 from memd.memory import Memory
-from memd.records import Activity
+from memd.records import Activity, IndexReport
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
 log = get_logger()

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 
-from memd.config import ExtraPath, WorkspaceConfig
+from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
 from memd.log import get_logger
 from memd.sources.globs import GlobSet
+from memd.sources.roots import Root, extra_roots
 
 log = get_logger()
 
@@ -37,21 +38,6 @@ _SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 _CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
 _DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
-
-
-@dataclass(frozen=True)
-class Root:
-    """A folder or file that memd indexes, shown under ``prefix`` in result paths."""
-
-    prefix: str  # "" for the workspace folder itself
-    path: Path
-    is_file: bool = False
-    include: GlobSet | None = None  # only these files, when given
-    exclude: GlobSet | None = None
-
-    @property
-    def is_workspace(self) -> bool:
-        return self.prefix == ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +73,12 @@ def daily_date(name: str) -> str | None:
         return None
 
 
+def spoken_date(iso: str) -> str:
+    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
+    day = dt.date.fromisoformat(iso)
+    return f"{day:%A}, {day.day} {day:%B %Y}"
+
+
 class Workspace:
     """The files of one configured workspace and the rules that decide them."""
 
@@ -94,7 +86,10 @@ class Workspace:
         self.name = config.name
         self.path = config.path
         self.exclude = GlobSet(config.exclude)
-        self.roots = [Root("", config.path), *_extra_roots(config.extra_paths)]
+        self.roots = [
+            Root("", config.path),
+            *extra_roots(config.extra_paths, {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}),
+        ]
 
     def classify(self, root: Root, rel: str, walked: bool = False) -> tuple[str, str | None] | None:
         """``(source, date)`` for a root-relative path memd indexes, else None; ``walked``
@@ -368,27 +363,6 @@ def _system(real: str) -> bool:
 
 def _ignored(name: str) -> bool:
     return name.startswith(".") or name in _IGNORED_NAMES
-
-
-def _extra_roots(extras: tuple[ExtraPath | Path, ...]) -> list[Root]:
-    """Give each extra root a unique prefix that cannot be mistaken for workspace files."""
-    taken = {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}
-    roots = []
-    for extra in extras:
-        if isinstance(extra, Path):
-            extra = ExtraPath(extra)
-        p = extra.path
-        base = p.name or "root"
-        prefix, n = base, 2
-        while prefix in taken:
-            stem, dot, ext = base.partition(".") if p.is_file() else (base, "", "")
-            prefix = f"{stem}-{n}{dot}{ext}"
-            n += 1
-        taken.add(prefix)
-        include = GlobSet(extra.include) if extra.include else None
-        exclude = GlobSet(extra.exclude) if extra.exclude else None
-        roots.append(Root(prefix, p, p.is_file(), include, exclude))
-    return roots
 
 
 def is_session_path(path: str) -> bool:

@@ -14,11 +14,11 @@ computed when embedding, and the same text always gives the same passages (and c
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import PurePosixPath
 
 from memd.sources.chunker import count_tokens, encoder
+from memd.sources.layout import spoken_date
 from memd.sources.markdown import readable
 
 FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again
@@ -122,9 +122,3 @@ def _cut(block: str) -> list[str]:
     if current:
         pieces.append("\n".join(current))
     return [p for p in pieces if p.strip()]
-
-
-def spoken_date(iso: str) -> str:
-    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
-    day = dt.date.fromisoformat(iso)
-    return f"{day:%A}, {day.day} {day:%B %Y}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memd.sources.chunker import Chunk
-from memd.sources.passages import spoken_date
+from memd.sources.layout import spoken_date
 from memd.store.fts import FtsRow, fts_row
 
 
