@@ -23,6 +23,9 @@ ORDER = [
     {"memd.cli"},
     {"memd", "memd.__main__"},
 ]
+# Stages that sit on the same floors but never meet: search reads what indexing wrote only
+# through the store, and writing indexes what it wrote but never searches.
+APART = {("memd.search", "memd.index"), ("memd.write", "memd.search")}
 MAX_LINES = 400
 
 
@@ -81,7 +84,7 @@ def test_imports_run_down_the_stages():
     upward = []
     for name, path in modules().items():
         for target in imports(name, path):
-            if level(target) > level(name):
+            if level(target) > level(name) or (unit(name), unit(target)) in APART:
                 upward.append(f"{name} imports {target}")
     assert not upward, "imports that run up the stages:\n" + "\n".join(sorted(upward))
 
