@@ -5,6 +5,7 @@ import pytest
 
 from memd.errors import IndexCorrupt, StoreError
 from memd.sources.chunker import Chunk
+from memd.store.fts import MatchQuery, match_query
 from memd.store.rows import FileMeta, chunk_rows
 from memd.store.schema import SCHEMA_VERSION
 from memd.store.sqlite import SqliteStore
@@ -48,8 +49,8 @@ def test_replace_and_delete_file(tmp_path):
             chunk_rows(meta(hash="h2"), [Chunk(1, 1, "", "gamma", 1), Chunk(2, 3, "", "d", 1)]),
         )
     assert store.counts() == {"files": 1, "chunks": 2}
-    assert store.keyword_search('"alpha"', 10) == []  # old chunk gone from FTS too
-    assert len(store.keyword_search('"gamma"', 10)) == 1
+    assert store.keyword_search(match_query("alpha"), 10) == []  # old chunk gone from FTS too
+    assert len(store.keyword_search(match_query("gamma"), 10)) == 1
     file_id = store.files()["memory/a.md"].id
     with store.transaction():
         store.delete_files([file_id])
@@ -124,3 +125,14 @@ def test_meta_roundtrip(tmp_path):
     with store.transaction():
         store.set_meta("generation", "3")
     assert store.get_meta("generation") == "3"
+
+
+def test_a_bad_fts5_expression_is_a_store_error(tmp_path):
+    store = SqliteStore.open(tmp_path / "i.sqlite")
+    m = meta()
+    with store.transaction():
+        store.replace_file(m, chunk_rows(m, [Chunk(1, 1, "", "x y", 2)]))
+    bad = MatchQuery('"unclosed', ('"unclosed',), (("unclosed",),))
+    with pytest.raises(StoreError, match="keyword query failed"):
+        store.keyword_search(bad, 10)
+    store.close()

@@ -62,7 +62,7 @@ def query_terms(store: Store, query: str) -> QueryTerms | None:
     match = match_query(query)
     if match is None:
         return None
-    total, postings = store.term_postings(match.clauses)
+    total, postings = store.term_postings(match)
     return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
 
 
@@ -77,7 +77,7 @@ def keyword_candidates(
     if allowed == {}:
         return []
     hits = store.keyword_search(
-        terms.match.expression,
+        terms.match,
         limit=limit,
         since=req.since,
         until=req.until,

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from memd.sources.chunker import Chunk
+from memd.store.fts import MatchQuery
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
 
@@ -122,18 +123,19 @@ class Store(Protocol):
 
     def keyword_search(
         self,
-        match: str,
+        match: MatchQuery,
         limit: int,
         since: str | None = None,
         until: str | None = None,
         file_ids: Sequence[int] | None = None,
     ) -> list[Hit]:
-        """Chunks matching a keyword expression (``memd.store.fts.MatchQuery``), best
-        first, optionally within dates and files."""
+        """Chunks holding any of the query's terms, best first by a BM25-like score,
+        optionally within dates and files."""
         ...
 
-    def term_postings(self, clauses: Sequence[str]) -> tuple[int, list[set[int]]]:
-        """How many chunks there are, and for each one-term clause the chunks holding it."""
+    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
+        """How many chunks there are, and for each of the query's terms the chunks
+        holding it."""
         ...
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import apsw
 
 from memd.errors import StoreError
-from memd.store.fts import COLUMN_WEIGHTS
+from memd.store.fts import COLUMN_WEIGHTS, MatchQuery
 from memd.store.rows import Hit
 from memd.store.sqlite_errors import guard
 
@@ -42,12 +42,12 @@ class QueryTables:
     db: apsw.Connection
 
     @guard
-    def term_postings(self, clauses: Sequence[str]) -> tuple[int, list[set[int]]]:
+    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
         """How many chunks there are, and for each FTS5 clause (one query term) the chunks
         that hold it."""
         (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
         out = []
-        for clause in clauses:
+        for clause in match.clauses:
             rows = self.db.execute(
                 "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
             )
@@ -64,7 +64,7 @@ class QueryTables:
     @guard
     def keyword_search(
         self,
-        match: str,
+        match: MatchQuery,
         limit: int,
         since: str | None = None,
         until: str | None = None,
@@ -72,7 +72,9 @@ class QueryTables:
     ) -> list[Hit]:
         """Chunks matching an FTS5 expression, best first by weighted BM25."""
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        where, args = _file_filter(["chunks_fts MATCH ?"], [match], since, until, file_ids)
+        where, args = _file_filter(
+            ["chunks_fts MATCH ?"], [match.expression], since, until, file_ids
+        )
         columns = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
         rank = f"-bm25(chunks_fts, {weights})"
         if len(where) == 1:
