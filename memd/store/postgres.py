@@ -1,0 +1,360 @@
+"""The PostgreSQL backend of the storage seam: one workspace of one host, as a scope in a
+database many hosts share (the team index; pgvector and row-level security build on it).
+
+Every row carries its scope (``host``, ``workspace``) through its file. Keywords are
+PostgreSQL full-text search over the same columns FTS5 gets (English stemming, heading
+and tags weighted up); scripts written without spaces match their character bigrams in
+order, as in SQLite. Only this module imports psycopg, and only when it is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+from memd.errors import StoreError
+from memd.sources.chunker import Chunk
+from memd.store.fts import NOSPACE_RUN, MatchQuery
+from memd.store.postgres_schema import migrate
+from memd.store.postgres_vectors import VectorRows
+from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
+
+_HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
+
+
+def _errors(dsn: str) -> Any:
+    """psycopg failures as ``StoreError`` naming the database (without its password)."""
+    import psycopg
+
+    @contextlib.contextmanager
+    def mapped() -> Iterator[None]:
+        try:
+            yield
+        except psycopg.Error as exc:
+            where = dsn.split("@")[-1]
+            raise StoreError(f"team database {where}: {str(exc).strip()}") from exc
+
+    return mapped()
+
+
+class PostgresStore(VectorRows):
+    """One (host, workspace) scope of a shared PostgreSQL database."""
+
+    def __init__(self, dsn: str, host: str, workspace: str, conn: Any) -> None:
+        self.dsn, self.host, self.workspace, self.db = dsn, host, workspace, conn
+        self._scope = (host, workspace)
+
+    @classmethod
+    def open(cls, dsn: str, host: str, workspace: str) -> PostgresStore:
+        """Connect (autocommit outside ``transaction``), creating the tables if needed."""
+        import psycopg
+
+        with _errors(dsn):
+            conn = psycopg.connect(dsn, autocommit=True, connect_timeout=5)
+            migrate(conn)
+        return cls(dsn, host, workspace, conn)
+
+    def _q(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        with _errors(self.dsn):
+            cur = self.db.execute(sql, args)
+            return cur.fetchall() if cur.description else []
+
+    # -- the store itself ------------------------------------------------------------------
+
+    def reader(self) -> PostgresStore:
+        return self.open(self.dsn, self.host, self.workspace)
+
+    def replace_damaged(self, reason: str) -> PostgresStore:
+        """A scope cannot be damaged apart from the database: empty it and start again."""
+        self._q("DELETE FROM memd_files WHERE host = %s AND workspace = %s", self._scope)
+        self._q("DELETE FROM memd_meta WHERE host = %s AND workspace = %s", self._scope)
+        return self
+
+    def check(self) -> None:
+        self._q("SELECT 1")
+
+    def size_bytes(self) -> int:
+        (size,) = self._q(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relname LIKE 'memd\\_%%' AND c.relkind = 'r'"
+        )[0]
+        return int(size)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        with _errors(self.dsn), self.db.transaction():
+            yield
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        rows = self._q(
+            "SELECT value FROM memd_meta WHERE host = %s AND workspace = %s AND key = %s",
+            (*self._scope, key),
+        )
+        return rows[0][0] if rows else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._q(
+            "INSERT INTO memd_meta VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (host, workspace, key) DO UPDATE SET value = excluded.value",
+            (*self._scope, key, value),
+        )
+
+    # -- files and chunks ------------------------------------------------------------------
+
+    def _files(self, extra: str = "", args: Sequence[Any] = ()) -> dict[str, FileRow]:
+        rows = self._q(
+            "SELECT id, path, realpath, size, mtime_ns, hash FROM memd_files "
+            f"WHERE host = %s AND workspace = %s {extra}",
+            (*self._scope, *args),
+        )
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def files(self) -> dict[str, FileRow]:
+        return self._files()
+
+    def files_at(self, paths: Sequence[str]) -> dict[str, FileRow]:
+        return self._files("AND path = ANY(%s)", (list(paths),))
+
+    def file_realpath(self, path: str) -> str | None:
+        rows = self._files("AND path = %s", (path,))
+        return rows[path].realpath if rows else None
+
+    def linked_files(self) -> list[tuple[str, str]]:
+        return self._q(
+            "SELECT abspath, realpath FROM memd_files WHERE host = %s AND workspace = %s "
+            "AND abspath != realpath",
+            self._scope,
+        )
+
+    def has_files_under(self, folder: str) -> bool:
+        return bool(self._files("AND path LIKE %s", (_like_prefix(folder) + "/%",)))
+
+    def file_tags(self) -> list[tuple[int, str, list[str]]]:
+        rows = self._q(
+            "SELECT id, path, tags FROM memd_files WHERE host = %s AND workspace = %s",
+            self._scope,
+        )
+        return [(file_id, path, list(tags)) for file_id, path, tags in rows]
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        self._q(
+            "UPDATE memd_files SET size = %s, mtime_ns = %s WHERE id = %s",
+            (size, mtime_ns, file_id),
+        )
+
+    def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
+        values = (
+            meta.abspath, meta.realpath, meta.source, meta.date, meta.size, meta.mtime_ns,
+            meta.hash, meta.lines, json.dumps(list(meta.tags)), json.dumps(list(meta.aliases)),
+            time.time(),
+        )  # fmt: skip
+        (file_id,) = self._q(
+            "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, date, size, "
+            "mtime_ns, hash, lines, tags, aliases, indexed_at) "
+            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+            "ON CONFLICT (host, workspace, path) DO UPDATE SET abspath = excluded.abspath, "
+            "realpath = excluded.realpath, source = excluded.source, date = excluded.date, "
+            "size = excluded.size, mtime_ns = excluded.mtime_ns, hash = excluded.hash, "
+            "lines = excluded.lines, tags = excluded.tags, aliases = excluded.aliases, "
+            "indexed_at = excluded.indexed_at RETURNING id",
+            (*self._scope, meta.path, *values),
+        )[0]
+        self._q("DELETE FROM memd_chunks WHERE file_id = %s", (file_id,))
+        self.append_chunks(file_id, rows)
+        return file_id
+
+    def replace_tail(self, meta: FileMeta, from_line: int, rows: Sequence[ChunkRow]) -> int:
+        file_id, *_ = self._q(
+            "UPDATE memd_files SET size = %s, mtime_ns = %s, hash = %s, lines = %s, "
+            "indexed_at = %s WHERE host = %s AND workspace = %s AND path = %s RETURNING id",
+            (meta.size, meta.mtime_ns, meta.hash, meta.lines, time.time(), *self._scope, meta.path),
+        )[0]
+        old = self._q(
+            "SELECT id, start_line, end_line, heading, text FROM memd_chunks "
+            "WHERE file_id = %s AND start_line >= %s ORDER BY start_line, id",
+            (file_id, from_line),
+        )
+        same = 0  # chunks that did not change keep their ids, and so their vectors
+        while same < min(len(old), len(rows)) and old[same][1:] == tuple(rows[same][:4]):
+            same += 1
+        self._q("DELETE FROM memd_chunks WHERE id = ANY(%s)", ([r[0] for r in old[same:]],))
+        self.append_chunks(file_id, rows[same:])
+        return file_id
+
+    def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
+        if not rows:
+            return
+        with _errors(self.dsn), self.db.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memd_chunks(file_id, start_line, end_line, heading, text, tokens, "
+                "fts_heading, fts_body, fts_meta, fts_cjk) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                [(file_id, *r[:5], *r.fts) for r in rows],
+            )
+
+    def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
+        chunk_id, *fields = self._q(
+            "SELECT id, start_line, end_line, heading, text, tokens FROM memd_chunks "
+            "WHERE file_id = %s ORDER BY start_line, id LIMIT 1",
+            (file_id,),
+        )[0]
+        return chunk_id, Chunk(*fields)
+
+    def replace_fts(self, chunk_id: int, fts: Sequence[str]) -> None:
+        self._q(
+            "UPDATE memd_chunks SET fts_heading = %s, fts_body = %s, fts_meta = %s, "
+            "fts_cjk = %s WHERE id = %s",
+            (*fts, chunk_id),
+        )
+
+    def delete_files(self, file_ids: Sequence[int]) -> None:
+        self._q("DELETE FROM memd_files WHERE id = ANY(%s)", (list(file_ids),))
+
+    # -- session transcripts ---------------------------------------------------------------
+
+    def session_files(self) -> dict[str, SessionState]:
+        rows = self._q(
+            "SELECT f.path, f.id, f.size, f.mtime_ns, s.read_offset, s.lines, s.head, "
+            "s.head_bytes, s.session_id, s.started FROM memd_files f "
+            "JOIN memd_session_files s ON s.file_id = f.id WHERE f.host = %s AND f.workspace = %s",
+            self._scope,
+        )
+        return {r[0]: SessionState(*r[1:]) for r in rows}
+
+    def save_session(self, state: SessionState, skipped: int = 0) -> None:
+        s = state
+        self._q(
+            "INSERT INTO memd_session_files VALUES (%s,%s,%s,%s,%s,%s,%s,%s) "
+            "ON CONFLICT (file_id) DO UPDATE SET read_offset = excluded.read_offset, "
+            "lines = excluded.lines, head = excluded.head, head_bytes = excluded.head_bytes, "
+            "session_id = excluded.session_id, started = excluded.started, "
+            "skipped = memd_session_files.skipped + excluded.skipped",
+            (s.file_id, s.offset, s.lines, s.head, s.head_bytes, s.session_id, s.started, skipped),
+        )
+        self._q(
+            "UPDATE memd_files SET size = %s, mtime_ns = %s, lines = %s, indexed_at = %s "
+            "WHERE id = %s",
+            (s.size, s.mtime_ns, s.lines, time.time(), s.file_id),
+        )
+
+    # -- reading (search) ------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        files, chunks = self._q(
+            "SELECT count(DISTINCT f.id), count(c.id) FROM memd_files f "
+            "LEFT JOIN memd_chunks c ON c.file_id = f.id WHERE f.host = %s AND f.workspace = %s",
+            self._scope,
+        )[0]
+        return {"files": files, "chunks": chunks}
+
+    def keyword_search(
+        self,
+        match: MatchQuery,
+        limit: int,
+        since: str | None = None,
+        until: str | None = None,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        terms = [_term(words) for words in match.words]
+        # Each term held adds 1 and its full-text rank: coverage first, then frequency.
+        score = " + ".join(f"(CASE WHEN {t.test} THEN {t.rank} ELSE 0 END)" for t in terms)
+        held = " OR ".join(t.test for t in terms)
+        where, filters = _filters(since, until, file_ids)
+        rows = self._q(
+            f"SELECT {_HIT}, {score} AS score FROM memd_chunks c "
+            "JOIN memd_files f ON f.id = c.file_id WHERE f.host = %s AND f.workspace = %s "
+            f"AND ({held}){where} ORDER BY score DESC, c.id LIMIT %s",
+            (
+                *[a for t in terms for a in (*t.args, *t.rank_args)],
+                *self._scope,
+                *[a for t in terms for a in t.args],
+                *filters,
+                limit,
+            ),
+        )
+        return [Hit(*r[:8], float(r[8])) for r in rows]
+
+    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
+        (total,) = self._q(
+            "SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            "WHERE f.host = %s AND f.workspace = %s",
+            self._scope,
+        )[0]
+        out = []
+        for words in match.words:
+            term = _term(words)
+            rows = self._q(
+                "SELECT c.id FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+                f"WHERE f.host = %s AND f.workspace = %s AND {term.test}",
+                (*self._scope, *term.args),
+            )
+            out.append({r[0] for r in rows})
+        return total, out
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
+        rows = self._q(
+            f"SELECT {_HIT}, 0 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            "WHERE f.host = %s AND f.workspace = %s AND c.id = ANY(%s)",
+            (*self._scope, list(ids)),
+        )
+        return {r[0]: Hit(*r) for r in rows}
+
+    def dated_chunks(
+        self,
+        since: str | None,
+        until: str | None,
+        limit: int,
+        file_ids: Sequence[int] | None = None,
+    ) -> list[Hit]:
+        where, args = _filters(since, until, file_ids)
+        rows = self._q(
+            f"SELECT {_HIT}, 0 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            f"WHERE f.host = %s AND f.workspace = %s AND f.date IS NOT NULL{where} "
+            "ORDER BY f.date DESC, f.path, c.start_line LIMIT %s",
+            (*self._scope, *args, limit),
+        )
+        return [Hit(*r) for r in rows]
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class _Term(NamedTuple):
+    """One query term (any of its word forms): SQL that a chunk holds it, and SQL of its
+    weight when it does, each with its args."""
+
+    test: str
+    args: list[Any]
+    rank: str
+    rank_args: list[Any]
+
+
+def _term(words: tuple[str, ...]) -> _Term:
+    if len(words) == 1 and NOSPACE_RUN.fullmatch(words[0]):
+        run = words[0]  # as FTS5's cjk column: the run's bigrams in a row, or one character
+        grams = " ".join(run[i : i + 2] for i in range(len(run) - 1))
+        pattern = f"% {grams} %" if len(run) > 1 else f"%{run}%"
+        return _Term("(' ' || c.fts_cjk || ' ') LIKE %s", [pattern], "1", [])
+    query = " || ".join("phraseto_tsquery('english', %s)" for _ in words)
+    rank = f"1 + ts_rank('{{0.1, 0.5, 0.75, 1.0}}', c.tsv, {query})"
+    return _Term(f"c.tsv @@ ({query})", list(words), rank, list(words))
+
+
+def _filters(
+    since: str | None, until: str | None, file_ids: Sequence[int] | None
+) -> tuple[str, list[Any]]:
+    where, args = "", []
+    if since:
+        where, args = where + " AND f.date >= %s", [*args, since]
+    if until:
+        where, args = where + " AND f.date <= %s", [*args, until]
+    if file_ids is not None:
+        where, args = where + " AND f.id = ANY(%s)", [*args, list(file_ids)]
+    return where, args

@@ -1,0 +1,109 @@
+"""PostgreSQL tables of passage vectors and the team-wide embedding cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+_SCOPED = "JOIN memd_files f ON f.id = c.file_id WHERE f.host = %s AND f.workspace = %s"
+
+
+class VectorRows:
+    """The vector side of ``PostgresStore``."""
+
+    _scope: tuple[str, str]
+    _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
+
+    def pending_chunks(
+        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
+    ) -> list[tuple[int, str, str, str | None, str]]:
+        quiet = "" if quiet_since is None else " AND f.indexed_at <= %s"
+        return self._q(
+            f"SELECT c.id, c.heading, c.text, f.date, f.path FROM memd_chunks c {_SCOPED} "
+            "AND NOT EXISTS (SELECT 1 FROM memd_vectors v WHERE v.chunk_id = c.id "
+            "AND v.model = %s AND (%s::int IS NULL OR length(v.vector) = %s::int))"
+            f"{quiet} ORDER BY c.id LIMIT %s",
+            (
+                *self._scope,
+                model,
+                nbytes,
+                nbytes,
+                *([] if quiet_since is None else [quiet_since]),
+                limit,
+            ),
+        )
+
+    def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
+        done, total = self._q(
+            "SELECT count(v.id), count(DISTINCT c.id) FROM memd_chunks c "
+            "LEFT JOIN memd_vectors v ON v.chunk_id = c.id AND v.model = %s AND v.part = 0 "
+            "AND (%s::int IS NULL OR length(v.vector) = %s::int) " + _SCOPED,
+            (model, nbytes, nbytes, *self._scope),
+        )[0]
+        return done, total - done
+
+    def count_vector_rows(self, model: str) -> int:
+        return self._q(
+            f"SELECT count(*) FROM memd_vectors v JOIN memd_chunks c ON c.id = v.chunk_id "
+            f"{_SCOPED} AND v.model = %s",
+            (*self._scope, model),
+        )[0][0]
+
+    def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        rows = self._q(
+            "SELECT key, vector FROM memd_embedding_cache WHERE key = ANY(%s)", (list(keys),)
+        )
+        return {bytes(k): bytes(v) for k, v in rows}
+
+    def save_vectors(
+        self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
+    ) -> None:
+        for chunk_id, part, key, vector, terms in rows:
+            # A vector of a model that changed size under its name gives way to the new one.
+            self._q(
+                "DELETE FROM memd_vectors WHERE chunk_id = %s AND model = %s "
+                "AND length(vector) != %s",
+                (chunk_id, model, len(vector)),
+            )
+            self._q(
+                "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms) "
+                "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
+                "ON CONFLICT DO NOTHING",
+                (chunk_id, model, part, vector, terms, chunk_id),
+            )
+            self._q(
+                "INSERT INTO memd_embedding_cache VALUES (%s, %s, nextval('memd_cache_clock')) "
+                "ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used",
+                (key, vector),
+            )
+        self._q(
+            "DELETE FROM memd_embedding_cache WHERE key IN (SELECT key FROM memd_embedding_cache "
+            "ORDER BY used DESC OFFSET %s)",
+            (cache_size,),
+        )
+
+    def vectors_after(
+        self, model: str, after_id: int, limit: int = -1
+    ) -> list[tuple[int, int, int, bytes]]:
+        rows = self._q(
+            "SELECT v.id, v.chunk_id, v.part, v.vector FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s AND v.id > %s "
+            "ORDER BY v.id LIMIT %s",
+            (*self._scope, model, after_id, None if limit < 0 else limit),
+        )
+        return [(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+
+    def count_vectors_after(self, model: str, after_id: int) -> int:
+        return self._q(
+            "SELECT count(*) FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s AND v.id > %s",
+            (*self._scope, model, after_id),
+        )[0][0]
+
+    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
+        rows = self._q(
+            "SELECT v.chunk_id, v.part, v.terms FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s "
+            "AND v.chunk_id = ANY(%s)",
+            (*self._scope, model, list(chunk_ids)),
+        )
+        return {(chunk_id, part): terms for chunk_id, part, terms in rows}
