@@ -286,3 +286,28 @@ def test_a_damaged_store_is_replaced_by_an_empty_one(store):
     finally:
         fresh.close()
     store.close = lambda: None  # replaced: the fixture must not close it twice
+
+
+def test_a_file_reads_back_as_it_was_written(store):
+    """What a publisher copies from one store to another: facts, chunks (their keyword
+    columns follow), and vectors in passage order."""
+    m = meta("memory/2026-01-20.md", "2026-01-20", tags=("ops", "db"), aliases=("Jan 20",))
+    rows = chunk_rows(
+        m, [Chunk(1, 2, "# Day", "我们决定 alpha", 3), Chunk(3, 4, "# Day", "beta", 1)]
+    )
+    with store.transaction():
+        file_id = store.replace_file(m, rows)
+    assert store.file_meta(m.path) == m
+    assert store.file_meta("nope.md") is None
+    got = store.file_chunks(file_id)
+    assert chunk_rows(m, [chunk for _, chunk in got]) == rows
+    first, second = (chunk_id for chunk_id, _ in got)
+    with store.transaction():
+        store.save_vectors(
+            MODEL,
+            [(first, 1, b"k2", vector(2), " b "), (first, 0, b"k1", vector(1), " a ")],
+            cache_size=10,
+        )
+    assert store.chunk_vectors(MODEL, [first, second]) == {
+        first: [(0, vector(1), " a "), (1, vector(2), " b ")]
+    }

@@ -105,6 +105,15 @@ class Store(Protocol):
         """Forget files and every chunk and vector of theirs."""
         ...
 
+    def file_meta(self, path: str) -> FileMeta | None:
+        """A file's facts as they were written (None: not indexed)."""
+        ...
+
+    def file_chunks(self, file_id: int) -> list[tuple[int, Chunk]]:
+        """A file's chunks in order, each with its id (their keyword columns follow from
+        them: ``rows.chunk_rows``)."""
+        ...
+
     # -- session transcripts ---------------------------------------------------------------
 
     def session_files(self) -> dict[str, SessionState]:
@@ -193,4 +202,10 @@ class Store(Protocol):
 
     def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
         """``{(chunk id, passage): term string}`` of the chunks' vectors."""
+        ...
+
+    def chunk_vectors(
+        self, model: str, chunk_ids: Sequence[int]
+    ) -> dict[int, list[tuple[int, bytes, str]]]:
+        """``{chunk id: [(passage, vector, terms), ...]}`` in passage order."""
         ...

@@ -216,6 +216,25 @@ class PostgresStore(VectorRows):
     def delete_files(self, file_ids: Sequence[int]) -> None:
         self._q("DELETE FROM memd_files WHERE id = ANY(%s)", (list(file_ids),))
 
+    def file_meta(self, path: str) -> FileMeta | None:
+        rows = self._q(
+            "SELECT path, abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, "
+            "aliases FROM memd_files WHERE host = %s AND workspace = %s AND path = %s",
+            (*self._scope, path),
+        )
+        if not rows:
+            return None
+        *head, tags, aliases = rows[0]
+        return FileMeta(*head, tuple(tags), tuple(aliases))
+
+    def file_chunks(self, file_id: int) -> list[tuple[int, Chunk]]:
+        rows = self._q(
+            "SELECT id, start_line, end_line, heading, text, tokens FROM memd_chunks "
+            "WHERE file_id = %s ORDER BY start_line, id",
+            (file_id,),
+        )
+        return [(r[0], Chunk(*r[1:])) for r in rows]
+
     # -- session transcripts ---------------------------------------------------------------
 
     def session_files(self) -> dict[str, SessionState]:

@@ -107,3 +107,17 @@ class VectorRows:
             (*self._scope, model, list(chunk_ids)),
         )
         return {(chunk_id, part): terms for chunk_id, part, terms in rows}
+
+    def chunk_vectors(
+        self, model: str, chunk_ids: Sequence[int]
+    ) -> dict[int, list[tuple[int, bytes, str]]]:
+        rows = self._q(
+            "SELECT v.chunk_id, v.part, v.vector, v.terms FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s "
+            "AND v.chunk_id = ANY(%s) ORDER BY v.chunk_id, v.part",
+            (*self._scope, model, list(chunk_ids)),
+        )
+        out: dict[int, list[tuple[int, bytes, str]]] = {}
+        for chunk_id, part, vector, terms in rows:
+            out.setdefault(chunk_id, []).append((part, bytes(vector), terms))
+        return out

@@ -285,6 +285,27 @@ class SqliteStore(QueryTables, VectorTables):
         )
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
+    @guard
+    def file_meta(self, path: str) -> FileMeta | None:
+        row = self.db.execute(
+            "SELECT path, abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, "
+            "aliases FROM files WHERE path = ?",
+            (path,),
+        ).fetchone()
+        if row is None:
+            return None
+        *head, tags, aliases = row
+        return FileMeta(*head, tuple(json.loads(tags)), tuple(json.loads(aliases)))
+
+    @guard
+    def file_chunks(self, file_id: int) -> list[tuple[int, Chunk]]:
+        rows = self.db.execute(
+            "SELECT id, start_line, end_line, heading, text, tokens FROM chunks "
+            "WHERE file_id = ? ORDER BY start_line, id",
+            (file_id,),
+        )
+        return [(r[0], Chunk(*r[1:])) for r in rows]
+
     # -- session transcripts (memd.index.sessions) ------------------------------------------------
 
     @guard

@@ -140,3 +140,17 @@ class VectorTables:
         # "+model": walk the rowids after ``after_id``, not every row of the model.
         sql = "SELECT count(*) FROM vectors WHERE id > ? AND +model = ?"
         return self.db.execute(sql, (after_id, model)).fetchone()[0]
+
+    @guard
+    def chunk_vectors(
+        self, model: str, chunk_ids: Sequence[int]
+    ) -> dict[int, list[tuple[int, bytes, str]]]:
+        rows = self.db.execute(
+            "SELECT chunk_id, part, vector, terms FROM vectors WHERE model = ? "
+            "AND chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id, part",
+            (model, json.dumps(list(chunk_ids))),
+        )
+        out: dict[int, list[tuple[int, bytes, str]]] = {}
+        for chunk_id, part, vector, terms in rows:
+            out.setdefault(chunk_id, []).append((part, vector, terms))
+        return out

@@ -1,0 +1,97 @@
+"""Publishing one workspace's index to the team's store, local first.
+
+The local index stays the truth; the team store is a copy that may lag. A pass compares
+the two and replaces, whole, every file whose content changed or whose vectors arrived
+since the last pass, and removes what is gone, so a pass cut short (the database away,
+killed mid-way) is simply run again: nothing is lost and nothing is published twice.
+What differs between the two is the outbox.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memd.sources.chunker import Chunk
+from memd.sources.layout import is_session_path
+from memd.sources.passages import passages
+from memd.store.base import Store
+from memd.store.rows import chunk_rows
+
+_VECTORS_SEEN = "published_vector_id"  # the last local vector row a pass has published
+_PAGE = 2000
+
+
+@dataclass
+class PublishReport:
+    """What one publish pass did (``outbox``: files that differed when it began)."""
+
+    outbox: int = 0
+    published: int = 0
+    removed: int = 0
+    vectors: int = 0
+    seconds: float = 0.0
+    skipped: list[str] = field(default_factory=list)
+
+
+def publish(
+    local: Store,
+    remote: Store,
+    vector_key: str,
+    cache_key: Callable[[str], bytes],
+    cache_size: int = 100_000,
+    transcripts: bool = False,
+) -> PublishReport:
+    """Bring ``remote`` (this host's scope of the team store) in line with ``local``.
+
+    Raises ``StoreError`` when either store fails; the next pass takes up from there.
+    ``cache_key`` names a passage's vector in the team-wide embedding cache."""
+    started = time.monotonic()
+    report = PublishReport()
+    mine = {p: r for p, r in local.files().items() if transcripts or not is_session_path(p)}
+    theirs = remote.files()
+    changed = {p for p, row in mine.items() if p not in theirs or theirs[p].hash != row.hash}
+    seen = last = int(remote.get_meta(_VECTORS_SEEN, "0") or 0)
+    while page := local.vectors_after(vector_key, last, _PAGE):  # vectors embedded since
+        last = page[-1][0]
+        embedded = local.chunks_by_id(sorted({row[1] for row in page}))
+        changed |= {hit.path for hit in embedded.values() if hit.path in mine}
+    gone = sorted(set(theirs) - set(mine))
+    report.outbox = len(changed) + len(gone)
+    for path in sorted(changed):
+        meta = local.file_meta(path)
+        if meta is None:  # removed from the index while this pass ran: the next one sees it
+            report.skipped.append(path)
+            continue
+        chunks = local.file_chunks(mine[path].id)
+        vectors = local.chunk_vectors(vector_key, [chunk_id for chunk_id, _ in chunks])
+        with remote.transaction():
+            file_id = remote.replace_file(meta, chunk_rows(meta, [c for _, c in chunks]))
+            ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
+            rows = [
+                (new_id, part, _key(cache_key, chunk, meta.date, path, part), blob, terms)
+                for new_id, (old_id, chunk) in zip(ids, chunks, strict=True)
+                for part, blob, terms in vectors.get(old_id, [])
+            ]
+            if rows:
+                remote.save_vectors(vector_key, rows, cache_size)
+        report.published += 1
+        report.vectors += len(rows)
+    if gone:
+        with remote.transaction():
+            remote.delete_files([theirs[path].id for path in gone])
+        report.removed = len(gone)
+    if last != seen:
+        with remote.transaction():
+            remote.set_meta(_VECTORS_SEEN, str(last))
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _key(
+    cache_key: Callable[[str], bytes], chunk: Chunk, date: str | None, path: str, part: int
+) -> bytes:
+    """The cache key of one passage: what the local embedder named it."""
+    texts = passages(chunk.heading, chunk.text, date, path)
+    return cache_key(texts[part]) if part < len(texts) else cache_key(f"{path}#{part}")
