@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,6 +19,7 @@ from memd.errors import ConfigError
 
 DEFAULT_WORKSPACE = "~/clawd"
 DEFAULT_WORKSPACE_NAME = "default"
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,36 @@ class Log:
 
 
 @dataclass(frozen=True)
+class Team:
+    """Team memory: this host's workspaces published to one PostgreSQL + pgvector."""
+
+    dsn: str | None = None  # a libpq URI; unset: no team memory
+    host: str | None = None  # how this machine is named in results (default: its hostname)
+    publish: tuple[str, ...] | None = None  # which workspaces the team can search (default: all)
+    timeout_s: float = 2.0  # a team search answers with local results after this long
+    transcripts: bool = False  # session transcripts are published only when this says so
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if self.host is not None and not re.fullmatch(
+            r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", self.host
+        ):
+            raise ValueError("host uses letters, digits, '-', '_' and '.' (at most 63)")
+
+    @property
+    def enabled(self) -> bool:
+        return self.dsn is not None
+
+    def host_name(self) -> str:
+        """This host's name in team results."""
+        return self.host or socket.gethostname()
+
+    def publishes(self, workspace: str) -> bool:
+        return self.enabled and (self.publish is None or workspace in self.publish)
+
+
+@dataclass(frozen=True)
 class ExtraPath:
     """A folder or file indexed beside the workspace, with globs of its own."""
 
@@ -232,6 +264,7 @@ class Config:
     rerank: Rerank = field(default_factory=Rerank)
     flush: Flush = field(default_factory=Flush)
     log: Log = field(default_factory=Log)
+    team: Team = field(default_factory=Team)
     source: Path | None = None
 
     def workspace(self, name: str | None = None) -> WorkspaceConfig:

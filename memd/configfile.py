@@ -32,6 +32,7 @@ from memd.config import (
     Search,
     Server,
     SessionSource,
+    Team,
     Watch,
     WorkspaceConfig,
 )
@@ -56,6 +57,7 @@ _SECTIONS: dict[str, type] = {
     "rerank": Rerank,
     "flush": Flush,
     "log": Log,
+    "team": Team,
 }
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -336,4 +338,10 @@ def _value(ctx: _Context, hint: Any, value: Any, key: str) -> Any:
         return float(value)
     if hint is str:
         return ctx.string(value, key)
+    if origin is tuple and typing.get_args(hint)[1:] == (Ellipsis,):
+        if not isinstance(value, list):
+            raise ctx.error(key, f"must be a list, got {value!r}")
+        return tuple(
+            _value(ctx, typing.get_args(hint)[0], v, f"{key}[{i}]") for i, v in enumerate(value)
+        )
     raise ctx.error(key, f"has an unsupported type {hint!r}")  # pragma: no cover

@@ -210,3 +210,17 @@ def test_extra_paths_with_their_own_globs(tmp_path):
         parse_config({"extra_paths": [{"path": "/v", "includes": []}]}, env={})
     with pytest.raises(ConfigError, match="needs a 'path'"):
         parse_config({"extra_paths": [{"include": ["x"]}]}, env={})
+
+
+def test_team_section():
+    raw = {"workspace": "/w", "team": {"dsn": "postgresql://a@db/memory", "publish": ["default"]}}
+    team = parse_config(raw, env={"HOME": "/h"}).team
+    assert team.enabled and team.publishes("default") and not team.publishes("other")
+    assert team.host_name()  # the hostname when not given
+    assert not parse_config({"workspace": "/w"}, env={"HOME": "/h"}).team.enabled
+    with pytest.raises(ConfigError, match=r"team.publish in .*: must be a list"):
+        parse_config({"workspace": "/w", "team": {"publish": "default"}}, env={"HOME": "/h"})
+    with pytest.raises(ConfigError, match="team.timeout_s|timeout_s must be positive"):
+        parse_config({"workspace": "/w", "team": {"timeout_s": 0}}, env={"HOME": "/h"})
+    with pytest.raises(ConfigError, match="host uses letters"):
+        parse_config({"workspace": "/w", "team": {"host": "a b"}}, env={"HOME": "/h"})
