@@ -31,6 +31,7 @@ from memd.embed.providers import Embedder, make_embedder
 from memd.embed.rerank import make_reranker
 from memd.errors import BackendUnavailable, MemdError, PathRefused
 from memd.index.index import Index, database_path
+from memd.index.publish import PublishReport, publish
 from memd.index.reconcile import Progress
 from memd.index.sessions import Sessions
 from memd.records import (
@@ -52,6 +53,7 @@ from memd.search.searcher import Searcher
 from memd.search.timewords import TimeReading
 from memd.sources.layout import Workspace, is_session_path
 from memd.sources.reading import read_lines
+from memd.store.base import Store
 
 if TYPE_CHECKING:
     from memd.write.journal import Journal
@@ -291,6 +293,20 @@ class Memory:
             database_bytes=self.db.database_bytes(),
             config=str(self.config.source) if self.config.source else None,
             socket=str(self.config.socket),
+            team=activity.team,
+        )
+
+    def publish(self, remote: Store) -> PublishReport:
+        """Bring this workspace's scope of the team store in line with the local index
+        (``memd.index.publish``); reads only, so any thread may run it."""
+        return self.db.read(
+            lambda local: publish(
+                local,
+                remote,
+                self.db.vector_key,
+                self.embedder.cache_key,
+                transcripts=self.config.team.transcripts,
+            )
         )
 
     # -- write: memd.write.journal ----------------------------------------------------------------

@@ -186,6 +186,7 @@ class Activity:
     scan_total: int = 0
     embeddings: str = "idle"  # idle | embedding | cooling down ... after: <error>
     pending_embeddings: int | None = None  # None: count them in the database
+    team: dict | None = None  # publishing to the team store: host, state, outbox, published_at
 
     @property
     def pending(self) -> int:
@@ -223,6 +224,7 @@ class Status(_Record):
     database_bytes: int
     config: str | None = None  # the config file the answering process read (None: defaults)
     socket: str | None = None
+    team: dict | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass

@@ -18,6 +18,7 @@ from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.log import get_logger
 from memd.memory import Memory
 from memd.records import Activity, IndexReport
+from memd.serve.publisher import Publisher
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
 log = get_logger()
@@ -72,6 +73,9 @@ class Runner:
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
             catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
         )
+        self.publisher = (
+            Publisher(self.memory, config.team, self.stop) if config.team.publishes(name) else None
+        )
 
     def activity(self) -> Activity:
         """What this workspace's loops are doing right now, counting every file event the
@@ -91,6 +95,7 @@ class Runner:
             scan_total=self.scan_total,
             embeddings=self.embeddings,
             pending_embeddings=self.pending_embeddings,
+            team=self.publisher.info() if self.publisher is not None else None,
         )
 
     def start(self) -> None:
@@ -113,6 +118,8 @@ class Runner:
         ]
         if self.memory.embedder.enabled:
             self.tasks.append(asyncio.create_task(self._embed_loop(), name=f"embed-{name}"))
+        if self.publisher is not None:
+            self.tasks.append(asyncio.create_task(self.publisher.run(), name=f"publish-{name}"))
 
     async def close(self) -> None:
         self.stop.set()
@@ -237,6 +244,8 @@ class Runner:
             return None
         if sweep or rebuild or report.touched:
             self.links = await asyncio.to_thread(memory.db.link_targets)
+            if self.publisher is not None:
+                self.publisher.kick.set()
         return report
 
     async def _embed_loop(self) -> None:
@@ -257,6 +266,8 @@ class Runner:
                     saved = await asyncio.to_thread(memory.embed_step, _EMBED_BATCH, quiet_since)
                 if saved:
                     cooldown = 0.0
+                    if self.publisher is not None:
+                        self.publisher.kick.set()
                     continue
                 self.embeddings = "idle"
             except BackendUnavailable as exc:

@@ -1,0 +1,83 @@
+"""One workspace's publishing to the team store, inside the daemon.
+
+After an index pass or a batch of vectors (and once a minute), a publish pass runs in a
+thread. While the database is away, it waits longer each time and says so; local indexing,
+writes and search never wait for it, and the next pass publishes all that is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+from memd.config import Team
+from memd.errors import StoreError
+from memd.log import get_logger
+from memd.memory import Memory
+from memd.serve.watcher import wait_event
+from memd.store.postgres import PostgresStore
+
+log = get_logger()
+
+_EVERY_S = 60.0  # a pass even without a kick: vectors saved elsewhere, a database back
+_COOLDOWN_MIN, _COOLDOWN_MAX = 1.0, 60.0
+
+
+class Publisher:
+    """Publishes one workspace; ``info()`` is what ``status`` shows of it."""
+
+    def __init__(self, memory: Memory, team: Team, stop: asyncio.Event) -> None:
+        self.memory, self.team, self.stop = memory, team, stop
+        self.kick = asyncio.Event()
+        self.state = "starting"
+        self.outbox: int | None = None  # files that differed at the last pass (None: unknown)
+        self.published_at: str | None = None
+
+    def info(self) -> dict:
+        return {
+            "host": self.team.host_name(),
+            "state": self.state,
+            "outbox": self.outbox,
+            "pending": self.kick.is_set() or self.state != "idle",
+            "published_at": self.published_at,
+        }
+
+    async def run(self) -> None:
+        remote: PostgresStore | None = None
+        cooldown = 0.0
+        self.kick.set()
+        try:
+            while not self.stop.is_set():
+                await wait_event(self.kick, _EVERY_S)
+                self.kick.clear()
+                try:
+                    if remote is None:
+                        remote = await asyncio.to_thread(self._open)
+                    self.state = "publishing"
+                    report = await asyncio.to_thread(self.memory.publish, remote)
+                except StoreError as exc:
+                    if remote is not None:
+                        remote.close()
+                        remote = None
+                    cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
+                    self.state = f"waiting {cooldown:g} s for the team database: {exc}"
+                    log.warning("team_unavailable", workspace=self.memory.workspace.name,
+                                error=str(exc), retry_in_s=cooldown)  # fmt: skip
+                    await wait_event(self.stop, cooldown)
+                    self.kick.set()
+                    continue
+                cooldown = 0.0
+                self.state, self.outbox = "idle", 0
+                self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                if report.published or report.removed:
+                    log.info("published", workspace=self.memory.workspace.name,
+                             files=report.published, removed=report.removed,
+                             vectors=report.vectors, seconds=round(report.seconds, 3))  # fmt: skip
+        finally:
+            if remote is not None:
+                remote.close()
+
+    def _open(self) -> PostgresStore:
+        team = self.team
+        assert team.dsn is not None  # a publisher exists only for a team with a database
+        return PostgresStore.open(team.dsn, team.host_name(), self.memory.workspace.name)

