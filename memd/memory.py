@@ -14,6 +14,7 @@ It prints nothing and holds no daemon state: a daemon hands in what it is doing
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -29,7 +30,7 @@ from memd.config import Config
 from memd.configfile import load_config
 from memd.embed.providers import Embedder, make_embedder
 from memd.embed.rerank import make_reranker
-from memd.errors import BackendUnavailable, MemdError, PathRefused
+from memd.errors import BackendUnavailable, InvalidParams, MemdError, PathRefused
 from memd.index.index import Index, database_path
 from memd.index.publish import PublishReport, publish
 from memd.index.reconcile import Progress
@@ -56,6 +57,7 @@ from memd.sources.reading import read_lines
 from memd.store.base import Store
 
 if TYPE_CHECKING:
+    from memd.search.team import TeamSearch
     from memd.write.journal import Journal
     from memd.write.writer import Entry
 
@@ -113,6 +115,7 @@ class Memory:
         self._catch_up = catch_up or self._index_now
         self._journal: Journal | None = None
         self._journal_lock = threading.Lock()
+        self._team: TeamSearch | None = None
 
     @property
     def journal(self) -> Journal:
@@ -127,8 +130,19 @@ class Memory:
                     )
         return self._journal
 
+    def _team_search(self) -> TeamSearch:
+        """The team side of searches (``scope: "team"``), made on first use."""
+        with self._journal_lock:
+            if self._team is None:
+                from memd.search.team import TeamSearch
+
+                self._team = TeamSearch(self.config, self.embedder, self.db.vector_key)
+        return self._team
+
     def close(self) -> None:
         self.searcher.close()
+        if self._team is not None:
+            self._team.shutdown()
         if self._journal is not None:
             self._journal.close()
         self.db.close()
@@ -232,7 +246,16 @@ class Memory:
                 "(wait_fresh); results may miss the latest edits"
             )
         request, cut = bound_request(request)
+        if request.scope == "team" and not self.config.team.enabled:
+            raise InvalidParams("scope", "'team' needs a team section with a dsn in the config")
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
+        if request.scope == "team":
+            most = self.searcher.resolve(request).max_results or len(ranked.results)
+            results, team_warning = self._team_search().answer(
+                request, ranked.results, self.workspace.name, most
+            )
+            ranked = dataclasses.replace(ranked, results=results)
+            cut = join_warnings(cut, team_warning)
         # The vectors in memory were of a model that changed size: this was keyword search.
         stale = self.db.vectors.take_notice() if ranked.mode != "keyword" else None
         return SearchAnswer(

@@ -210,3 +210,17 @@ def postgres_dsn(tmp_path_factory) -> str:
 
     server = get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="delete")
     return server.get_uri()
+
+
+@pytest.fixture
+def team_dsn(postgres_dsn) -> str:
+    """A database of its own on the session's PostgreSQL: a team with no one else in it."""
+    import uuid
+
+    import psycopg
+
+    name = f"team_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, query = postgres_dsn.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"

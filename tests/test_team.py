@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from memd.store.postgres import PostgresStore
 from tests.conftest import Daemon
 
@@ -41,22 +43,30 @@ def wait_published(d: Daemon, timeout: float = 20.0) -> dict:
     )
 
 
-def test_two_daemons_publish_into_one_database(tmp_path, postgres_dsn):
-    a = daemon(
-        tmp_path, "laptop-a", postgres_dsn, {"ws/MEMORY.md": "# Memory\n\nWe use Postgres.\n"}
-    )
-    b = daemon(tmp_path, "ci-b", postgres_dsn, {"ws/memory/2026-01-20.md": "# Jan 20\n\nDeploy.\n"})
+def test_two_daemons_publish_into_one_database(tmp_path, team_dsn):
+    a = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nWe use Postgres.\n"})
+    b = daemon(tmp_path, "ci-b", team_dsn, {"ws/memory/2026-01-20.md": "# Jan 20\n\nDeploy.\n"})
     try:
         team = wait_published(a)
         assert team["host"] == "laptop-a" and team["outbox"] == 0 and team["published_at"]
         wait_published(b)
-        assert set(published(postgres_dsn, "laptop-a")) == {"MEMORY.md"}
-        assert set(published(postgres_dsn, "ci-b")) == {"memory/2026-01-20.md"}
+        assert set(published(team_dsn, "laptop-a")) == {"MEMORY.md"}
+        assert set(published(team_dsn, "ci-b")) == {"memory/2026-01-20.md"}
+
+        # Each finds the other's note with scope team, and says whose each result is.
+        found = a.search("deploy", scope="team")
+        assert [(r["host"], r["path"]) for r in found] == [("ci-b", "memory/2026-01-20.md")]
+        both = b.search("postgres deploy", scope="team")
+        assert {(r["host"], r["workspace"], r["path"]) for r in both} == {
+            ("laptop-a", "default", "MEMORY.md"),
+            ("ci-b", "default", "memory/2026-01-20.md"),
+        }
+        assert "host" not in a.search("postgres")[0]  # a local answer is as it was
 
         (tmp_path / "laptop-a" / "ws" / "memory").mkdir()
         (tmp_path / "laptop-a" / "ws" / "memory" / "2026-01-21.md").write_text("# Jan 21\n")
         a.wait_for(
-            lambda: "memory/2026-01-21.md" in published(postgres_dsn, "laptop-a"),
+            lambda: "memory/2026-01-21.md" in published(team_dsn, "laptop-a"),
             20,
             "an edit to be published",
         )
@@ -82,6 +92,9 @@ def test_the_database_away_costs_nothing_locally_and_loses_nothing(tmp_path):
         )
         assert team["pending"] and team["published_at"] is None
         assert d.search("gateway")  # local search is untouched
+        answer = d.call("memory_search", query="gateway", scope="team", min_score=0)
+        assert [r["path"] for r in answer["results"]] == ["MEMORY.md"]
+        assert "local results only" in answer["warning"]
         started = time.monotonic()
         server = get_server(data, cleanup_mode="delete")
         try:
@@ -94,3 +107,12 @@ def test_the_database_away_costs_nothing_locally_and_loses_nothing(tmp_path):
     finally:
         if d.proc.poll() is None:
             d.stop()
+
+
+def test_scope_is_checked(memory):
+    from memd.errors import InvalidParams
+
+    with pytest.raises(InvalidParams, match="scope.*local or team"):
+        memory.search("x", scope="world")
+    with pytest.raises(InvalidParams, match="needs a team section"):
+        memory.search("x", scope="team")

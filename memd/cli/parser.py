@@ -136,6 +136,11 @@ def make_parser() -> argparse.ArgumentParser:
         "when vectors exist, else keyword",
     )
     p.add_argument(
+        "--scope",
+        choices=["local", "team"],
+        help="team = every host's published workspaces too (needs a team section); default local",
+    )
+    p.add_argument(
         "--path",
         action="append",
         dest="paths",

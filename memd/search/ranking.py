@@ -265,4 +265,6 @@ def _result(hit: Hit, score: float) -> SearchResult:
         heading=hit.heading,
         source=hit.source,
         citation=citation(hit.path, hit.start_line, hit.end_line),
+        host=hit.host,
+        workspace=hit.workspace,
     )

@@ -12,6 +12,7 @@ from memd.config import Search
 from memd.errors import InvalidParams
 
 MODES = ("auto", "hybrid", "keyword", "vector")
+SCOPES = ("local", "team")
 SOURCES = ("memory", "sessions")
 MAX_RESULTS = 100
 
@@ -30,6 +31,7 @@ class SearchRequest:
     until: str | None = None
     now: str | None = None  # ISO date-time that time words are read against; None: the clock
     sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
+    scope: str = "local"  # "team": every host's published workspaces too
 
 
 def resolve(
@@ -48,6 +50,8 @@ def resolve(
     min_score = s.min_score if request.min_score is None else float(request.min_score)
     if not 0.0 <= min_score <= 1.0:
         raise InvalidParams("min_score", f"must be between 0.0 and 1.0, got {min_score}")
+    if request.scope not in SCOPES:
+        raise InvalidParams("scope", f"must be local or team, got {request.scope!r}")
     if request.mode not in MODES:
         raise InvalidParams("mode", f"must be one of {', '.join(MODES)}, got {request.mode!r}")
     since, until = _date("since", request.since), _date("until", request.until)

@@ -101,6 +101,10 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             list[Literal["memory", "sessions"]] | None,
             Field(description="['memory'] notes only, ['sessions'] past transcripts only"),
         ] = None,
+        scope: Annotated[
+            Literal["local", "team"],
+            Field(description="'team': every host's published workspaces too"),
+        ] = "local",
         workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
     ) -> str:
         return call(
@@ -116,6 +120,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "until": until,
                 "now": now,
                 "sources": sources,
+                "scope": scope,
                 "workspace": workspace,
             },
         )

@@ -123,6 +123,7 @@ def search_request(p: _Params) -> SearchRequest:
         until=p.get("until", str),
         now=p.get("now", str),
         sources=p.strings("sources"),
+        scope=p.get("scope", str, "local"),
     )
 
 

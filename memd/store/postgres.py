@@ -23,6 +23,7 @@ from memd.store.postgres_vectors import VectorRows
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
 _HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
+_WHOSE = "f.host, f.workspace"  # after the score: a Hit's last two fields
 
 
 def _errors(dsn: str) -> Any:
@@ -43,13 +44,19 @@ def _errors(dsn: str) -> Any:
 class PostgresStore(VectorRows):
     """One (host, workspace) scope of a shared PostgreSQL database."""
 
-    def __init__(self, dsn: str, host: str, workspace: str, conn: Any) -> None:
+    def __init__(self, dsn: str, host: str | None, workspace: str | None, conn: Any) -> None:
         self.dsn, self.host, self.workspace, self.db = dsn, host, workspace, conn
         self._scope = (host, workspace)
+        # Reads filter on the scope; a team view (no host) reads every scope it may.
+        team = host is None
+        self._in = "TRUE" if team else "f.host = %s AND f.workspace = %s"
+        self._in_files = "TRUE" if team else "host = %s AND workspace = %s"
+        self._args: tuple[str, ...] = () if team else (host, workspace)  # type: ignore[assignment]
 
     @classmethod
-    def open(cls, dsn: str, host: str, workspace: str) -> PostgresStore:
-        """Connect (autocommit outside ``transaction``), creating the tables if needed."""
+    def open(cls, dsn: str, host: str | None, workspace: str | None) -> PostgresStore:
+        """Connect (autocommit outside ``transaction``), creating the tables if needed;
+        ``host`` None: a read-only view of every host's published workspaces."""
         import psycopg
 
         with _errors(dsn):
@@ -89,6 +96,8 @@ class PostgresStore(VectorRows):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
+        if self.host is None:
+            raise StoreError("the team view is read-only: open a host's scope to write")
         with _errors(self.dsn), self.db.transaction():
             yield
 
@@ -111,8 +120,8 @@ class PostgresStore(VectorRows):
     def _files(self, extra: str = "", args: Sequence[Any] = ()) -> dict[str, FileRow]:
         rows = self._q(
             "SELECT id, path, realpath, size, mtime_ns, hash FROM memd_files "
-            f"WHERE host = %s AND workspace = %s {extra}",
-            (*self._scope, *args),
+            f"WHERE {self._in_files} {extra}",
+            (*self._args, *args),
         )
         return {r[1]: FileRow(*r) for r in rows}
 
@@ -138,8 +147,8 @@ class PostgresStore(VectorRows):
 
     def file_tags(self) -> list[tuple[int, str, list[str]]]:
         rows = self._q(
-            "SELECT id, path, tags FROM memd_files WHERE host = %s AND workspace = %s",
-            self._scope,
+            f"SELECT id, path, tags FROM memd_files WHERE {self._in_files}",
+            self._args,
         )
         return [(file_id, path, list(tags)) for file_id, path, tags in rows]
 
@@ -267,8 +276,8 @@ class PostgresStore(VectorRows):
     def counts(self) -> dict[str, int]:
         files, chunks = self._q(
             "SELECT count(DISTINCT f.id), count(c.id) FROM memd_files f "
-            "LEFT JOIN memd_chunks c ON c.file_id = f.id WHERE f.host = %s AND f.workspace = %s",
-            self._scope,
+            f"LEFT JOIN memd_chunks c ON c.file_id = f.id WHERE {self._in}",
+            self._args,
         )[0]
         return {"files": files, "chunks": chunks}
 
@@ -286,41 +295,41 @@ class PostgresStore(VectorRows):
         held = " OR ".join(t.test for t in terms)
         where, filters = _filters(since, until, file_ids)
         rows = self._q(
-            f"SELECT {_HIT}, {score} AS score FROM memd_chunks c "
-            "JOIN memd_files f ON f.id = c.file_id WHERE f.host = %s AND f.workspace = %s "
+            f"SELECT {_HIT}, {score} AS score, {_WHOSE} FROM memd_chunks c "
+            f"JOIN memd_files f ON f.id = c.file_id WHERE {self._in} "
             f"AND ({held}){where} ORDER BY score DESC, c.id LIMIT %s",
             (
                 *[a for t in terms for a in (*t.args, *t.rank_args)],
-                *self._scope,
+                *self._args,
                 *[a for t in terms for a in t.args],
                 *filters,
                 limit,
             ),
         )
-        return [Hit(*r[:8], float(r[8])) for r in rows]
+        return [Hit(*r[:8], float(r[8]), *r[9:]) for r in rows]
 
     def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
         (total,) = self._q(
             "SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            "WHERE f.host = %s AND f.workspace = %s",
-            self._scope,
+            f"WHERE {self._in}",
+            self._args,
         )[0]
         out = []
         for words in match.words:
             term = _term(words)
             rows = self._q(
                 "SELECT c.id FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-                f"WHERE f.host = %s AND f.workspace = %s AND {term.test}",
-                (*self._scope, *term.args),
+                f"WHERE {self._in} AND {term.test}",
+                (*self._args, *term.args),
             )
             out.append({r[0] for r in rows})
         return total, out
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
         rows = self._q(
-            f"SELECT {_HIT}, 0 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            "WHERE f.host = %s AND f.workspace = %s AND c.id = ANY(%s)",
-            (*self._scope, list(ids)),
+            f"SELECT {_HIT}, 0, {_WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            f"WHERE {self._in} AND c.id = ANY(%s)",
+            (*self._args, list(ids)),
         )
         return {r[0]: Hit(*r) for r in rows}
 
@@ -333,10 +342,10 @@ class PostgresStore(VectorRows):
     ) -> list[Hit]:
         where, args = _filters(since, until, file_ids)
         rows = self._q(
-            f"SELECT {_HIT}, 0 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            f"WHERE f.host = %s AND f.workspace = %s AND f.date IS NOT NULL{where} "
+            f"SELECT {_HIT}, 0, {_WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            f"WHERE {self._in} AND f.date IS NOT NULL{where} "
             "ORDER BY f.date DESC, f.path, c.start_line LIMIT %s",
-            (*self._scope, *args, limit),
+            (*self._args, *args, limit),
         )
         return [Hit(*r) for r in rows]
 

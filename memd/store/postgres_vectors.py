@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-_SCOPED = "JOIN memd_files f ON f.id = c.file_id WHERE f.host = %s AND f.workspace = %s"
+_OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
 
 
 class VectorRows:
     """The vector side of ``PostgresStore``."""
 
-    _scope: tuple[str, str]
+    _in: str  # the scope's condition on files ``f`` (TRUE in a team view)
+    _args: tuple[str, ...]  # its arguments
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
 
     def pending_chunks(
@@ -18,12 +19,13 @@ class VectorRows:
     ) -> list[tuple[int, str, str, str | None, str]]:
         quiet = "" if quiet_since is None else " AND f.indexed_at <= %s"
         return self._q(
-            f"SELECT c.id, c.heading, c.text, f.date, f.path FROM memd_chunks c {_SCOPED} "
+            f"SELECT c.id, c.heading, c.text, f.date, f.path FROM memd_chunks c {_OF} "
+            f"WHERE {self._in} "
             "AND NOT EXISTS (SELECT 1 FROM memd_vectors v WHERE v.chunk_id = c.id "
             "AND v.model = %s AND (%s::int IS NULL OR length(v.vector) = %s::int))"
             f"{quiet} ORDER BY c.id LIMIT %s",
             (
-                *self._scope,
+                *self._args,
                 model,
                 nbytes,
                 nbytes,
@@ -36,16 +38,17 @@ class VectorRows:
         done, total = self._q(
             "SELECT count(v.id), count(DISTINCT c.id) FROM memd_chunks c "
             "LEFT JOIN memd_vectors v ON v.chunk_id = c.id AND v.model = %s AND v.part = 0 "
-            "AND (%s::int IS NULL OR length(v.vector) = %s::int) " + _SCOPED,
-            (model, nbytes, nbytes, *self._scope),
+            "AND (%s::int IS NULL OR length(v.vector) = %s::int) "
+            f"{_OF} WHERE {self._in}",
+            (model, nbytes, nbytes, *self._args),
         )[0]
         return done, total - done
 
     def count_vector_rows(self, model: str) -> int:
         return self._q(
             f"SELECT count(*) FROM memd_vectors v JOIN memd_chunks c ON c.id = v.chunk_id "
-            f"{_SCOPED} AND v.model = %s",
-            (*self._scope, model),
+            f"{_OF} WHERE {self._in} AND v.model = %s",
+            (*self._args, model),
         )[0][0]
 
     def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -86,25 +89,28 @@ class VectorRows:
     ) -> list[tuple[int, int, int, bytes]]:
         rows = self._q(
             "SELECT v.id, v.chunk_id, v.part, v.vector FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s AND v.id > %s "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
+            "AND v.model = %s AND v.id > %s "
             "ORDER BY v.id LIMIT %s",
-            (*self._scope, model, after_id, None if limit < 0 else limit),
+            (*self._args, model, after_id, None if limit < 0 else limit),
         )
         return [(r[0], r[1], r[2], bytes(r[3])) for r in rows]
 
     def count_vectors_after(self, model: str, after_id: int) -> int:
         return self._q(
             "SELECT count(*) FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s AND v.id > %s",
-            (*self._scope, model, after_id),
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
+            "AND v.model = %s AND v.id > %s",
+            (*self._args, model, after_id),
         )[0][0]
 
     def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
         rows = self._q(
             "SELECT v.chunk_id, v.part, v.terms FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
+            "AND v.model = %s "
             "AND v.chunk_id = ANY(%s)",
-            (*self._scope, model, list(chunk_ids)),
+            (*self._args, model, list(chunk_ids)),
         )
         return {(chunk_id, part): terms for chunk_id, part, terms in rows}
 
@@ -113,9 +119,10 @@ class VectorRows:
     ) -> dict[int, list[tuple[int, bytes, str]]]:
         rows = self._q(
             "SELECT v.chunk_id, v.part, v.vector, v.terms FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_SCOPED} AND v.model = %s "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
+            "AND v.model = %s "
             "AND v.chunk_id = ANY(%s) ORDER BY v.chunk_id, v.part",
-            (*self._scope, model, list(chunk_ids)),
+            (*self._args, model, list(chunk_ids)),
         )
         out: dict[int, list[tuple[int, bytes, str]]] = {}
         for chunk_id, part, vector, terms in rows:

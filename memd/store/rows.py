@@ -100,6 +100,8 @@ class Hit:
     source: str
     date: str | None
     bm25: float
+    host: str | None = None  # a team store's hits say whose they are
+    workspace: str | None = None
 
 
 def _heading_words(heading: str) -> str:

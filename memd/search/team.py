@@ -1,0 +1,98 @@
+"""A search across the team: every published workspace ranked by the same stages as a
+local search, with this host's own results taken fresh from its local index.
+
+The team view is a read-only ``PostgresStore`` over every scope; its vectors are held in
+memory like a local index's, loaded once and then only what was published since.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
+
+from memd.config import Config
+from memd.embed.providers import Embedder
+from memd.embed.rerank import Reranker
+from memd.errors import MemdError
+from memd.records import SearchResult
+from memd.search.request import SearchRequest
+from memd.search.searcher import Ranked, Searcher
+from memd.store.postgres import PostgresStore
+from memd.store.vectors import VectorIndex
+
+
+class TeamSearch:
+    """Searches the team store for one workspace's process; opened on first use."""
+
+    def __init__(self, config: Config, embedder: Embedder, vector_key: str) -> None:
+        self._config = config
+        self._vectors = VectorIndex(vector_key, lambda: embedder.dimensions)
+        self._searcher = Searcher(
+            config.search,
+            embedder,
+            lambda: self._vectors,
+            lambda: config.flush.now().date(),
+            config.embeddings.query_timeout_s,
+            Reranker(),  # a team answer is merged with local results: no second opinion
+            clock=config.flush.now,
+        )
+        self._store: PostgresStore | None = None
+        self._lock = threading.Lock()  # one team query at a time on one connection
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-team")
+
+    def answer(
+        self, request: SearchRequest, local: list[SearchResult], workspace: str, most: int
+    ) -> tuple[list[SearchResult], str | None]:
+        """``local`` merged with the team's results, and a warning when the team database
+        did not answer in time (then the local results alone)."""
+        team = self._config.team
+        host = team.host_name()
+        try:
+            ranked = self._pool.submit(self.search, request).result(timeout=team.timeout_s)
+        except FutureTimeout:
+            late = f"the team database did not answer within {team.timeout_s:g} s"
+            return merged(local, [], host, workspace, most), f"{late}; local results only"
+        except MemdError as exc:
+            return merged(local, [], host, workspace, most), f"{exc}; local results only"
+        return merged(local, ranked.results, host, workspace, most), ranked.warning
+
+    def search(self, request: SearchRequest) -> Ranked:
+        """Rank every published chunk for ``request``; raises ``StoreError`` when the team
+        database fails (the connection is then opened anew next time)."""
+        dsn = self._config.team.dsn
+        assert dsn is not None  # only asked for with a team configured
+        with self._lock:
+            try:
+                if self._store is None:
+                    self._store = PostgresStore.open(dsn, None, None)
+                self._vectors.refresh(self._store)
+                return self._searcher.search(self._store, request)
+            except Exception:
+                self.close()
+                raise
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False)
+        with self._lock:
+            self.close()
+
+
+def merged(
+    local: list[SearchResult], team: list[SearchResult], host: str, workspace: str, most: int
+) -> list[SearchResult]:
+    """This host's fresh results with the team's (less this host's own published copy of
+    the same workspace), best first, ``most`` of them."""
+    mine = [_whose(r, host, workspace) for r in local]
+    others = [r for r in team if (r.host, r.workspace) != (host, workspace)]
+    return sorted([*mine, *others], key=lambda r: -r.score)[:most]
+
+
+def _whose(result: SearchResult, host: str, workspace: str) -> SearchResult:
+    return replace(result, host=host, workspace=workspace)
