@@ -86,8 +86,55 @@ CREATE TABLE memd_meta (
 CREATE SEQUENCE memd_cache_clock;
 """
 
+# Who may read and write what: each host connects as its own role (memd_hosts), writes only
+# its own rows, and reads its own and what memd_grants gives it. Chunks, vectors and read
+# positions follow their file. The embedding cache is shared: a vector says nothing of whose.
+_V2 = """
+CREATE TABLE memd_hosts (role name PRIMARY KEY, host text NOT NULL UNIQUE);
+CREATE TABLE memd_grants (
+    grantee name NOT NULL,
+    host text NOT NULL,
+    workspace text NOT NULL DEFAULT '*',
+    PRIMARY KEY (grantee, host, workspace)
+);
+CREATE FUNCTION memd_my_host() RETURNS text LANGUAGE sql STABLE
+    AS $$ SELECT host FROM memd_hosts WHERE role = current_user $$;
+CREATE FUNCTION memd_may_read(h text, w text) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT h = memd_my_host() OR EXISTS (SELECT 1 FROM memd_grants g
+        WHERE g.grantee = current_user AND g.host = h AND g.workspace IN (w, '*'))
+$$;
+ALTER TABLE memd_files ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_read ON memd_files FOR SELECT USING (memd_may_read(host, workspace));
+CREATE POLICY memd_own ON memd_files FOR ALL
+    USING (host = memd_my_host()) WITH CHECK (host = memd_my_host());
+ALTER TABLE memd_chunks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_read ON memd_chunks FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memd_files f WHERE f.id = file_id));
+CREATE POLICY memd_own ON memd_chunks FOR ALL
+    USING (EXISTS (SELECT 1 FROM memd_files f WHERE f.id = file_id AND f.host = memd_my_host()))
+    WITH CHECK (EXISTS (SELECT 1 FROM memd_files f
+        WHERE f.id = file_id AND f.host = memd_my_host()));
+ALTER TABLE memd_vectors ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_read ON memd_vectors FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memd_chunks c WHERE c.id = chunk_id));
+CREATE POLICY memd_own ON memd_vectors FOR ALL
+    USING (EXISTS (SELECT 1 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id
+        WHERE c.id = chunk_id AND f.host = memd_my_host()))
+    WITH CHECK (EXISTS (SELECT 1 FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id
+        WHERE c.id = chunk_id AND f.host = memd_my_host()));
+ALTER TABLE memd_session_files ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_own ON memd_session_files FOR ALL
+    USING (EXISTS (SELECT 1 FROM memd_files f WHERE f.id = file_id AND f.host = memd_my_host()))
+    WITH CHECK (EXISTS (SELECT 1 FROM memd_files f
+        WHERE f.id = file_id AND f.host = memd_my_host()));
+ALTER TABLE memd_meta ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_own ON memd_meta FOR ALL
+    USING (host = memd_my_host()) WITH CHECK (host = memd_my_host());
+GRANT SELECT ON memd_schema, memd_hosts, memd_grants TO PUBLIC;
+"""
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_V1]
+MIGRATIONS = [_V1, _V2]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 
@@ -96,6 +143,8 @@ def migrate(conn: Any) -> None:
     """Bring the database to ``SCHEMA_VERSION``; refuse one a newer memd made."""
     from memd.errors import StoreError
 
+    if _version(conn) == SCHEMA_VERSION:
+        return  # a host's role may not create anything, and need not
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS memd_schema (version integer NOT NULL)")
@@ -112,3 +161,11 @@ def migrate(conn: Any) -> None:
             conn.execute("INSERT INTO memd_schema VALUES (%s)", (SCHEMA_VERSION,))
         else:
             conn.execute("UPDATE memd_schema SET version = %s", (SCHEMA_VERSION,))
+
+
+def _version(conn: Any) -> int | None:
+    exists = conn.execute("SELECT to_regclass('memd_schema') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return None
+    row = conn.execute("SELECT version FROM memd_schema").fetchone()
+    return row[0] if row else None

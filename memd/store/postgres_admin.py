@@ -1,0 +1,92 @@
+"""Running a team database: its tables, which role publishes as which host, who may read
+whose workspaces, and how far each host has published. An administrator's connection."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from memd.errors import StoreError
+from memd.store.postgres_schema import SCHEMA_VERSION, migrate
+
+_TABLES = (
+    "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_embedding_cache"
+)
+_SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq, memd_cache_clock"
+
+
+@contextlib.contextmanager
+def _admin(dsn: str) -> Iterator[Any]:
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            yield conn
+    except psycopg.Error as exc:
+        raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
+
+
+def init(dsn: str) -> int:
+    """Create or migrate the tables, functions and policies (idempotent); the version."""
+    with _admin(dsn) as conn:
+        migrate(conn)
+    return SCHEMA_VERSION
+
+
+def add_host(dsn: str, role: str, host: str) -> None:
+    """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only)."""
+    from psycopg import sql
+
+    who = sql.Identifier(role)
+    with _admin(dsn) as conn, conn.transaction():
+        conn.execute(
+            "INSERT INTO memd_hosts VALUES (%s, %s) ON CONFLICT (role) DO UPDATE SET host = %s",
+            (role, host, host),
+        )
+        conn.execute(
+            sql.SQL(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {_TABLES} TO {{}}").format(who)
+        )
+        conn.execute(sql.SQL(f"GRANT USAGE ON {_SEQUENCES} TO {{}}").format(who))
+
+
+def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
+    """Let role ``grantee`` read ``host``'s workspace (``*``: all of that host's)."""
+    with _admin(dsn) as conn:
+        conn.execute(
+            "INSERT INTO memd_grants VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (grantee, host, workspace),
+        )
+
+
+def revoke(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
+    with _admin(dsn) as conn:
+        conn.execute(
+            "DELETE FROM memd_grants WHERE grantee = %s AND host = %s AND workspace = %s",
+            (grantee, host, workspace),
+        )
+
+
+def status(dsn: str) -> list[dict]:
+    """Each published workspace: its host, files, chunks, vectors and last publish."""
+    with _admin(dsn) as conn:
+        rows = conn.execute(
+            "SELECT f.host, f.workspace, count(DISTINCT f.id), count(c.id), "
+            "(SELECT count(*) FROM memd_vectors v JOIN memd_chunks c2 ON c2.id = v.chunk_id "
+            " JOIN memd_files f2 ON f2.id = c2.file_id "
+            " WHERE f2.host = f.host AND f2.workspace = f.workspace), "
+            "to_timestamp(max(f.indexed_at)) "
+            "FROM memd_files f LEFT JOIN memd_chunks c ON c.file_id = f.id "
+            "GROUP BY f.host, f.workspace ORDER BY f.host, f.workspace"
+        ).fetchall()
+    return [
+        {
+            "host": host,
+            "workspace": workspace,
+            "files": files,
+            "chunks": chunks,
+            "vectors": vectors,
+            "published_at": at.isoformat(timespec="seconds") if at else None,
+        }
+        for host, workspace, files, chunks, vectors, at in rows
+    ]

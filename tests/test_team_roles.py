@@ -1,0 +1,114 @@
+"""Nobody reads what they were not given: each host's own PostgreSQL role, row-level
+security, and grants, tried with hand-written SQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+import pytest
+
+from memd.errors import StoreError
+from memd.sources.chunker import Chunk
+from memd.store import postgres_admin as admin
+from memd.store.fts import match_query
+from memd.store.postgres import PostgresStore
+from memd.store.rows import FileMeta, chunk_rows
+
+
+def as_role(dsn: str, role: str) -> str:
+    """The same database, connecting as ``role`` (the test server trusts local sockets)."""
+    scheme, _, rest = dsn.partition("://")
+    return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
+
+
+def put(store: PostgresStore, path: str, text: str) -> None:
+    m = FileMeta(path, f"/ws/{path}", f"/ws/{path}", "memory", None, 1, 1, "h", 1)
+    with store.transaction():
+        file_id = store.replace_file(m, chunk_rows(m, [Chunk(1, 1, "", text, 3)]))
+        chunk_id, _ = store.file_chunks(file_id)[0]
+        store.save_vectors("m", [(chunk_id, 0, path.encode(), b"\x01" * 8, "")], 100)
+
+
+@pytest.fixture
+def team(team_dsn):
+    """Two hosts, each with its own role (roles are server-wide: named anew per test)."""
+    suffix = uuid.uuid4().hex[:8]
+    a_role, b_role = f"host_a_{suffix}", f"host_b_{suffix}"
+    assert admin.init(team_dsn) == admin.init(team_dsn)  # idempotent
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        for role in (a_role, b_role):
+            conn.execute(f"CREATE ROLE {role} LOGIN")
+    admin.add_host(team_dsn, a_role, "laptop-a")
+    admin.add_host(team_dsn, b_role, "ci-b")
+    a = PostgresStore.open(as_role(team_dsn, a_role), "laptop-a", "default")
+    b = PostgresStore.open(as_role(team_dsn, b_role), "ci-b", "default")
+    put(a, "MEMORY.md", "laptop a keeps the deploy keys rotation notes")
+    put(b, "MEMORY.md", "ci b runs the nightly build")
+    yield team_dsn, b_role
+    a.close()
+    b.close()
+
+
+def count(dsn: str, sql: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(sql).fetchone()[0]
+
+
+def test_a_host_reads_only_its_own_rows_even_with_its_own_sql(team):
+    dsn, b_role = team
+    b_dsn = as_role(dsn, b_role)
+    assert count(b_dsn, "SELECT count(*) FROM memd_files") == 1
+    assert count(b_dsn, "SELECT count(*) FROM memd_files WHERE host = 'laptop-a'") == 0
+    assert count(b_dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 0
+    assert count(b_dsn, "SELECT count(*) FROM memd_vectors") == 1
+    assert count(b_dsn, "SELECT count(*) FROM memd_meta WHERE host = 'laptop-a'") == 0
+    team_view = PostgresStore.open(b_dsn, None, None)
+    try:
+        assert team_view.keyword_search(match_query("deploy keys"), 5) == []
+    finally:
+        team_view.close()
+
+
+def test_a_host_cannot_change_or_forge_another_hosts_rows(team):
+    dsn, b_role = team
+    with psycopg.connect(as_role(dsn, b_role), autocommit=True) as conn:
+        assert (
+            conn.execute("UPDATE memd_files SET hash = 'x' WHERE host = 'laptop-a'").rowcount == 0
+        )
+        assert conn.execute("DELETE FROM memd_chunks").rowcount == 1  # its own chunk only
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, size, "
+                "mtime_ns, hash, lines, indexed_at) "
+                "VALUES ('laptop-a', 'default', 'x.md', '/x', '/x', 'memory', 1, 1, 'h', 1, 0)"
+            )
+    assert count(dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 1
+
+
+def test_a_grant_lets_a_host_read_but_never_write(team):
+    dsn, b_role = team
+    admin.grant(dsn, b_role, "laptop-a", "default")
+    b_dsn = as_role(dsn, b_role)
+    assert count(b_dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 1
+    team_view = PostgresStore.open(b_dsn, None, None)
+    try:
+        hits = team_view.keyword_search(match_query("deploy keys"), 5)
+        assert [(h.host, h.path) for h in hits] == [("laptop-a", "MEMORY.md")]
+    finally:
+        team_view.close()
+    with psycopg.connect(b_dsn, autocommit=True) as conn:
+        assert conn.execute("DELETE FROM memd_files WHERE host = 'laptop-a'").rowcount == 0
+    admin.revoke(dsn, b_role, "laptop-a", "default")
+    assert count(b_dsn, "SELECT count(*) FROM memd_files WHERE host = 'laptop-a'") == 0
+    assert [s["host"] for s in admin.status(dsn)] == ["ci-b", "laptop-a"]
+
+
+def test_a_host_cannot_publish_as_another(team):
+    dsn, b_role = team
+    posing = PostgresStore.open(as_role(dsn, b_role), "laptop-a", "default")
+    try:
+        with pytest.raises(StoreError, match="row-level security"):
+            put(posing, "forged.md", "forged")
+    finally:
+        posing.close()
