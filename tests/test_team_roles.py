@@ -112,3 +112,43 @@ def test_a_host_cannot_publish_as_another(team):
             put(posing, "forged.md", "forged")
     finally:
         posing.close()
+
+
+def test_the_team_command(team_dsn, tmp_path):
+    import subprocess
+    import sys
+
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\nteam: {{dsn: '{team_dsn}', host: laptop-a}}\n")
+    role = f"host_{uuid.uuid4().hex[:8]}"
+
+    def memd(*args: str) -> str:
+        out = subprocess.run(
+            [sys.executable, "-m", "memd", "--config", str(config), "team", *args],
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert "schema version" in memd("init")
+    assert memd("status") == "nothing published yet\n"
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    assert memd("add-host", role, "laptop-a") == f"role {role} publishes as laptop-a\n"
+    assert memd("grant", role, "ci-b") == f"role {role} may read ci-b/*\n"
+    assert count(team_dsn, f"SELECT count(*) FROM memd_grants WHERE grantee = '{role}'") == 1
+    store = PostgresStore.open(as_role(team_dsn, role), "laptop-a", "default")
+    try:
+        put(store, "MEMORY.md", "published")
+    finally:
+        store.close()
+    assert memd("status").startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
+    [row] = __import__("json").loads(memd("status", "--json"))
+    assert (row["host"], row["files"], row["vectors"]) == ("laptop-a", 1, 1)
+    failed = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "team", "grant", role],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 2 and "needs ROLE and HOST" in failed.stderr

@@ -45,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(config, config_arg, verbose)
         if args.command == "service":
             return _service(args.action, config)
+        if args.command == "team":
+            from memd.cli.team import team
+
+            return team(args, config)
         if args.command == "mcp":
             from memd.log import configure_logging
             from memd.serve.mcp import serve_mcp

@@ -74,6 +74,13 @@ _COMMANDS = {
         "Install memd as a systemd user service (Linux) or launchd agent (macOS), remove it, "
         "or show its state.",
     ),
+    "team": (
+        "set up and inspect the team's PostgreSQL",
+        "Run the team database (the team section of the config): init creates or migrates "
+        "its tables and policies; add-host lets a PostgreSQL role publish as a host; grant and "
+        "revoke let a role read a host's workspaces; status shows what each host published. "
+        "Use an administrator's DSN (--dsn) for all but status.",
+    ),
 }
 
 
@@ -221,4 +228,10 @@ def make_parser() -> argparse.ArgumentParser:
         choices=["install", "uninstall", "status"],
         help="install (write, enable, start), uninstall (stop, disable, remove), status",
     )
+    p = command("team")
+    p.add_argument("action", choices=["init", "add-host", "grant", "revoke", "status"])
+    p.add_argument("role", nargs="?", help="add-host, grant, revoke: the PostgreSQL role")
+    p.add_argument("host", nargs="?", help="add-host: the host it publishes as; grant: whose")
+    p.add_argument("team_workspace", nargs="?", metavar="WORKSPACE", help="grant: one (default *)")
+    p.add_argument("--dsn", help="the database to use (default: team.dsn of the config)")
     return parser

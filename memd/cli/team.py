@@ -1,0 +1,43 @@
+"""``memd team``: the team database's tables, hosts, grants and what each host published."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from memd.config import Config
+from memd.errors import InvalidParams
+from memd.store import postgres_admin as admin
+
+
+def team(args: argparse.Namespace, config: Config) -> int:
+    """Run one ``memd team`` action; prints what it did."""
+    dsn = args.dsn or config.team.dsn
+    if dsn is None:
+        raise InvalidParams("dsn", "give --dsn, or a team section with a dsn in the config")
+    action, as_json = args.action, getattr(args, "json", False)
+    if action == "init":
+        print(f"team database ready (schema version {admin.init(dsn)})")
+    elif action == "status":
+        rows = admin.status(dsn)
+        if as_json:
+            print(json.dumps(rows, indent=2))
+        for r in [] if as_json else rows:
+            print(f"{r['host']}/{r['workspace']}: {r['files']} files, {r['chunks']} chunks, "
+                  f"{r['vectors']} vectors, last published {r['published_at']}")  # fmt: skip
+        if not rows and not as_json:
+            print("nothing published yet")
+    else:
+        if not args.role or not args.host:
+            raise InvalidParams("role", f"memd team {action} needs ROLE and HOST")
+        workspace = args.team_workspace or "*"
+        if action == "add-host":
+            admin.add_host(dsn, args.role, args.host)
+            print(f"role {args.role} publishes as {args.host}")
+        elif action == "grant":
+            admin.grant(dsn, args.role, args.host, workspace)
+            print(f"role {args.role} may read {args.host}/{workspace}")
+        else:
+            admin.revoke(dsn, args.role, args.host, workspace)
+            print(f"role {args.role} may no longer read {args.host}/{workspace}")
+    return 0
