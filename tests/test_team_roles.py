@@ -3,6 +3,7 @@ security, and grants, tried with hand-written SQL."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import psycopg
@@ -144,7 +145,7 @@ def test_the_team_command(team_dsn, tmp_path):
     finally:
         store.close()
     assert memd("status").startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
-    [row] = __import__("json").loads(memd("status", "--json"))
+    [row] = json.loads(memd("status", "--json"))
     assert (row["host"], row["files"], row["vectors"]) == ("laptop-a", 1, 1)
     failed = subprocess.run(
         [sys.executable, "-m", "memd", "--config", str(config), "team", "grant", role],
