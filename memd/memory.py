@@ -275,9 +275,22 @@ class Memory:
         self.index()
         return True
 
-    def get(self, path: str, start: int = 1, lines: int = 120) -> Lines:
+    def get(
+        self,
+        path: str,
+        start: int = 1,
+        lines: int = 120,
+        host: str | None = None,
+        host_workspace: str | None = None,
+    ) -> Lines:
         """Lines ``start``.. of an indexed file, read from disk (the files are the truth);
-        a session transcript's lines come redacted."""
+        a session transcript's lines come redacted; another ``host``'s, as it published
+        them (its ``host_workspace``, default this one's name)."""
+        if host is not None and host != self.config.team.host_name():
+            if not self.config.team.enabled:
+                raise InvalidParams("host", "another host's notes need a team section")
+            theirs = host_workspace or self.workspace.name
+            return self._team_search().get(host, theirs, path, start, lines)
         if self.sessions and isinstance(path, str) and is_session_path(path):
             return self.sessions.read(path, start, lines, self.workspace.name)
         full, inside = self.workspace.resolve(path)

@@ -100,6 +100,9 @@ class Lines(_Record):
     total_lines: int
     truncated: bool
     next_from: int | None
+    # Another host's note (``host`` given): the lines it published, and when.
+    host: str | None = field(default=None, metadata={"optional": True})
+    published_at: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.errors import NotFound
 from memd.store.postgres import PostgresStore
 from tests.conftest import Daemon
 
@@ -62,6 +63,11 @@ def test_two_daemons_publish_into_one_database(tmp_path, team_dsn):
             ("ci-b", "default", "memory/2026-01-20.md"),
         }
         assert "host" not in a.search("postgres")[0]  # a local answer is as it was
+        theirs = a.call("memory_get", path="memory/2026-01-20.md", host="ci-b")
+        assert theirs["text"] == "# Jan 20\n\nDeploy.\n" and theirs["host"] == "ci-b"
+        assert theirs["published_at"] and theirs["total_lines"] == 3
+        with pytest.raises(NotFound, match="no published file"):
+            a.call("memory_get", path="nope.md", host="ci-b")
 
         (tmp_path / "laptop-a" / "ws" / "memory").mkdir()
         (tmp_path / "laptop-a" / "ws" / "memory" / "2026-01-21.md").write_text("# Jan 21\n")

@@ -148,7 +148,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
         )
         return _emit(router.call("memory_search", params), as_json, cli_format.search)
     if command == "get":
-        params.update(path=args.path, lines=args.lines)
+        params.update(path=args.path, lines=args.lines, host=args.host)
         params["from"] = args.from_
         result = router.call("memory_get", params)
         if as_json:

@@ -184,6 +184,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="path as shown in search results, e.g. memory/2026-01-20.md")
     p.add_argument("--from", dest="from_", type=int, metavar="N", help="first line (1-based)")
     p.add_argument("--lines", type=int, metavar="N", help="how many lines (default 120)")
+    p.add_argument("--host", help="another host's note, as a team search named it")
 
     p = command("index")
     p.add_argument("--full", action="store_true", help="re-read and re-chunk every file")

@@ -7,6 +7,7 @@ memory like a local index's, loaded once and then only what was published since.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -15,10 +16,11 @@ from dataclasses import replace
 from memd.config import Config
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
-from memd.errors import MemdError
-from memd.records import SearchResult
+from memd.errors import MemdError, NotFound
+from memd.records import Lines, SearchResult
 from memd.search.request import SearchRequest
 from memd.search.searcher import Ranked, Searcher
+from memd.sources.reading import lines_of
 from memd.store.postgres import PostgresStore
 from memd.store.vectors import VectorIndex
 
@@ -72,6 +74,26 @@ class TeamSearch:
             except Exception:
                 self.close()
                 raise
+
+    def get(self, host: str, workspace: str, path: str, start: int, lines: int) -> Lines:
+        """Lines of another host's note as it published them; ``NotFound`` when it did not
+        (or this host's role may not read it)."""
+        assert self._config.team.dsn is not None
+        store = PostgresStore.open(self._config.team.dsn, host, workspace)
+        try:
+            found = store.published(path)
+        finally:
+            store.close()
+        if found is None:
+            raise NotFound(f"no published file {path} of host {host} workspace {workspace}")
+        total, chunks, at = found
+        text = [""] * total
+        for _, chunk in chunks:  # chunks overlap; each line reads the same in each
+            text[chunk.start_line - 1 : chunk.end_line] = chunk.text.split("\n")[
+                : chunk.end_line - chunk.start_line + 1
+            ]
+        when = dt.datetime.fromtimestamp(at, dt.UTC).isoformat(timespec="seconds")
+        return replace(lines_of(text, path, start, lines), host=host, published_at=when)
 
     def close(self) -> None:
         if self._store is not None:

@@ -135,10 +135,12 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         from_line: Annotated[int, Field(description="first line, 1-based")] = 1,
         lines: Annotated[int, Field(description="how many lines, at most 1000")] = 120,
         workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+        host: Annotated[
+            str | None, Field(description="another host's note, as a team search named it")
+        ] = None,
     ) -> str:
-        return call(
-            "memory_get", {"path": path, "from": from_line, "lines": lines, "workspace": workspace}
-        )
+        params = {"path": path, "from": from_line, "lines": lines, "workspace": workspace}
+        return call("memory_get", {**params, "host": host})
 
     @tool(
         "Save notes that must outlive this context (before compaction, or when a task ends): "

@@ -170,12 +170,15 @@ def wait_fresh(value: Any) -> float:
 
 
 def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+    host = p.get("host", str)
+    # Another host's note: ``workspace`` names that host's workspace, not one of ours.
+    memory = open_memory(None) if host is not None else _open(open_memory, p)
+    theirs = p.get("workspace", str) if host is not None else None
     path = p.required_str("path")
     start = p.int_in("from", 1, 1, 2**31)
     lines = p.int_in("lines", 120, 1, 2**31)
     p.finish()
-    return memory.get(path, start, lines).as_dict()
+    return memory.get(path, start, lines, host, theirs).as_dict()
 
 
 def _status(open_memory: OpenMemory, p: _Params) -> dict:

@@ -21,7 +21,11 @@ def read_lines(full: str, path: str, start: int, lines: int, workspace: str = ""
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
-    all_lines = split_lines(text)
+    return lines_of(split_lines(text), path, start, lines)
+
+
+def lines_of(all_lines: list[str], path: str, start: int, lines: int) -> Lines:
+    """Lines ``start``.. of a file's lines, under the same caps as ``read_lines``."""
     count = min(lines, GET_MAX_LINES)
     out: list[str] = []
     size = 0

@@ -236,6 +236,19 @@ class PostgresStore(VectorRows):
         *head, tags, aliases = rows[0]
         return FileMeta(*head, tuple(tags), tuple(aliases))
 
+    def published(self, path: str) -> tuple[int, list[tuple[int, Chunk]], float] | None:
+        """A published file's line count, chunks and when it was published (None: not
+        published, or not readable by this role)."""
+        rows = self._q(
+            "SELECT id, lines, indexed_at FROM memd_files WHERE host = %s AND workspace = %s "
+            "AND path = %s",
+            (*self._scope, path),
+        )
+        if not rows:
+            return None
+        file_id, lines, at = rows[0]
+        return lines, self.file_chunks(file_id), at
+
     def file_chunks(self, file_id: int) -> list[tuple[int, Chunk]]:
         rows = self._q(
             "SELECT id, start_line, end_line, heading, text, tokens FROM memd_chunks "
