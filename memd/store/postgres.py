@@ -13,12 +13,13 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from memd.errors import StoreError
 from memd.sources.chunker import Chunk
-from memd.store.fts import NOSPACE_RUN, MatchQuery
+from memd.store.fts import MatchQuery
 from memd.store.postgres_schema import migrate
+from memd.store.postgres_text import date_and_file_filters, like_prefix, term_test
 from memd.store.postgres_vectors import VectorRows
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
@@ -143,7 +144,7 @@ class PostgresStore(VectorRows):
         )
 
     def has_files_under(self, folder: str) -> bool:
-        return bool(self._files("AND path LIKE %s", (_like_prefix(folder) + "/%",)))
+        return bool(self._files("AND path LIKE %s", (like_prefix(folder) + "/%",)))
 
     def file_tags(self) -> list[tuple[int, str, list[str]]]:
         rows = self._q(
@@ -302,11 +303,11 @@ class PostgresStore(VectorRows):
         until: str | None = None,
         file_ids: Sequence[int] | None = None,
     ) -> list[Hit]:
-        terms = [_term(words) for words in match.words]
+        terms = [term_test(words) for words in match.words]
         # Each term held adds 1 and its full-text rank: coverage first, then frequency.
         score = " + ".join(f"(CASE WHEN {t.test} THEN {t.rank} ELSE 0 END)" for t in terms)
         held = " OR ".join(t.test for t in terms)
-        where, filters = _filters(since, until, file_ids)
+        where, filters = date_and_file_filters(since, until, file_ids)
         rows = self._q(
             f"SELECT {_HIT}, {score} AS score, {_WHOSE} FROM memd_chunks c "
             f"JOIN memd_files f ON f.id = c.file_id WHERE {self._in} "
@@ -329,7 +330,7 @@ class PostgresStore(VectorRows):
         )[0]
         out = []
         for words in match.words:
-            term = _term(words)
+            term = term_test(words)
             rows = self._q(
                 "SELECT c.id FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
                 f"WHERE {self._in} AND {term.test}",
@@ -353,7 +354,7 @@ class PostgresStore(VectorRows):
         limit: int,
         file_ids: Sequence[int] | None = None,
     ) -> list[Hit]:
-        where, args = _filters(since, until, file_ids)
+        where, args = date_and_file_filters(since, until, file_ids)
         rows = self._q(
             f"SELECT {_HIT}, 0, {_WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
             f"WHERE {self._in} AND f.date IS NOT NULL{where} "
@@ -361,41 +362,3 @@ class PostgresStore(VectorRows):
             (*self._args, *args, limit),
         )
         return [Hit(*r) for r in rows]
-
-
-def _like_prefix(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-class _Term(NamedTuple):
-    """One query term (any of its word forms): SQL that a chunk holds it, and SQL of its
-    weight when it does, each with its args."""
-
-    test: str
-    args: list[Any]
-    rank: str
-    rank_args: list[Any]
-
-
-def _term(words: tuple[str, ...]) -> _Term:
-    if len(words) == 1 and NOSPACE_RUN.fullmatch(words[0]):
-        run = words[0]  # as FTS5's cjk column: the run's bigrams in a row, or one character
-        grams = " ".join(run[i : i + 2] for i in range(len(run) - 1))
-        pattern = f"% {grams} %" if len(run) > 1 else f"%{run}%"
-        return _Term("(' ' || c.fts_cjk || ' ') LIKE %s", [pattern], "1", [])
-    query = " || ".join("phraseto_tsquery('english', %s)" for _ in words)
-    rank = f"1 + ts_rank('{{0.1, 0.5, 0.75, 1.0}}', c.tsv, {query})"
-    return _Term(f"c.tsv @@ ({query})", list(words), rank, list(words))
-
-
-def _filters(
-    since: str | None, until: str | None, file_ids: Sequence[int] | None
-) -> tuple[str, list[Any]]:
-    where, args = "", []
-    if since:
-        where, args = where + " AND f.date >= %s", [*args, since]
-    if until:
-        where, args = where + " AND f.date <= %s", [*args, until]
-    if file_ids is not None:
-        where, args = where + " AND f.id = ANY(%s)", [*args, list(file_ids)]
-    return where, args

@@ -1,0 +1,50 @@
+"""A search as PostgreSQL conditions: each query term as full-text search with English
+stemming (spaced words) or the in-order character bigrams FTS5 matches (scripts without
+spaces), and the date and file filters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from memd.store.fts import NOSPACE_RUN
+
+
+class Term(NamedTuple):
+    """One query term (any of its word forms): SQL that a chunk holds it, and SQL of its
+    weight when it does, each with its args."""
+
+    test: str
+    args: list[Any]
+    rank: str
+    rank_args: list[Any]
+
+
+def term_test(words: tuple[str, ...]) -> Term:
+    """The test of one query term (any of its word forms) on chunk ``c``."""
+    if len(words) == 1 and NOSPACE_RUN.fullmatch(words[0]):
+        run = words[0]  # as FTS5's cjk column: the run's bigrams in a row, or one character
+        grams = " ".join(run[i : i + 2] for i in range(len(run) - 1))
+        pattern = f"% {grams} %" if len(run) > 1 else f"%{run}%"
+        return Term("(' ' || c.fts_cjk || ' ') LIKE %s", [pattern], "1", [])
+    query = " || ".join("phraseto_tsquery('english', %s)" for _ in words)
+    rank = f"1 + ts_rank('{{0.1, 0.5, 0.75, 1.0}}', c.tsv, {query})"
+    return Term(f"c.tsv @@ ({query})", list(words), rank, list(words))
+
+
+def like_prefix(text: str) -> str:
+    """``text`` as a LIKE pattern matching itself."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def date_and_file_filters(
+    since: str | None, until: str | None, file_ids: Sequence[int] | None
+) -> tuple[str, list[Any]]:
+    where, args = "", []
+    if since:
+        where, args = where + " AND f.date >= %s", [*args, since]
+    if until:
+        where, args = where + " AND f.date <= %s", [*args, until]
+    if file_ids is not None:
+        where, args = where + " AND f.id = ANY(%s)", [*args, list(file_ids)]
+    return where, args
