@@ -122,3 +122,22 @@ def test_scope_is_checked(memory):
         memory.search("x", scope="world")
     with pytest.raises(InvalidParams, match="needs a team section"):
         memory.search("x", scope="team")
+
+
+def test_the_command_line_says_whose_a_result_is(tmp_path, team_dsn):
+    import subprocess
+    import sys
+
+    b = daemon(tmp_path, "ci-b", team_dsn, {"ws/MEMORY.md": "# Memory\n\nThe nightly build.\n"})
+    a = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nNothing here.\n"})
+    try:
+        wait_published(b)
+        out = subprocess.run(
+            [sys.executable, "-m", "memd", "--config", str(a.config_path), "search",
+             "nightly build", "--scope", "team", "--min-score", "0"],
+            capture_output=True, text=True, env=a.env,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert "ci-b/default:MEMORY.md#L1-L3" in out.stdout
+    finally:
+        assert a.stop() == 0 and b.stop() == 0

@@ -72,7 +72,8 @@ def search(r: dict) -> None:
         if n:
             print()
         heading = f"  {hit['heading']}" if hit["heading"] else ""
-        print(f"{hit['score']:.2f}  {hit['citation']}{heading}")
+        whose = f"{hit['host']}/{hit['workspace']}:" if "host" in hit else ""  # --scope team
+        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")
 
