@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from memd.errors import NotFound
@@ -141,3 +142,24 @@ def test_the_command_line_says_whose_a_result_is(tmp_path, team_dsn):
         assert "ci-b/default:MEMORY.md#L1-L3" in out.stdout
     finally:
         assert a.stop() == 0 and b.stop() == 0
+
+
+def test_a_team_database_that_hangs_costs_a_search_its_budget_only(make_config, ws, team_dsn):
+    from memd.memory import Memory
+
+    ws.write("MEMORY.md", "# Memory\n\nThe gateway returned 502s.\n")
+    config = make_config(team={"dsn": team_dsn, "host": "laptop-a", "timeout_s": 0.5})
+    memory = Memory(config)
+    memory.index()
+    PostgresStore.open(team_dsn, "ci-b", "default").close()  # the tables exist
+    with psycopg.connect(team_dsn) as locker:
+        locker.execute("LOCK TABLE memd_files IN ACCESS EXCLUSIVE MODE")  # held: reads wait
+        try:
+            started = time.monotonic()
+            answer = memory.search("gateway", scope="team", min_score=0)
+            assert time.monotonic() - started < 3
+            assert [(r.host, r.path) for r in answer.results] == [("laptop-a", "MEMORY.md")]
+            assert "did not answer within 0.5 s; local results only" in answer.warning
+        finally:
+            locker.rollback()
+            memory.close()

@@ -23,6 +23,7 @@ from memd.store.postgres_text import date_and_file_filters, like_prefix, term_te
 from memd.store.postgres_vectors import VectorRows
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
+STATEMENT_TIMEOUT_MS = 60_000
 _HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
 _WHOSE = "f.host, f.workspace"  # after the score: a Hit's last two fields
 
@@ -61,7 +62,15 @@ class PostgresStore(VectorRows):
         import psycopg
 
         with _errors(dsn):
-            conn = psycopg.connect(dsn, autocommit=True, connect_timeout=5)
+            # A database that stops answering must not hold a publisher or a search for
+            # ever: no statement runs longer than this, and a dead peer is noticed.
+            conn = psycopg.connect(
+                dsn,
+                autocommit=True,
+                connect_timeout=5,
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+                keepalives_idle=30,
+            )
             migrate(conn)
         return cls(dsn, host, workspace, conn)
 
