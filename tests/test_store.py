@@ -136,3 +136,18 @@ def test_a_bad_fts5_expression_is_a_store_error(tmp_path):
     with pytest.raises(StoreError, match="keyword query failed"):
         store.keyword_search(bad, 10)
     store.close()
+
+
+def test_sqlite_trims_the_embedding_cache_exactly(tmp_path):
+    store = SqliteStore.open(tmp_path / "i.sqlite")
+    m = meta()
+    with store.transaction():
+        file_id = store.replace_file(
+            m, chunk_rows(m, [Chunk(n, n, "", f"w{n}", 1) for n in (1, 2, 3)])
+        )
+    first, _ = store.first_chunk(file_id)
+    for n in range(3):
+        with store.transaction():
+            store.save_vectors("m", [(first + n, 0, b"k%d" % n, b"v" * 8, "")], cache_size=2)
+    assert store.cached_vectors([b"k0", b"k1", b"k2"]).keys() == {b"k1", b"k2"}
+    store.close()

@@ -26,8 +26,11 @@ _COOLDOWN_MIN, _COOLDOWN_MAX = 1.0, 60.0
 class Publisher:
     """Publishes one workspace; ``info()`` is what ``status`` shows of it."""
 
-    def __init__(self, memory: Memory, team: Team, stop: asyncio.Event) -> None:
+    def __init__(
+        self, memory: Memory, team: Team, stop: asyncio.Event, ready: asyncio.Event
+    ) -> None:
         self.memory, self.team, self.stop = memory, team, stop
+        self.ready = ready  # the first index pass has ended: publish no half-indexed copy
         self.kick = asyncio.Event()
         self.state = "starting"
         self.outbox: int | None = None  # files that differed at the last pass (None: unknown)
@@ -46,6 +49,7 @@ class Publisher:
         remote: PostgresStore | None = None
         cooldown = 0.0
         self.kick.set()
+        await self.ready.wait()
         try:
             while not self.stop.is_set():
                 await wait_event(self.kick, _EVERY_S)

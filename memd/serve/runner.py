@@ -74,7 +74,9 @@ class Runner:
             catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
         )
         self.publisher = (
-            Publisher(self.memory, config.team, self.stop) if config.team.publishes(name) else None
+            Publisher(self.memory, config.team, self.stop, self.first_pass)
+            if config.team.publishes(name)
+            else None
         )
 
     def activity(self) -> Activity:

@@ -186,7 +186,8 @@ class Store(Protocol):
         self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
     ) -> None:
         """Store ``(chunk id, passage, cache key, vector, terms)`` rows, remember them in
-        the cache, and trim the cache to ``cache_size`` entries, least recent first."""
+        the cache, and trim the cache to about ``cache_size`` entries, least recent first
+        (the ``cache_size`` most recent always stay; a backend may trim in batches)."""
         ...
 
     def vectors_after(

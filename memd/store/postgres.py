@@ -74,6 +74,11 @@ class PostgresStore(VectorRows):
             migrate(conn)
         return cls(dsn, host, workspace, conn)
 
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with _errors(self.dsn), self.db.cursor() as cur:
+                cur.executemany(sql, rows)
+
     def _q(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         with _errors(self.dsn):
             cur = self.db.execute(sql, args)
@@ -208,14 +213,11 @@ class PostgresStore(VectorRows):
         return file_id
 
     def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
-        if not rows:
-            return
-        with _errors(self.dsn), self.db.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO memd_chunks(file_id, start_line, end_line, heading, text, tokens, "
-                "fts_heading, fts_body, fts_meta, fts_cjk) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                [(file_id, *r[:5], *r.fts) for r in rows],
-            )
+        self._many(
+            "INSERT INTO memd_chunks(file_id, start_line, end_line, heading, text, tokens, "
+            "fts_heading, fts_body, fts_meta, fts_cjk) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            [(file_id, *r[:5], *r.fts) for r in rows],
+        )
 
     def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
         chunk_id, *fields = self._q(

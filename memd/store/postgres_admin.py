@@ -47,7 +47,7 @@ def add_host(dsn: str, role: str, host: str) -> None:
         conn.execute(
             sql.SQL(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {_TABLES} TO {{}}").format(who)
         )
-        conn.execute(sql.SQL(f"GRANT USAGE ON {_SEQUENCES} TO {{}}").format(who))
+        conn.execute(sql.SQL(f"GRANT USAGE, SELECT ON {_SEQUENCES} TO {{}}").format(who))
 
 
 def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:

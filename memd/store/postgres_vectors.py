@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 _OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
+_TRIM_EVERY = 1024
 
 
 class VectorRows:
@@ -13,6 +14,7 @@ class VectorRows:
     _in: str  # the scope's condition on files ``f`` (TRUE in a team view)
     _args: tuple[str, ...]  # its arguments
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
+    _many: Callable[..., None]  # ... and one statement for many rows
 
     def pending_chunks(
         self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
@@ -60,29 +62,31 @@ class VectorRows:
     def save_vectors(
         self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
     ) -> None:
-        for chunk_id, part, key, vector, terms in rows:
-            # A vector of a model that changed size under its name gives way to the new one.
-            self._q(
-                "DELETE FROM memd_vectors WHERE chunk_id = %s AND model = %s "
-                "AND length(vector) != %s",
-                (chunk_id, model, len(vector)),
-            )
-            self._q(
-                "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms) "
-                "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
-                "ON CONFLICT DO NOTHING",
-                (chunk_id, model, part, vector, terms, chunk_id),
-            )
-            self._q(
-                "INSERT INTO memd_embedding_cache VALUES (%s, %s, nextval('memd_cache_clock')) "
-                "ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used",
-                (key, vector),
-            )
-        self._q(
-            "DELETE FROM memd_embedding_cache WHERE key IN (SELECT key FROM memd_embedding_cache "
-            "ORDER BY used DESC OFFSET %s)",
-            (cache_size,),
+        # A vector of a model that changed size under its name gives way to the new one.
+        self._many(
+            "DELETE FROM memd_vectors WHERE chunk_id = %s AND model = %s AND length(vector) != %s",
+            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
         )
+        self._many(
+            "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms) "
+            "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
+            "ON CONFLICT DO NOTHING",
+            [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
+        )
+        self._many(
+            "INSERT INTO memd_embedding_cache VALUES (%s, %s, nextval('memd_cache_clock')) "
+            "ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used",
+            [(key, vector) for _, _, key, vector, _ in rows],
+        )
+        # Trimming reads the whole cache's order: do it each time the clock passes a
+        # thousand, not on every save (a publish saves once a file).
+        (clock,) = self._q("SELECT last_value FROM memd_cache_clock")[0]
+        if rows and clock // _TRIM_EVERY != (clock - len(rows)) // _TRIM_EVERY:
+            self._q(
+                "DELETE FROM memd_embedding_cache WHERE used < (SELECT used FROM "
+                "memd_embedding_cache ORDER BY used DESC OFFSET %s LIMIT 1)",
+                (max(cache_size - 1, 0),),
+            )
 
     def vectors_after(
         self, model: str, after_id: int, limit: int = -1
