@@ -153,3 +153,31 @@ def test_the_team_command(team_dsn, tmp_path):
         text=True,
     )
     assert failed.returncode == 2 and "needs ROLE and HOST" in failed.stderr
+
+
+def test_doctor_says_whether_this_host_can_publish(team_dsn, tmp_path):
+    from memd.cli.doctor import run_checks
+
+    role = f"host_{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "memd.yaml"
+    config.write_text(
+        f"workspace: {tmp_path}\nstate_dir: {tmp_path / 's'}\nembeddings: {{provider: none}}\n"
+        f"team: {{dsn: '{as_role(team_dsn, role)}', host: laptop-a}}\n"
+    )
+
+    def team_check():
+        checks = run_checks(str(config), None, {"HOME": str(tmp_path)})
+        [check] = [c for c in checks if c.name == "team"]
+        return check
+
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    check = team_check()
+    assert (check.state, check.detail) == ("fail", "the database has no memd tables")
+    admin.init(team_dsn)
+    check = team_check()
+    assert check.state == "fail" and f"role {role} may not publish" in check.detail
+    assert f"memd team add-host {role} laptop-a" in check.fix
+    admin.add_host(team_dsn, role, "laptop-a")
+    check = team_check()
+    assert check.state == "ok" and f"role {role} publishes as laptop-a" in check.detail

@@ -83,6 +83,31 @@ def run_checks(
             yield _watcher(ws, status[ws.name])
     if sys.platform.startswith("linux"):
         yield _inotify(workspaces)
+    if config.team.enabled:
+        yield _team(config)
+
+
+def _team(config: Config) -> Check:
+    """Whether this host can publish: the database answers, has memd's tables, and this
+    role publishes as this host."""
+    from memd.store import postgres_admin
+
+    team, admin_fix = config.team, "memd team {} --dsn <an administrator's DSN>"
+    try:
+        me = postgres_admin.whoami(team.dsn or "")
+    except MemdError as exc:
+        return Check("team", "fail", str(exc), "check team.dsn, the server, PGPASSWORD/~/.pgpass")
+    if me["version"] is None:
+        return Check("team", "fail", "the database has no memd tables", admin_fix.format("init"))
+    host = team.host_name()
+    if me["host"] != host and not me["super"]:
+        where = f"publishes as {me['host']}" if me["host"] else "may not publish"
+        fix = admin_fix.format(f"add-host {me['role']} {host}")
+        return Check("team", "fail", f"role {me['role']} {where}, not as {host}", fix)
+    return Check(
+        "team", "ok", f"PostgreSQL {me['server']}, schema {me['version']}, "
+        f"role {me['role']} publishes as {host}",
+    )  # fmt: skip
 
 
 def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:

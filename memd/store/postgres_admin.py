@@ -90,3 +90,20 @@ def status(dsn: str) -> list[dict]:
         }
         for host, workspace, files, chunks, vectors, at in rows
     ]
+
+
+def whoami(dsn: str) -> dict:
+    """What a host's connection is: the server, the schema version (None: no tables), the
+    role, the host it publishes as (None: not added), and whether it is a superuser."""
+    with _admin(dsn) as conn:
+        server, role, superuser, exists = conn.execute(
+            "SELECT current_setting('server_version'), current_user, "
+            "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
+            "to_regclass('memd_schema') IS NOT NULL"
+        ).fetchone()
+        version = host = None
+        if exists:
+            version = conn.execute("SELECT version FROM memd_schema").fetchone()[0]
+            row = conn.execute("SELECT host FROM memd_hosts WHERE role = current_user").fetchone()
+            host = row[0] if row else None
+    return {"server": server, "version": version, "role": role, "host": host, "super": superuser}
