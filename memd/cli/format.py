@@ -139,6 +139,8 @@ def status(r: dict, extra: dict) -> None:
     for key, value in rows.items():
         if isinstance(value, list):
             value = ", ".join(map(str, value))
+        elif isinstance(value, dict):  # team: host laptop-a, state idle, outbox 0, ...
+            value = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in value.items())
         print(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}")
 
 
