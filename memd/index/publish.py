@@ -66,6 +66,10 @@ def publish(
             continue
         chunks = local.file_chunks(mine[path].id)
         vectors = local.chunk_vectors(vector_key, [chunk_id for chunk_id, _ in chunks])
+        now = local.files_at([path]).get(path)
+        if now is None or (now.id, now.hash) != (mine[path].id, meta.hash):  # changed: next pass
+            report.skipped.append(path)
+            continue
         with remote.transaction():
             file_id = remote.replace_file(meta, chunk_rows(meta, [c for _, c in chunks]))
             ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
