@@ -163,3 +163,33 @@ def test_a_team_database_that_hangs_costs_a_search_its_budget_only(make_config, 
         finally:
             locker.rollback()
             memory.close()
+
+
+def test_team_search_finds_another_hosts_note_by_meaning(openai_config, ws, tmp_path, team_dsn):
+    """The vector side of a team search runs in PostgreSQL (pgvector, an HNSW index)."""
+    from memd.memory import Memory
+    from memd.store import postgres_admin
+
+    postgres_admin.init(team_dsn, dims=(64,))  # the test server's vectors have 64
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "memory" / "2026-01-20.md").write_text("# Jan 20\n\nWe picked Postgres for storage.\n")
+    ws.write("MEMORY.md", "# Memory\n\nRamen for lunch on Fridays.\n")
+    theirs = Memory(openai_config(workspace=str(other), state_dir=str(tmp_path / "s2")))
+    mine = Memory(openai_config(team={"dsn": team_dsn, "host": "laptop-a"}))
+    try:
+        for memory in (theirs, mine):
+            memory.index()
+            memory.embed_all()
+        remote = PostgresStore.open(team_dsn, "ci-b", "default")
+        try:
+            assert theirs.publish(remote).vectors > 0
+        finally:
+            remote.close()
+        question = "which datastore did we select"  # no word of the note: meaning only
+        answer = mine.search(question, scope="team", mode="vector", min_score=0)
+        assert [(r.host, r.path) for r in answer.results][:1] == [("ci-b", "memory/2026-01-20.md")]
+        assert answer.warning is None
+    finally:
+        theirs.close()
+        mine.close()

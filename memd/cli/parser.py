@@ -235,4 +235,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("host", nargs="?", help="add-host: the host it publishes as; grant: whose")
     p.add_argument("team_workspace", nargs="?", metavar="WORKSPACE", help="grant: one (default *)")
     p.add_argument("--dsn", help="the database to use (default: team.dsn of the config)")
+    p.add_argument(
+        "--dims",
+        type=int,
+        action="append",
+        metavar="N",
+        help="init: an HNSW index for vectors of N dimensions (repeatable; default 384)",
+    )
     return parser

@@ -17,7 +17,8 @@ def team(args: argparse.Namespace, config: Config) -> int:
         raise InvalidParams("dsn", "give --dsn, or a team section with a dsn in the config")
     action, as_json = args.action, getattr(args, "json", False)
     if action == "init":
-        print(f"team database ready (schema version {admin.init(dsn)})")
+        version = admin.init(dsn, tuple(args.dims or (384,)))
+        print(f"team database ready (schema version {version})")
     elif action == "status":
         rows = admin.status(dsn)
         if as_json:

@@ -1,18 +1,20 @@
 """A search across the team: every published workspace ranked by the same stages as a
 local search, with this host's own results taken fresh from its local index.
 
-The team view is a read-only ``PostgresStore`` over every scope; its vectors are held in
-memory like a local index's, loaded once and then only what was published since.
+The team view is a read-only ``PostgresStore`` over every scope the role may read; its
+vectors stay in the database and are searched there (pgvector, HNSW).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 
+import memd.embed.numpy_lazy as np
 from memd.config import Config
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
@@ -22,7 +24,28 @@ from memd.search.request import SearchRequest
 from memd.search.searcher import Ranked, Searcher
 from memd.sources.reading import lines_of
 from memd.store.postgres import PostgresStore
-from memd.store.vectors import VectorIndex
+from memd.store.vectors import Nearness, to_blob
+
+
+class _TeamVectors:
+    """The vector side of a team search, in the database (pgvector): what ``Searcher``
+    asks of a ``VectorIndex``, answered by the team view."""
+
+    def __init__(self, model: str, store: Callable[[], PostgresStore]) -> None:
+        self.model = model
+        self._store = store
+
+    def refresh(self, store: object) -> None:
+        """Nothing to load: the vectors stay in the database."""
+
+    def __len__(self) -> int:
+        return int(self._store().has_vectors(self.model))
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        return self._store().nearest(self.model, to_blob(query), k)
+
+    def nearest_parts(self, chunk_ids: list[int], query: np.ndarray) -> dict[int, Nearness]:
+        return self._store().nearest_parts(self.model, chunk_ids, to_blob(query))
 
 
 class TeamSearch:
@@ -30,11 +53,11 @@ class TeamSearch:
 
     def __init__(self, config: Config, embedder: Embedder, vector_key: str) -> None:
         self._config = config
-        self._vectors = VectorIndex(vector_key, lambda: embedder.dimensions)
+        self._vectors = _TeamVectors(vector_key, self._open)
         self._searcher = Searcher(
             config.search,
             embedder,
-            lambda: self._vectors,
+            lambda: self._vectors,  # type: ignore[arg-type,return-value]
             lambda: config.flush.now().date(),
             config.embeddings.query_timeout_s,
             Reranker(),  # a team answer is merged with local results: no second opinion
@@ -63,17 +86,18 @@ class TeamSearch:
     def search(self, request: SearchRequest) -> Ranked:
         """Rank every published chunk for ``request``; raises ``StoreError`` when the team
         database fails (the connection is then opened anew next time)."""
-        dsn = self._config.team.dsn
-        assert dsn is not None  # only asked for with a team configured
         with self._lock:
             try:
-                if self._store is None:
-                    self._store = PostgresStore.open(dsn, None, None)
-                self._vectors.refresh(self._store)
-                return self._searcher.search(self._store, request)
+                return self._searcher.search(self._open(), request)
             except Exception:
                 self.close()
                 raise
+
+    def _open(self) -> PostgresStore:
+        if self._store is None:
+            assert self._config.team.dsn is not None  # only asked for with a team configured
+            self._store = PostgresStore.open(self._config.team.dsn, None, None)
+        return self._store
 
     def get(self, host: str, workspace: str, path: str, start: int, lines: int) -> Lines:
         """Lines of another host's note as it published them; ``NotFound`` when it did not

@@ -20,7 +20,7 @@ from memd.sources.chunker import Chunk
 from memd.store.fts import MatchQuery
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_text import date_and_file_filters, like_prefix, term_test
-from memd.store.postgres_vectors import VectorRows
+from memd.store.postgres_vectors import VectorRows, register_embedding
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
 STATEMENT_TIMEOUT_MS = 60_000
@@ -72,6 +72,10 @@ class PostgresStore(VectorRows):
                 keepalives_idle=30,
             )
             migrate(conn)
+            register_embedding(conn)
+            # A filtered nearest-vector query keeps scanning the HNSW graph until it has
+            # enough rows this role may read.
+            conn.execute("SET hnsw.iterative_scan = relaxed_order")
         return cls(dsn, host, workspace, conn)
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -27,10 +27,18 @@ def _admin(dsn: str) -> Iterator[Any]:
         raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
 
 
-def init(dsn: str) -> int:
-    """Create or migrate the tables, functions and policies (idempotent); the version."""
+def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
+    """Create or migrate the tables, functions and policies, and an HNSW index for vectors
+    of each size in ``dims`` (idempotent); the schema version."""
     with _admin(dsn) as conn:
         migrate(conn)
+        for n in dims:
+            # Cosine distance on the vectors of one size (a model's): what team search asks.
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
+                f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
+                f"WHERE vector_dims(embedding) = {int(n)}"
+            )
     return SCHEMA_VERSION
 
 

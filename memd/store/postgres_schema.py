@@ -133,8 +133,15 @@ CREATE POLICY memd_own ON memd_meta FOR ALL
 GRANT SELECT ON memd_schema, memd_hosts, memd_grants TO PUBLIC;
 """
 
+# pgvector: every passage vector also as a ``vector``, searched by cosine distance in the
+# database (an HNSW index per vector size: ``postgres_admin.ann_index``).
+_V3 = """
+CREATE EXTENSION IF NOT EXISTS vector;
+ALTER TABLE memd_vectors ADD COLUMN embedding vector;
+"""
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_V1, _V2]
+MIGRATIONS = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 

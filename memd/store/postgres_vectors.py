@@ -2,10 +2,45 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import memd.embed.numpy_lazy as np
+from memd.store.vectors import Nearness
 
 _OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
 _TRIM_EVERY = 1024
+
+
+class Embedding:
+    """A float32 vector blob in pgvector's binary form (``register_embedding`` sends it)."""
+
+    __slots__ = ("wire",)
+
+    def __init__(self, blob: bytes) -> None:
+        floats = np.frombuffer(blob, dtype="<f4")
+        self.wire = struct.pack(">HH", len(floats), 0) + floats.astype(">f4").tobytes()
+
+
+def register_embedding(conn: Any) -> None:
+    """Let ``conn`` send ``Embedding`` values as pgvector's ``vector`` (binary)."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:  # no pgvector yet: the first migration has not run
+        return
+
+    class _Dumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: Embedding) -> bytes:
+            return obj.wire
+
+    conn.adapters.register_dumper(Embedding, _Dumper)
 
 
 class VectorRows:
@@ -68,10 +103,13 @@ class VectorRows:
             [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
         )
         self._many(
-            "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms) "
-            "SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
+            "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms, embedding) "
+            "SELECT %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
             "ON CONFLICT DO NOTHING",
-            [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
+            [
+                (cid, model, part, vector, terms, Embedding(vector), cid)
+                for cid, part, _, vector, terms in rows
+            ],
         )
         self._many(
             "INSERT INTO memd_embedding_cache VALUES (%s, %s, nextval('memd_cache_clock')) "
@@ -132,3 +170,40 @@ class VectorRows:
         for chunk_id, part, vector, terms in rows:
             out.setdefault(chunk_id, []).append((part, bytes(vector), terms))
         return out
+
+    def nearest(self, model: str, query: bytes, k: int) -> list[tuple[int, float]]:
+        """The ``k`` chunks whose passages are nearest ``query`` by cosine, each with its
+        best passage's cosine, best first (pgvector; its HNSW index when there is one)."""
+        dims = len(query) // 4
+        rows = self._q(
+            f"SELECT v.chunk_id, 1 - (v.embedding::vector({dims}) <=> %s::vector({dims})) "
+            f"FROM memd_vectors v JOIN memd_chunks c ON c.id = v.chunk_id {_OF} "
+            f"WHERE {self._in} AND v.model = %s AND vector_dims(v.embedding) = {dims} "
+            f"ORDER BY v.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s",
+            (Embedding(query), *self._args, model, Embedding(query), 4 * k + 16),
+        )
+        best: dict[int, float] = {}
+        for chunk_id, cosine in rows:  # a chunk has several passages: its best counts
+            best.setdefault(chunk_id, float(cosine))
+        return list(best.items())[:k]
+
+    def nearest_parts(self, model: str, chunk_ids: Sequence[int], query: bytes) -> dict:
+        """For each chunk: how near ``query`` each of its passages is (``Nearness``)."""
+        rows = self._q(
+            "SELECT v.chunk_id, v.part, 1 - (v.embedding <=> %s), v.vector FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
+            "AND v.model = %s AND v.chunk_id = ANY(%s) ORDER BY 3 DESC",
+            (Embedding(query), *self._args, model, list(chunk_ids)),
+        )
+        out: dict[int, Nearness] = {}
+        for chunk_id, part, cosine, blob in rows:
+            near = out.get(chunk_id)
+            if near is None:
+                out[chunk_id] = near = Nearness(float(cosine), np.frombuffer(bytes(blob), "<f4"))
+            near.parts[part] = float(cosine)
+        return out
+
+    def has_vectors(self, model: str) -> bool:
+        return bool(
+            self._q("SELECT EXISTS (SELECT 1 FROM memd_vectors WHERE model = %s)", (model,))[0][0]
+        )
