@@ -268,6 +268,7 @@ class Memory:
             time=_time_window(ranked.time, ranked.time_empty),
             below_floor=ranked.below_floor,
             best_score=ranked.best_score,
+            team=self._activity().team if request.scope == "team" else None,
         )
 
     def _index_now(self, seconds: float) -> bool:

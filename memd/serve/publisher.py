@@ -15,6 +15,7 @@ from memd.errors import StoreError
 from memd.log import get_logger
 from memd.memory import Memory
 from memd.serve.watcher import wait_event
+from memd.sources.layout import is_session_path
 from memd.store.postgres import PostgresStore
 
 log = get_logger()
@@ -33,8 +34,9 @@ class Publisher:
         self.ready = ready  # the first index pass has ended: publish no half-indexed copy
         self.kick = asyncio.Event()
         self.state = "starting"
-        self.outbox: int | None = None  # files that differed at the last pass (None: unknown)
+        self.outbox: int | None = None  # files the database lacks or holds old (None: unknown)
         self.published_at: str | None = None
+        self._published: dict[str, str] | None = None  # path -> hash as the database has it
 
     def info(self) -> dict:
         return {
@@ -63,6 +65,8 @@ class Publisher:
                     if remote is not None:
                         remote.close()
                         remote = None
+                    if self._published is not None:  # what the last good pass left there
+                        self.outbox = await asyncio.to_thread(self._count_outbox)
                     cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
                     self.state = f"waiting {cooldown:g} s for the team database: {exc}"
                     log.warning("team_unavailable", workspace=self.memory.workspace.name,
@@ -71,7 +75,11 @@ class Publisher:
                     self.kick.set()
                     continue
                 cooldown = 0.0
-                self.state, self.outbox = "idle", 0
+                published = await asyncio.to_thread(self._local_hashes)
+                for path in report.skipped:  # changed while read: not there as it is here
+                    published.pop(path, None)
+                self._published = published
+                self.state, self.outbox = "idle", len(report.skipped)
                 self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
                 if report.published or report.removed:
                     log.info("published", workspace=self.memory.workspace.name,
@@ -80,6 +88,18 @@ class Publisher:
         finally:
             if remote is not None:
                 remote.close()
+
+    def _local_hashes(self) -> dict[str, str]:
+        """Each published file's content hash in the local index."""
+        transcripts = self.team.transcripts
+        rows = self.memory.db.read(lambda store: store.files())
+        return {p: r.hash for p, r in rows.items() if transcripts or not is_session_path(p)}
+
+    def _count_outbox(self) -> int:
+        """Files changed, added or removed since the last good pass (read locally only)."""
+        assert self._published is not None
+        now, then = self._local_hashes(), self._published
+        return sum(then.get(p) != h for p, h in now.items()) + len(then.keys() - now.keys())
 
     def _open(self) -> PostgresStore:
         team = self.team
