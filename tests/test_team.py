@@ -225,3 +225,25 @@ def test_while_the_database_is_away_status_and_team_answers_count_the_outbox(tmp
     finally:
         assert d.stop() == 0
         server.cleanup()
+
+
+def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(tmp_path, team_dsn):
+    notes = {
+        f"ws/memory/2026-01-{1 + n % 28:02d}-n{n}.md": f"# Note {n}\n\n" + f"word{n} " * 400
+        for n in range(300)
+    }
+    d = daemon(tmp_path, "laptop-a", team_dsn, notes)
+    d.wait_for(lambda: d.call("status")["team"]["state"] == "publishing", 30, "a publish to start")
+    d.kill()  # SIGKILL, in the middle of the pass (it takes about two seconds)
+    d.start()
+    try:
+        wait_published(d, timeout=60)
+        status = d.call("status")
+        store = PostgresStore.open(team_dsn, "laptop-a", "default")
+        try:
+            assert store.counts() == {"files": status["files"], "chunks": status["chunks"]}
+            assert status["files"] == 300
+        finally:
+            store.close()
+    finally:
+        assert d.stop() == 0
