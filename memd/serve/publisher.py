@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
+import os
 
 from memd.config import Team
 from memd.errors import StoreError
@@ -17,6 +19,7 @@ from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.postgres import PostgresStore
+from memd.store.private import private_file
 
 log = get_logger()
 
@@ -36,7 +39,11 @@ class Publisher:
         self.state = "starting"
         self.outbox: int | None = None  # files the database lacks or holds old (None: unknown)
         self.published_at: str | None = None
-        self._published: dict[str, str] | None = None  # path -> hash as the database has it
+        # path -> hash as the database has it, kept in the state folder: after a restart
+        # with the database away, the outbox is still known.
+        self._record = memory.config.state_dir / f"team-published-{memory.workspace.name}.json"
+        self._where = f"{team.host_name()}@{(team.dsn or '').rsplit('@', 1)[-1]}"
+        self._published, self.published_at = self._load()
 
     def info(self) -> dict:
         return {
@@ -79,8 +86,9 @@ class Publisher:
                 for path in report.skipped:  # changed while read: not there as it is here
                     published.pop(path, None)
                 self._published = published
-                self.state, self.outbox = "idle", len(report.skipped)
                 self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                await asyncio.to_thread(self._save, published)
+                self.state, self.outbox = "idle", len(report.skipped)
                 if report.published or report.removed:
                     log.info("published", workspace=self.memory.workspace.name,
                              files=report.published, removed=report.removed,
@@ -100,6 +108,25 @@ class Publisher:
         assert self._published is not None
         now, then = self._local_hashes(), self._published
         return sum(then.get(p) != h for p, h in now.items()) + len(then.keys() - now.keys())
+
+    def _load(self) -> tuple[dict[str, str] | None, str | None]:
+        try:
+            saved = json.loads(self._record.read_text(encoding="utf-8"))
+            if saved["where"] == self._where:  # the same host in the same database
+                return dict(saved["files"]), saved["published_at"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # none yet, or unreadable: the outbox is known after the next good pass
+        return None, None
+
+    def _save(self, published: dict[str, str]) -> None:
+        data = {"where": self._where, "published_at": self.published_at, "files": published}
+        part = self._record.with_name(self._record.name + ".part")
+        try:
+            private_file(part)
+            part.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(part, self._record)
+        except OSError as exc:  # a full disk costs the outbox after a restart, nothing more
+            log.warning("team_record_unsaved", path=str(self._record), error=exc.strerror)
 
     def _open(self) -> PostgresStore:
         team = self.team
