@@ -114,14 +114,14 @@ class Memory:
         self._commit = commit or _inline
         self._catch_up = catch_up or self._index_now
         self._journal: Journal | None = None
-        self._journal_lock = threading.Lock()
+        self._made_lock = threading.Lock()  # the journal and team search, made on first use
         self._team: TeamSearch | None = None
 
     @property
     def journal(self) -> Journal:
         """The write side, made on first use: a search or a read never imports it."""
         if self._journal is None:
-            with self._journal_lock:
+            with self._made_lock:
                 if self._journal is None:
                     from memd.write import journal
 
@@ -132,7 +132,7 @@ class Memory:
 
     def _team_search(self) -> TeamSearch:
         """The team side of searches (``scope: "team"``), made on first use."""
-        with self._journal_lock:
+        with self._made_lock:
             if self._team is None:
                 from memd.search.team import TeamSearch
 

@@ -23,10 +23,11 @@ def team(args: argparse.Namespace, config: Config) -> int:
         rows = admin.status(dsn)
         if as_json:
             print(json.dumps(rows, indent=2))
-        for r in [] if as_json else rows:
+            return 0
+        for r in rows:
             print(f"{r['host']}/{r['workspace']}: {r['files']} files, {r['chunks']} chunks, "
                   f"{r['vectors']} vectors, last published {r['published_at']}")  # fmt: skip
-        if not rows and not as_json:
+        if not rows:
             print("nothing published yet")
     else:
         if not args.role or not args.host:

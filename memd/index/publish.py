@@ -25,7 +25,8 @@ _PAGE = 2000
 
 @dataclass
 class PublishReport:
-    """What one publish pass did (``outbox``: files that differed when it began)."""
+    """What one publish pass did (``outbox``: files that differed when it began; ``held``:
+    path -> content hash of what the team store holds for this scope after it)."""
 
     outbox: int = 0
     published: int = 0
@@ -33,6 +34,7 @@ class PublishReport:
     vectors: int = 0
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
 
 
 def publish(
@@ -73,11 +75,12 @@ def publish(
         with remote.transaction():
             file_id = remote.replace_file(meta, chunk_rows(meta, [c for _, c in chunks]))
             ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
-            rows = [
-                (new_id, part, _key(cache_key, chunk, meta.date, path, part), blob, terms)
-                for new_id, (old_id, chunk) in zip(ids, chunks, strict=True)
-                for part, blob, terms in vectors.get(old_id, [])
-            ]
+            rows = []
+            for new_id, (old_id, chunk) in zip(ids, chunks, strict=True):
+                held = vectors.get(old_id, [])
+                keys = _keys(cache_key, chunk, meta.date, path, [part for part, _, _ in held])
+                for (part, blob, terms), key in zip(held, keys, strict=True):
+                    rows.append((new_id, part, key, blob, terms))
             if rows:
                 remote.save_vectors(vector_key, rows, cache_size)
         report.published += 1
@@ -89,13 +92,17 @@ def publish(
     if last != seen:
         with remote.transaction():
             remote.set_meta(_VECTORS_SEEN, str(last))
+    report.held = {p: row.hash for p, row in mine.items() if p not in report.skipped}
     report.seconds = time.monotonic() - started
     return report
 
 
-def _key(
-    cache_key: Callable[[str], bytes], chunk: Chunk, date: str | None, path: str, part: int
-) -> bytes:
-    """The cache key of one passage: what the local embedder named it."""
+def _keys(
+    cache_key: Callable[[str], bytes], chunk: Chunk, date: str | None, path: str, parts: list[int]
+) -> list[bytes]:
+    """The cache keys of a chunk's passages ``parts``: what the local embedder named them
+    (the passages cut once for them all)."""
+    if not parts:
+        return []
     texts = passages(chunk.heading, chunk.text, date, path)
-    return cache_key(texts[part]) if part < len(texts) else cache_key(f"{path}#{part}")
+    return [cache_key(texts[n] if n < len(texts) else f"{path}#{n}") for n in parts]

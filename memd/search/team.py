@@ -102,12 +102,12 @@ class TeamSearch:
     def get(self, host: str, workspace: str, path: str, start: int, lines: int) -> Lines:
         """Lines of another host's note as it published them; ``NotFound`` when it did not
         (or this host's role may not read it)."""
-        assert self._config.team.dsn is not None
-        store = PostgresStore.open(self._config.team.dsn, host, workspace)
-        try:
-            found = store.published(path)
-        finally:
-            store.close()
+        with self._lock:  # on the team view's connection, as searches are
+            try:
+                found = self._open().published(host, workspace, path)
+            except Exception:
+                self.close()
+                raise
         if found is None:
             raise NotFound(f"no published file {path} of host {host} workspace {workspace}")
         total, chunks, at = found

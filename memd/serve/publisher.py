@@ -82,12 +82,9 @@ class Publisher:
                     self.kick.set()
                     continue
                 cooldown = 0.0
-                published = await asyncio.to_thread(self._local_hashes)
-                for path in report.skipped:  # changed while read: not there as it is here
-                    published.pop(path, None)
-                self._published = published
+                self._published = report.held  # as the pass saw it, not as the files are now
                 self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-                await asyncio.to_thread(self._save, published)
+                await asyncio.to_thread(self._save, report.held)
                 self.state, self.outbox = "idle", len(report.skipped)
                 if report.published or report.removed:
                     log.info("published", workspace=self.memory.workspace.name,
@@ -97,16 +94,13 @@ class Publisher:
             if remote is not None:
                 remote.close()
 
-    def _local_hashes(self) -> dict[str, str]:
-        """Each published file's content hash in the local index."""
-        transcripts = self.team.transcripts
-        rows = self.memory.db.read(lambda store: store.files())
-        return {p: r.hash for p, r in rows.items() if transcripts or not is_session_path(p)}
-
     def _count_outbox(self) -> int:
         """Files changed, added or removed since the last good pass (read locally only)."""
         assert self._published is not None
-        now, then = self._local_hashes(), self._published
+        transcripts = self.team.transcripts
+        rows = self.memory.db.read(lambda store: store.files())
+        now = {p: r.hash for p, r in rows.items() if transcripts or not is_session_path(p)}
+        then = self._published
         return sum(then.get(p) != h for p, h in now.items()) + len(then.keys() - now.keys())
 
     def _load(self) -> tuple[dict[str, str] | None, str | None]:

@@ -28,19 +28,15 @@ _HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.d
 _WHOSE = "f.host, f.workspace"  # after the score: a Hit's last two fields
 
 
-def _errors(dsn: str) -> Any:
+@contextlib.contextmanager
+def database_errors(dsn: str) -> Iterator[None]:
     """psycopg failures as ``StoreError`` naming the database (without its password)."""
     import psycopg
 
-    @contextlib.contextmanager
-    def mapped() -> Iterator[None]:
-        try:
-            yield
-        except psycopg.Error as exc:
-            where = dsn.split("@")[-1]
-            raise StoreError(f"team database {where}: {str(exc).strip()}") from exc
-
-    return mapped()
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
 
 
 class PostgresStore(VectorRows):
@@ -61,7 +57,7 @@ class PostgresStore(VectorRows):
         ``host`` None: a read-only view of every host's published workspaces."""
         import psycopg
 
-        with _errors(dsn):
+        with database_errors(dsn):
             # A database that stops answering must not hold a publisher or a search for
             # ever: no statement runs longer than this, and a dead peer is noticed.
             conn = psycopg.connect(
@@ -80,11 +76,11 @@ class PostgresStore(VectorRows):
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            with _errors(self.dsn), self.db.cursor() as cur:
+            with database_errors(self.dsn), self.db.cursor() as cur:
                 cur.executemany(sql, rows)
 
     def _q(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
-        with _errors(self.dsn):
+        with database_errors(self.dsn):
             cur = self.db.execute(sql, args)
             return cur.fetchall() if cur.description else []
 
@@ -117,7 +113,7 @@ class PostgresStore(VectorRows):
     def transaction(self) -> Iterator[None]:
         if self.host is None:
             raise StoreError("the team view is read-only: open a host's scope to write")
-        with _errors(self.dsn), self.db.transaction():
+        with database_errors(self.dsn), self.db.transaction():
             yield
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -252,13 +248,15 @@ class PostgresStore(VectorRows):
         *head, tags, aliases = rows[0]
         return FileMeta(*head, tuple(tags), tuple(aliases))
 
-    def published(self, path: str) -> tuple[int, list[tuple[int, Chunk]], float] | None:
-        """A published file's line count, chunks and when it was published (None: not
-        published, or not readable by this role)."""
+    def published(
+        self, host: str, workspace: str, path: str
+    ) -> tuple[int, list[tuple[int, Chunk]], float] | None:
+        """A file ``host`` published: its line count, chunks and when (None: not published,
+        or not readable by this role)."""
         rows = self._q(
             "SELECT id, lines, indexed_at FROM memd_files WHERE host = %s AND workspace = %s "
             "AND path = %s",
-            (*self._scope, path),
+            (host, workspace, path),
         )
         if not rows:
             return None

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from memd.errors import StoreError
+from memd.store.postgres import database_errors
 from memd.store.postgres_schema import SCHEMA_VERSION, migrate
 
 _TABLES = (
@@ -20,11 +20,8 @@ _SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq, memd_c
 def _admin(dsn: str) -> Iterator[Any]:
     import psycopg
 
-    try:
-        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-            yield conn
-    except psycopg.Error as exc:
-        raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
+    with database_errors(dsn), psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        yield conn
 
 
 def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
