@@ -181,3 +181,23 @@ def test_doctor_says_whether_this_host_can_publish(team_dsn, tmp_path):
     admin.add_host(team_dsn, role, "laptop-a")
     check = team_check()
     assert check.state == "ok" and f"role {role} publishes as laptop-a" in check.detail
+
+
+def test_a_bulk_publish_refreshes_the_planners_statistics(team, monkeypatch):
+    # On stale statistics PostgreSQL reads every vector instead of the HNSW index.
+    import memd.store.postgres as postgres
+
+    dsn, b_role = team
+    analyzed = "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'memd_vectors'"
+    before = count(dsn, analyzed)
+    monkeypatch.setattr(postgres, "ANALYZE_AFTER_ROWS", 40)
+    store = PostgresStore.open(as_role(dsn, b_role), "ci-b", "default")
+    try:
+        put(store, "a.md", "first")  # a few rows: under the bar
+        assert count(dsn, analyzed) == before
+        for n in range(20):
+            put(store, f"{n}.md", f"note {n}")
+    finally:
+        store.close()
+    # The role may analyze the tables it publishes to (GRANT MAINTAIN, PostgreSQL 17+).
+    assert count(dsn, analyzed) > before

@@ -36,6 +36,7 @@ def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
                 f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
                 f"WHERE vector_dims(embedding) = {int(n)}"
             )
+        conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
     return SCHEMA_VERSION
 
 
@@ -53,6 +54,8 @@ def add_host(dsn: str, role: str, host: str) -> None:
             sql.SQL(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {_TABLES} TO {{}}").format(who)
         )
         conn.execute(sql.SQL(f"GRANT USAGE, SELECT ON {_SEQUENCES} TO {{}}").format(who))
+        if conn.info.server_version >= 170000:  # so its publisher can ANALYZE after a bulk write
+            conn.execute(sql.SQL(f"GRANT MAINTAIN ON {_TABLES} TO {{}}").format(who))
 
 
 def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
