@@ -250,6 +250,18 @@ class WorkspaceConfig:
 
 
 @dataclass(frozen=True)
+class Review:
+    """The daemon's daily review of each workspace (``memd review`` runs one at any time)."""
+
+    enabled: bool = True
+    at: str = "03:00"  # local time (flush.timezone's when set)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", self.at):
+            raise ValueError(f"at must be a time of day as HH:MM, got {self.at!r}")
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration of one memd installation."""
 
@@ -265,6 +277,7 @@ class Config:
     flush: Flush = field(default_factory=Flush)
     log: Log = field(default_factory=Log)
     team: Team = field(default_factory=Team)
+    review: Review = field(default_factory=Review)
     source: Path | None = None
 
     def workspace(self, name: str | None = None) -> WorkspaceConfig:

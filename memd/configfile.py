@@ -29,6 +29,7 @@ from memd.config import (
     Flush,
     Log,
     Rerank,
+    Review,
     Search,
     Server,
     SessionSource,
@@ -58,6 +59,7 @@ _SECTIONS: dict[str, type] = {
     "flush": Flush,
     "log": Log,
     "team": Team,
+    "review": Review,
 }
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

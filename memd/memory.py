@@ -19,8 +19,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
@@ -28,9 +26,9 @@ from zoneinfo import ZoneInfo
 from memd import __version__
 from memd.config import Config
 from memd.configfile import load_config
-from memd.embed.providers import Embedder, make_embedder
+from memd.embed.providers import Embedder, answers_within, make_embedder
 from memd.embed.rerank import make_reranker
-from memd.errors import BackendUnavailable, InvalidParams, MemdError, PathRefused
+from memd.errors import BackendUnavailable, InvalidParams, PathRefused
 from memd.index.index import Index, database_path
 from memd.index.publish import PublishReport, publish
 from memd.index.reconcile import Progress
@@ -57,6 +55,7 @@ from memd.sources.reading import read_lines
 from memd.store.base import Store
 
 if TYPE_CHECKING:
+    from memd.review.reviewer import Reviewer
     from memd.search.team import TeamSearch
     from memd.write.journal import Journal
     from memd.write.writer import Entry
@@ -116,6 +115,7 @@ class Memory:
         self._journal: Journal | None = None
         self._made_lock = threading.Lock()  # the journal and team search, made on first use
         self._team: TeamSearch | None = None
+        self._reviewer: Reviewer | None = None
 
     @property
     def journal(self) -> Journal:
@@ -129,6 +129,17 @@ class Memory:
                         self.config, self.workspace, self.db, self._commit
                     )
         return self._journal
+
+    @property
+    def reviewer(self) -> Reviewer:
+        """Reviews of this workspace (``memd.review``): run, dismiss, apply."""
+        with self._made_lock:
+            if self._reviewer is None:
+                from memd.review.reviewer import Reviewer
+
+                journal = lambda: self.journal  # noqa: E731 (made on first write)
+                self._reviewer = Reviewer(self.workspace, journal, self.config, self.embedder)
+        return self._reviewer
 
     def _team_search(self) -> TeamSearch:
         """The team side of searches (``scope: "team"``), made on first use."""
@@ -208,7 +219,8 @@ class Memory:
         try:
             self.db.learn_dimensions()
             pending = self.db.vector_counts()[1]
-            if not pending or pending > most or not self._answers(seconds):
+            budget = min(seconds, self.config.embeddings.query_timeout_s)
+            if not pending or pending > most or not answers_within(self.embedder, budget):
                 return 0
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline and (saved := self.embed_step(8)):
@@ -216,19 +228,6 @@ class Memory:
         except BackendUnavailable:
             pass  # the search says so itself: it answers by keyword, with a warning
         return done
-
-    def _answers(self, seconds: float) -> bool:
-        """Whether the embedder embeds one text within the query timeout: a dead or hung
-        endpoint must not hold a one-shot search for its retries."""
-        budget = min(seconds, self.config.embeddings.query_timeout_s)
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
-        try:
-            pool.submit(self.embedder.embed, ["memd"], "query").result(timeout=budget)
-        except (FutureTimeout, MemdError):
-            return False
-        finally:
-            pool.shutdown(wait=False)
-        return True
 
     # -- read -------------------------------------------------------------------------------
 
@@ -331,6 +330,7 @@ class Memory:
             config=str(self.config.source) if self.config.source else None,
             socket=str(self.config.socket),
             team=activity.team,
+            review=activity.review or self.reviewer.waiting(),
         )
 
     def publish(self, remote: Store) -> PublishReport:
@@ -373,7 +373,7 @@ class Memory:
 
     def flush_prompt(self, date: str | None = None) -> FlushPrompt:
         """The prompt an agent runs to decide what to flush before compacting."""
-        return self.journal.flush_prompt(date)
+        return self.reviewer.mention(self.journal.flush_prompt(date))
 
 
 def _time_window(reading: TimeReading | None, empty: bool) -> TimeWindow | None:

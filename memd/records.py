@@ -176,6 +176,43 @@ class FlushPrompt(_Record):
     system: str
     user: str
     target: str
+    review_waiting: int | None = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
+class Proposal(_Record):
+    """What a review suggests: a stable ``id`` (a hash of what it cites), why, and where."""
+
+    id: str
+    kind: str  # promote | conflict | duplicate
+    reason: str
+    score: float
+    citations: list[str]  # path#Lstart-Lend, oldest first
+    text: str  # what applying it writes (or, with action "none", what it is about)
+    action: str  # append | store | forget | none
+    newer: str | None = field(default=None, metadata={"optional": True})  # a conflict's
+    key: str | None = field(default=None, metadata={"optional": True})  # store/forget
+
+
+@dataclass(frozen=True)
+class ReviewAnswer(_Record):
+    """The proposals waiting, best first, and when and over how much they were made."""
+
+    proposals: list[Proposal]
+    count: int
+    reviewed_at: str
+    files: int
+    dismissed: int
+    seconds: float
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class ReviewApplied(_Record):
+    """What applying proposals did: each id with what it wrote, if anything."""
+
+    applied: list[dict]  # {id, action, path, start_line, end_line, duplicate}
+    dismissed: list[str]
 
 
 @dataclass(frozen=True)
@@ -194,6 +231,7 @@ class Activity:
     embeddings: str = "idle"  # idle | embedding | cooling down ... after: <error>
     pending_embeddings: int | None = None  # None: count them in the database
     team: dict | None = None  # publishing to the team store: host, state, outbox, published_at
+    review: dict | None = None  # the daily review: waiting, reviewed_at, next_at, state
 
     @property
     def pending(self) -> int:
@@ -232,6 +270,8 @@ class Status(_Record):
     config: str | None = None  # the config file the answering process read (None: defaults)
     socket: str | None = None
     team: dict | None = field(default=None, metadata={"optional": True})
+    # The review's proposals waiting (memd review), when it ran and when it runs next.
+    review: dict | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass

@@ -300,7 +300,8 @@ def test_client_of_another_user_is_refused(serve, notes):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "closed"  # no answer, connection ended
-    assert '"connection_refused"' in d.log()
+    # The log line is copied from the daemon's pipe by this process: it may come a moment later.
+    d.wait_for(lambda: '"connection_refused"' in d.log(), what="the refusal logged")
     assert d.call("health")["ok"]
 
 

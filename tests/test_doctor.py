@@ -104,3 +104,25 @@ def test_too_few_inotify_watches(tmp_path, ws, monkeypatch):
     check = checks(config)["inotify"]
     assert check.state == "fail" and "7 folders to watch (5 Markdown files)" in check.detail
     assert "max_user_watches is 4" in check.detail and "sysctl" in check.fix
+
+
+def test_hand_written_look_alikes_of_keys_are_named(tmp_path):
+    (tmp_path / "ws" / "memory").mkdir(parents=True)
+    (tmp_path / "ws" / "MEMORY.md").write_text(
+        "# Team\n- **Tom**: platform lead\n- **editor**: vim <!-- memd:key -->\n"
+    )
+    (tmp_path / "ws" / "memory" / "2026-01-02.md").write_text("- **Ana**: billing\n")
+    config = write_config(
+        tmp_path / "c.yaml",
+        f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"
+        "embeddings: {provider: none}\n",
+    )
+    check = checks(config)["keys default"]
+    assert check.state == "ok"
+    assert check.detail.startswith(
+        "2 unmarked lines in key form (MEMORY.md:2, memory/2026-01-02.md:1)"
+    )
+    assert "<!-- memd:key -->" in check.fix
+    (tmp_path / "ws" / "MEMORY.md").write_text("- **editor**: vim <!-- memd:key -->\n")
+    (tmp_path / "ws" / "memory" / "2026-01-02.md").write_text("plain\n")
+    assert "keys default" not in checks(config)

@@ -18,6 +18,7 @@ ORDER = [
     {"memd.index"},
     {"memd.search"},
     {"memd.write"},
+    {"memd.review"},
     {"memd.memory", "memd.client"},
     {"memd.serve"},
     {"memd.cli"},

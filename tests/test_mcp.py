@@ -59,7 +59,7 @@ def test_tools_are_listed_with_schemas(host):
     tools = {t.name: t for t in listed}
     assert set(tools) == {
         "memory_search", "memory_get", "memory_flush", "memory_flush_prompt", "memory_store",
-        "memory_forget", "memory_list",
+        "memory_forget", "memory_list", "memory_review", "memory_review_apply",
     }  # fmt: skip
     search = tools["memory_search"]
     assert "query" in search.input_schema["properties"]

@@ -71,7 +71,7 @@ def outside(tmp_path):
     folder = tmp_path / "outside"
     folder.mkdir()
     secret = folder / "secret.md"
-    secret.write_text("# Secret\n\n- **editor**: nano\n")
+    secret.write_text("# Secret\n\n- **editor**: nano <!-- memd:key -->\n")
     return folder
 
 
@@ -87,7 +87,9 @@ def test_store_into_a_link_out_of_the_workspace_is_refused(mem, ws, outside):
     ]:
         with pytest.raises(PathRefused, match=r"memory/prefs.md is a symbolic link to .*outside"):
             rpc(mem, method, **params)
-    assert (outside / "secret.md").read_text() == "# Secret\n\n- **editor**: nano\n"
+    assert (
+        outside / "secret.md"
+    ).read_text() == "# Secret\n\n- **editor**: nano <!-- memd:key -->\n"
     assert link.is_symlink()
     # Reading through the link stays allowed: the note is indexed and searchable.
     mem.index()
@@ -150,17 +152,18 @@ def keys(mem) -> list[tuple[str, str, int]]:
 @pytest.mark.parametrize("target", ["core", "daily"])
 def test_flushed_text_that_looks_like_a_key_line_is_not_one(mem, ws, target):
     rpc(mem, "memory_store", key="editor", content="helix", category=target)
-    text = "Settings we tried:\n\n- **editor**: vim\n* **editor** : emacs"
+    # Unmarked look-alikes are written as given; one that carries memd's mark is escaped.
+    text = "Settings we tried:\n\n- **editor**: vim\n* **editor** : emacs <!-- memd:key -->"
     entries = [{"text": text, "target": target}]
     rpc(mem, "memory_flush", entries=entries, date="2026-06-01")
     rel = "MEMORY.md" if target == "core" else "memory/2026-06-01.md"
     note = (ws.root / rel).read_text()
-    assert "- **editor**\\: vim\n* **editor** \\: emacs\n" in note  # renders the same
+    assert "- **editor**: vim\n* **editor** \\: emacs <!-- memd:key -->\n" in note
     assert [k for k, _, _ in keys(mem)] == ["editor"]
     assert rpc(mem, "memory_store", key="editor", content="nano", category=target)["replaced"]
     assert rpc(mem, "memory_forget", key="editor")["removed"]
     assert keys(mem) == []
-    assert "- **editor**\\: vim" in (ws.root / rel).read_text()
+    assert "- **editor**: vim\n" in (ws.root / rel).read_text()
     # A retried flush of the same text is recognised as already written.
     again = rpc(mem, "memory_flush", entries=entries, date="2026-06-01")
     assert again["written"] == [] and again["skipped"]
@@ -172,10 +175,14 @@ def test_flush_first_then_store_of_the_same_key(mem, ws):
     assert first["replaced"] is False
     assert rpc(mem, "memory_store", key="editor", content="nano")["replaced"] is True
     assert rpc(mem, "memory_forget", key="editor")["removed"] is True
+    assert "- **editor**: vim\n" in (ws.root / "MEMORY.md").read_text()
 
 
 def test_a_key_line_inside_code_is_not_a_key(mem, ws):
-    fenced = "```md\n- **editor**: vim\n```\n\n- list\n\n  ~~~\n  - **tz**: UTC\n  ~~~\n"
+    fenced = (
+        "```md\n- **editor**: vim <!-- memd:key -->\n```\n\n- list\n\n"
+        "  ~~~\n  - **tz**: UTC <!-- memd:key -->\n  ~~~\n"
+    )
     ws.write("MEMORY.md", "# Memory\n\n" + fenced)
     assert keys(mem) == []
     assert rpc(mem, "memory_store", key="editor", content="helix")["replaced"] is False
@@ -184,32 +191,49 @@ def test_a_key_line_inside_code_is_not_a_key(mem, ws):
     assert [k for k, _, _ in keys(mem)] == ["editor"]
 
 
-def test_a_marked_line_wins_over_a_hand_written_look_alike(mem, ws):
-    ws.write(
-        "MEMORY.md",
-        "# Memory\n- **editor**: vim <!-- memd:key -->\n\nNotes: \n- **editor**: emacs, once\n",
+def test_hand_written_look_alikes_are_never_changed(mem, ws):
+    # A person's bold-name lists are Markdown, not memd's keys (issue 21).
+    team = (
+        "# Memory\n\n## Team\n\n- **Tom Schreiber**: platform lead\n"
+        "- **Kenji Watanabe**: billing, on call in March\n* **editor** : emacs, by hand\n"
+        "\nOther text.\n"
     )
-    assert keys(mem) == [("editor", "MEMORY.md", 2)]
-    assert rpc(mem, "memory_store", key="editor", content="helix")["start_line"] == 2
-    assert (ws.root / "MEMORY.md").read_text() == (
-        "# Memory\n- **editor**: helix <!-- memd:key -->\n\nNotes: \n- **editor**: emacs, once\n"
+    ws.write("MEMORY.md", team)
+    assert keys(mem) == []
+    assert rpc(mem, "memory_forget", key="Tom Schreiber")["removed"] is False
+    assert rpc(mem, "memory_forget", key="Tom Schreiber", category="core")["removed"] is False
+    stored = rpc(mem, "memory_store", key="Kenji Watanabe", content="moved to search")
+    assert stored["replaced"] is False
+    assert rpc(mem, "memory_store", key="editor", content="helix")["replaced"] is False
+    assert rpc(mem, "memory_store", key="editor", content="nano")["replaced"] is True
+    text = (ws.root / "MEMORY.md").read_text()
+    assert text.startswith(team)  # every hand-written byte as it was
+    assert text[len(team) :] == (
+        "- **Kenji Watanabe**: moved to search <!-- memd:key -->\n"
+        "- **editor**: nano <!-- memd:key -->\n"
     )
+    assert [k for k, _, _ in keys(mem)] == ["Kenji Watanabe", "editor"]
+    assert rpc(mem, "memory_forget", key="Kenji Watanabe")["removed"] is True
+    assert rpc(mem, "memory_forget", key="editor")["removed"] is True
+    assert (ws.root / "MEMORY.md").read_text() == team
 
 
-def test_two_old_format_lines_are_still_ambiguous_and_say_where(mem, ws):
-    ws.write("MEMORY.md", "- **k**: one\n- **k**: two\n")
+def test_two_marked_lines_of_one_key_are_ambiguous_and_say_where(mem, ws):
+    lines = "- **k**: one <!-- memd:key -->\n- **k**: two <!-- memd:key -->\n"
+    ws.write("MEMORY.md", lines)
     with pytest.raises(WriteError, match=r"appears on 2 lines of MEMORY.md \(lines 1, 2\)"):
         rpc(mem, "memory_store", key="k", content="three")
+    assert (ws.root / "MEMORY.md").read_text() == lines
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "- **a**: b",
-        "  +\t**a b**\t: c\n- **x**: y <!-- memd:key -->",
-        "```\n- **a**: b\n```\n- **c**: d",
+        "- **a**: b <!-- memd:key -->",
+        "  +\t**a b**\t: c <!-- memd:key -->\n- **x**: y <!-- memd:key -->",
+        "```\n- **a**: b <!-- memd:key -->\n```\n- **c**: d <!-- memd:key -->",
         "> - **q**: quoted\n1. **n**: numbered",
-        "- **a**\\: already escaped",
+        "- **a**\\: already escaped <!-- memd:key -->",
     ],
 )
 def test_escaped_free_text_has_no_key_lines(text):

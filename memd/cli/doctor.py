@@ -23,6 +23,7 @@ from memd.config import Config, WorkspaceConfig
 from memd.configfile import default_config_path, load_config
 from memd.errors import MemdError
 from memd.sources.layout import MEMORY_DIR
+from memd.write.keylines import look_alikes
 
 _INOTIFY = Path("/proc/sys/fs/inotify")
 
@@ -74,6 +75,8 @@ def run_checks(
     workspaces = [config.workspace(workspace)] if workspace else list(config.workspaces)
     for ws in workspaces:
         yield _workspace(ws, where, config.source is None)
+        if (keys := _look_alikes(ws)) is not None:
+            yield keys
     yield _state_dir(config, where)
     status, daemon_check = _daemon(config, workspaces)
     yield daemon_check
@@ -140,6 +143,27 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
         (ws.path / n).is_file() for n in ("MEMORY.md", "memory.md")
     )
     return Check(name, "ok", f"{ws.path} ({notes} Markdown files in MEMORY.md and memory/)")
+
+
+def _look_alikes(ws: WorkspaceConfig) -> Check | None:
+    """Lines in key form without memd's mark: a person's, so memd leaves them alone."""
+    found: list[str] = []
+    for path in [ws.path / "MEMORY.md", *sorted((ws.path / MEMORY_DIR).glob("*.md"))]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found += [f"{path.relative_to(ws.path)}:{n}" for n in look_alikes(text)]
+    if not found:
+        return None
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return Check(
+        f"keys {ws.name}",
+        "ok",
+        f"{len(found)} unmarked line{'s' * (len(found) != 1)} in key form ({shown}): "
+        "written by hand, so store, forget and review leave them alone",
+        "end a line with <!-- memd:key --> to make it a key memd may replace or forget",
+    )
 
 
 def _state_dir(config: Config, where: Path) -> Check:

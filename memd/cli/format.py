@@ -130,6 +130,35 @@ def key_list(r: dict) -> None:
         print(f"{e['key']:<{width}}  {e.get('value', '')}  ({where}, {e['category']})")
 
 
+def review(r: dict) -> None:
+    if r.get("warning"):
+        note(r["warning"])
+    if not r["proposals"]:
+        note(f"nothing to propose ({r['files']} files reviewed)")
+        return
+    for p in r["proposals"]:
+        print(f"{p['id']}  {p['kind']:<9} {p['score']:.2f}  {p['reason']}")
+        print(f"    {p['text']}")
+        print(f"    cites {', '.join(p['citations'])}; apply: {p['action']}")
+    count = f"{r['count']} proposal{'s' * (r['count'] != 1)}"
+    note(f"{count}; memd review --apply ID appends or stores, --dismiss ID hides")
+
+
+def review_applied(r: dict) -> None:
+    for a in r["applied"]:
+        if "error" in a:
+            print(f"{a['id']}  not applied: {a['error']}")
+        elif a["action"] == "append":
+            again = " (already applied)" if a.get("duplicate") else ""
+            print(f"{a['id']}  appended to {a['path']}:{a['start_line']}{again}")
+        elif a["action"] == "store":
+            print(f"{a['id']}  stored key {a['key']!r} ({a['path']}:{a['start_line']})")
+        else:
+            print(f"{a['id']}  forgot key {a['key']!r} ({', '.join(a['paths'])})")
+    for pid in r["dismissed"]:
+        print(f"{pid}  dismissed")
+
+
 def status(r: dict, extra: dict) -> None:
     """The status object, then where this answer came from (config, socket, daemon)."""
     rows = {**r, **extra}

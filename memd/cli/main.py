@@ -177,6 +177,14 @@ def _command(args: argparse.Namespace, router: Router) -> int:
     if command == "list":
         params.update(category=args.category)
         return _emit(router.call("memory_list", params), as_json, cli_format.key_list)
+    if command == "review":
+        if args.apply or args.dismiss:
+            params.update(ids=args.apply, dismiss=args.dismiss)
+            result = router.call("memory_review_apply", params)
+            _emit(result, as_json, cli_format.review_applied)
+            return 1 if any("error" in a for a in result["applied"]) else 0
+        params.update(since=args.since, kind=args.kind)
+        return _emit(router.call("memory_review", params), as_json, cli_format.review)
     result = router.call("status", params)
     return _emit(result, as_json, lambda r: cli_format.status(r, _answered_by(router)))
 

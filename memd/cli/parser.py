@@ -59,6 +59,13 @@ _COMMANDS = {
         "Remove the line of a stored key. Exits 1 if there is no such key.",
     ),
     "list": ("list stored keys and their values", "List stored keys with their values and lines."),
+    "review": (
+        "propose promotions, conflicts and duplicates",
+        "Review the notes: durable statements of daily notes not yet in MEMORY.md (promote), "
+        "statements that disagree (conflict), lines said twice (duplicate). --apply ID appends "
+        "a promotion to MEMORY.md with where it came from, or stores the newer value of a "
+        "key; nothing a person wrote is changed. --dismiss ID hides a proposal for good.",
+    ),
     "serve": (
         "run the daemon in the foreground",
         "Run the daemon in the foreground: watch the workspaces, keep the index fresh and "
@@ -220,6 +227,13 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = command("list")
     p.add_argument("--category", help="only this category (core, daily, or a name)")
+
+    p = command("review")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only what daily notes say from then on")
+    p.add_argument("--kind", choices=["promote", "conflict", "duplicate"], action="append",
+                   help="only proposals of this kind (repeatable)")  # fmt: skip
+    p.add_argument("--apply", nargs="+", metavar="ID", default=[], help="carry these out")
+    p.add_argument("--dismiss", nargs="+", metavar="ID", default=[], help="hide these for good")
 
     command("serve")
     command("mcp")

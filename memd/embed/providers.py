@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Embeddings
-from memd.errors import BackendUnavailable, ConfigError
+from memd.errors import BackendUnavailable, ConfigError, MemdError
 from memd.log import get_logger
 
 log = get_logger()
@@ -103,6 +105,19 @@ class Embedder:
     def cache_key(self, text: str) -> bytes:
         """sha256 of (provider, model, dimensions, text): the embedding cache key."""
         return hashlib.sha256(f"{self.key}\0{text}".encode()).digest()
+
+
+def answers_within(embedder: Embedder, seconds: float) -> bool:
+    """Whether ``embedder`` embeds one text within ``seconds``: a dead or hung endpoint
+    must not hold a one-shot command for its retries."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
+    try:
+        pool.submit(embedder.embed, ["memd"], "query").result(timeout=seconds)
+    except (FutureTimeout, MemdError):
+        return False
+    finally:
+        pool.shutdown(wait=False)
+    return True
 
 
 class NoEmbedder(Embedder):

@@ -217,6 +217,32 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
     ) -> str:
         return call("memory_list", {"category": category, "workspace": workspace})
 
+    @tool(
+        "Review the notes: durable statements of daily notes not yet in MEMORY.md (promote), "
+        "statements that disagree, the newer named (conflict), lines said twice (duplicate). "
+        "Returns {proposals: [{id, kind, reason, score, citations, text, action}], count}.",
+        read_only=True,
+    )
+    def memory_review(
+        since: Annotated[str | None, Field(description="only daily notes from YYYY-MM-DD")] = None,
+        kind: Annotated[str | None, Field(description="promote, conflict or duplicate")] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
+        return call("memory_review", {"since": since, "kind": kind, "workspace": workspace})
+
+    @tool(
+        "Apply review proposals by id (a promotion is appended to MEMORY.md with its source, "
+        "a conflict on a key stores the newer value; nothing a person wrote changes), or "
+        "dismiss them for good. Returns {applied: [{id, action, path, start_line, duplicate}], "
+        "dismissed}; an id applied twice writes once."
+    )
+    def memory_review_apply(
+        ids: Annotated[list[str] | None, Field(description="proposal ids to apply")] = None,
+        dismiss: Annotated[list[str] | None, Field(description="proposal ids to hide")] = None,
+        workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
+    ) -> str:
+        return call("memory_review_apply", {"ids": ids, "dismiss": dismiss, "workspace": workspace})
+
     return server
 
 

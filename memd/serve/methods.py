@@ -294,6 +294,32 @@ def _memory_flush_prompt(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.flush_prompt(date).as_dict()
 
 
+def _memory_review(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    since = p.date("since")
+    kind = p.get("kind", (str, list))
+    kinds = [kind] if isinstance(kind, str) else kind
+    if kinds is not None and not all(isinstance(k, str) for k in kinds):
+        raise InvalidParams("kind", "must be a kind or a list of kinds")
+    p.finish()
+    from memd.review.review import KINDS
+
+    return memory.reviewer.run(since, tuple(kinds or KINDS)).as_dict()
+
+
+def _memory_review_apply(open_memory: OpenMemory, p: _Params) -> dict:
+    memory = _open(open_memory, p)
+    ids, dismiss = p.get("ids", list) or [], p.get("dismiss", list) or []
+    if not all(isinstance(i, str) and i for i in [*ids, *dismiss]):
+        raise InvalidParams("ids", "proposal ids are non-empty strings")
+    if not ids and not dismiss:
+        raise InvalidParams("ids", "give ids to apply, or dismiss to hide")
+    p.finish()
+    applied = memory.reviewer.apply(ids).applied if ids else []
+    dismissed = memory.reviewer.dismiss(dismiss).dismissed if dismiss else []
+    return {"applied": applied, "dismissed": dismissed}
+
+
 def _health(open_memory: OpenMemory, p: _Params) -> dict:
     p.finish()
     # Who answers: a client checks that this daemon serves the config it was given.
@@ -311,7 +337,10 @@ def _health(open_memory: OpenMemory, p: _Params) -> dict:
 
 # Methods that write. The daemon prepares them on threads of their own, so writes queued for
 # the writer thread never hold the threads that searches run on.
-WRITES = frozenset({"reindex", "memory_flush", "memory_store", "memory_forget"})
+WRITES = frozenset(
+    {"reindex", "memory_flush", "memory_store", "memory_forget", "memory_review",
+     "memory_review_apply"}
+)  # fmt: skip
 
 METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "memory_search": _memory_search,
@@ -321,6 +350,8 @@ METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "memory_forget": _memory_forget,
     "memory_list": _memory_list,
     "memory_flush_prompt": _memory_flush_prompt,
+    "memory_review": _memory_review,
+    "memory_review_apply": _memory_review_apply,
     "status": _status,
     "reindex": _reindex,
     "health": _health,

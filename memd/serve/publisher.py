@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import os
 
 from memd.config import Team
 from memd.errors import StoreError
@@ -19,7 +18,7 @@ from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.postgres import PostgresStore
-from memd.store.private import private_file
+from memd.store.private import save_json
 
 log = get_logger()
 
@@ -114,11 +113,8 @@ class Publisher:
 
     def _save(self, published: dict[str, str]) -> None:
         data = {"where": self._where, "published_at": self.published_at, "files": published}
-        part = self._record.with_name(self._record.name + ".part")
         try:
-            private_file(part)
-            part.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(part, self._record)
+            save_json(self._record, data)
         except OSError as exc:  # a full disk costs the outbox after a restart, nothing more
             log.warning("team_record_unsaved", path=str(self._record), error=exc.strerror)
 

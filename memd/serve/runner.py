@@ -19,6 +19,7 @@ from memd.log import get_logger
 from memd.memory import Memory
 from memd.records import Activity, IndexReport
 from memd.serve.publisher import Publisher
+from memd.serve.reviews import ReviewSchedule
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
 log = get_logger()
@@ -78,6 +79,11 @@ class Runner:
             if config.team.publishes(name)
             else None
         )
+        self.reviews = (
+            ReviewSchedule(self.memory, config, self.stop, self.first_pass)
+            if config.review.enabled
+            else None
+        )
 
     def activity(self) -> Activity:
         """What this workspace's loops are doing right now, counting every file event the
@@ -98,6 +104,7 @@ class Runner:
             embeddings=self.embeddings,
             pending_embeddings=self.pending_embeddings,
             team=self.publisher.info() if self.publisher is not None else None,
+            review=self.reviews.info() if self.reviews is not None else None,
         )
 
     def start(self) -> None:
@@ -122,6 +129,8 @@ class Runner:
             self.tasks.append(asyncio.create_task(self._embed_loop(), name=f"embed-{name}"))
         if self.publisher is not None:
             self.tasks.append(asyncio.create_task(self.publisher.run(), name=f"publish-{name}"))
+        if self.reviews is not None:
+            self.tasks.append(asyncio.create_task(self.reviews.run(), name=f"review-{name}"))
 
     async def close(self) -> None:
         self.stop.set()

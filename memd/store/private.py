@@ -11,6 +11,7 @@ touched here: they keep the modes the user's umask gives.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 
@@ -67,3 +68,12 @@ def _tighten(path: Path) -> None:
         log.warning("state_mode_unchanged", path=str(path), error=exc.strerror)
         return
     log.info("state_mode_tightened", path=str(path), was=oct(st.st_mode & 0o777), now=oct(mode))
+
+
+def save_json(path: Path, data: object) -> None:
+    """Write ``data`` to ``path`` as JSON, 0600, whole or not at all (by rename); raises
+    ``OSError`` (a full disk)."""
+    part = path.with_name(path.name + ".part")
+    private_file(part)
+    part.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(part, path)

@@ -33,6 +33,7 @@ from memd.write.extract import extract_notes, flush_prompt
 from memd.write.groupcommit import GroupCommit
 from memd.write.writer import (
     Entry,
+    append_under,
     check_one_line,
     flush_entries,
     forget_key,
@@ -183,6 +184,21 @@ class Journal:
             return StoreAnswer(
                 written.path, written.start_line, written.end_line, replaced, warning
             )
+
+        return self._commit(write)
+
+    def promote(self, line: str, heading: str) -> tuple[Written, bool]:
+        """Append ``line`` to MEMORY.md under ``## heading``, once (a line already there
+        is not written again: False)."""
+        check_one_line("text", line)
+        root = self._root()
+        rel, header = self.workspace.target("core", self._today())
+
+        def write() -> tuple[Written, bool]:
+            written, new = append_under(root, rel, header, heading, line)
+            if new:
+                self._reindex_written({rel})
+            return written, new
 
         return self._commit(write)
 

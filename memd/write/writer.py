@@ -292,6 +292,25 @@ def flush_entries(
     return written, skipped
 
 
+def append_under(
+    root: Path, rel: str, header: str, heading: str, line: str
+) -> tuple[Written, bool]:
+    """Append ``- line`` to ``rel`` under ``## heading`` (written first unless it is the
+    file's last heading); returns where, and False when that line is already there."""
+    item = f"- {escape_free_text(' '.join(line.split()))}"
+    with locked(root, rel, header) as f:
+        before = read_locked(f.fd)
+        text = _decode(before, rel)
+        lines = text.splitlines()
+        if item in (x.rstrip() for x in lines):
+            at = [x.rstrip() for x in lines].index(item) + 1
+            return Written(rel, at, at), False
+        headings = [x.strip() for x in lines if x.startswith("#")]
+        block = f"{item}\n" if headings[-1:] == [f"## {heading}"] else f"\n## {heading}\n\n{item}\n"
+        _, last = append(f.fd, f.path, block, before)
+        return Written(rel, last, last), True
+
+
 def store_key(root: Path, rel: str, header: str, key: str, content: str) -> tuple[Written, bool]:
     """Keep one ``- **key**: content`` line in ``rel``; returns where, and if it replaced one."""
     line = key_line(key, content)

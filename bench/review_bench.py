@@ -1,0 +1,202 @@
+"""Memory review (issue 21): conflicts found, promotions worth making, and its cost.
+
+    python bench/review_bench.py [--files 5000] [--provider local] [--out FILE.json]
+
+1. Conflicts on the time bench's year of daily notes (bench/time_bench.py): its 16 facts
+   that change during the year are the conflicts to find. Recall: share of those facts with
+   a conflict proposal citing two of its statements; precision: share of conflict proposals
+   that do.
+2. Promotions on bench/promote.json, 121 labelled statements (59 durable, 62 passing) from
+   locomo-dev (read from ../shared/bench-data by reference: those texts are not in this
+   repository) and the demo, each written on its day in a workspace of daily notes:
+   precision of the top 20 promotions, and the share of durable statements proposed.
+3. A review of the ``--files``-note vault (bench/vault.py) through a running daemon,
+   indexed first: its time, and search and flush latency while it runs beside before it.
+   With ``--provider local`` the review checks its best candidates against MEMORY.md by
+   meaning with the local model. Targets: recall ≥ 0.9, precision ≥ 0.8, top-20
+   precision ≥ 0.8, review ≤ 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import percentile, write_result  # noqa: E402
+from bench.time_bench import CHANGING, generate  # noqa: E402
+from bench.vault import make_vault, queries  # noqa: E402
+from memd.client import Client  # noqa: E402
+from memd.configfile import parse_config  # noqa: E402
+from memd.log import configure_logging  # noqa: E402
+from memd.memory import Memory  # noqa: E402
+
+LOCOMO = HERE.parent.parent / "shared" / "bench-data" / "locomo-dev"
+
+
+def open_memory(folder: Path, state: Path, provider: str = "none") -> Memory:
+    raw = {"workspace": str(folder), "state_dir": str(state), "embeddings": {"provider": provider}}
+    return Memory(parse_config(raw, env={"HOME": str(state)}))
+
+
+def conflicts(tmp: Path) -> dict:
+    generate(tmp / "year")
+    fact_of: dict[str, str] = {}  # "path#Lline" -> the changing fact it states
+    for note in sorted((tmp / "year" / "memory").glob("*.md")):
+        for n, line in enumerate(note.read_text().splitlines(), start=1):
+            for name, template, values, _ in CHANGING:
+                if any(template.format(v=v) in line for v in values):
+                    fact_of[f"memory/{note.name}#L{n}"] = name
+    with open_memory(tmp / "year", tmp / "year-state") as memory:
+        found = memory.reviewer.run(kinds=("conflict",)).proposals
+    right = [p for p in found if len({fact_of.get(c) for c in p.citations} - {None}) == 1
+             and all(c in fact_of for c in p.citations)]  # fmt: skip
+    facts = {fact_of[p.citations[0]] for p in right}
+    return {
+        "changing_facts": len(CHANGING),
+        "conflicts_proposed": len(found),
+        "conflict_recall": round(len(facts) / len(CHANGING), 3),
+        "conflict_precision": round(len(right) / max(len(found), 1), 3),
+    }
+
+
+def promotions(tmp: Path) -> dict:
+    items = json.loads((HERE / "promote.json").read_text())["items"]
+    days: dict[str, list[tuple[str, dict]]] = {}
+    for item in items:
+        if "sample" in item:
+            turns = (LOCOMO / item["sample"] / item["path"]).read_text().splitlines()
+            line, day = turns[item["line"] - 1], Path(item["path"]).stem
+        else:
+            line, day = f"- {item['text']}", item["date"]
+        days.setdefault(day, []).append((line, item))
+    label: dict[str, str] = {}
+    folder = tmp / "promote"
+    (folder / "memory").mkdir(parents=True)
+    for day, lines in days.items():
+        body = [f"# {day}", "", "## Notes", ""]
+        for line, item in lines:
+            body.append(line)
+            label[f"memory/{day}.md#L{len(body)}"] = item["label"]
+        (folder / "memory" / f"{day}.md").write_text("\n".join(body) + "\n")
+    with open_memory(folder, tmp / "promote-state") as memory:
+        found = memory.reviewer.run(kinds=("promote",)).proposals
+    top = found[:20]
+    durable = sum(i["label"] == "durable" for i in items)
+    proposed = sum(label.get(p.citations[-1]) == "durable" for p in found)
+    return {
+        "labelled": len(items),
+        "labelled_durable": durable,
+        "promotions_proposed": len(found),
+        "promote_top20_precision": round(
+            sum(label.get(p.citations[-1]) == "durable" for p in top) / max(len(top), 1), 3
+        ),
+        "promote_precision_all": round(proposed / max(len(found), 1), 3),
+        "durable_proposed": round(proposed / durable, 3),
+    }
+
+
+def vault_review(tmp: Path, files: int, provider: str) -> dict:
+    vault = make_vault(tmp / "vault", files)
+    sock = tmp / "memd.sock"
+    config = tmp / "memd.yaml"
+    config.write_text(
+        f"workspace: {vault}\nstate_dir: {tmp / 'vault-state'}\nsocket: {sock}\n"
+        f"embeddings: {{provider: none}}\nreview: {{enabled: false}}\n"
+    )
+    env = {**os.environ, "HOME": str(tmp)}
+    serve = [sys.executable, "-m", "memd", "--config", str(config), "serve"]
+    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_indexed(sock)
+        qs = queries(60)
+        before = _latencies(sock, qs)
+        answer: dict = {}
+
+        def run_review() -> None:
+            with Client(sock, timeout=600) as c:
+                answer.update(c.call("memory_review", {}))
+
+        started = time.perf_counter()
+        thread = threading.Thread(target=run_review)
+        thread.start()
+        time.sleep(0.2)
+        during = _latencies(sock, qs)
+        thread.join()
+        took = time.perf_counter() - started
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+    out = {"vault_files": files, "vault_review_s": round(took, 1),
+           "vault_proposals": answer.get("count")}  # fmt: skip
+    for name, figures in (("before", before), ("during_review", during)):
+        for what, values in figures.items():
+            out[f"{what}_p50_ms_{name}"] = round(percentile(values, 50), 1)
+            out[f"{what}_p95_ms_{name}"] = round(percentile(values, 95), 1)
+    if provider != "none":  # the same review in-process, checked by meaning
+        with open_memory(vault, tmp / "vault-meaning", provider) as memory:
+            started = time.perf_counter()
+            memory.reviewer.run()
+            out[f"vault_review_with_{provider}_model_s"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def _wait_indexed(sock: Path) -> None:
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            with Client(sock, timeout=5) as c:
+                status = c.call("status", {})
+            if status["files"] and not status.get("indexing") and not status["pending_files"]:
+                return
+        except Exception:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("the vault was not indexed in 600 s")
+
+
+def _latencies(sock: Path, qs: list[str]) -> dict[str, list[float]]:
+    took: dict[str, list[float]] = {"search": [], "flush": []}
+    with Client(sock, timeout=60) as c:
+        for n, q in enumerate(qs):
+            started = time.perf_counter()
+            c.call("memory_search", {"query": q})
+            took["search"].append((time.perf_counter() - started) * 1000)
+            if n % 3 == 0:
+                started = time.perf_counter()
+                c.call("memory_flush", {"entries": [{"text": f"bench note {n} {time.time()}"}]})
+                took["flush"].append((time.perf_counter() - started) * 1000)
+    return took
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--provider", default="local", help="for the check by meaning (or none)")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "review.json")
+    args = ap.parse_args()
+    configure_logging("error", "console")
+    result: dict = {"benchmark": "review"}
+    with tempfile.TemporaryDirectory(prefix="memd-review-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        result.update(conflicts(tmp))
+        result.update(promotions(tmp))
+        result.update(vault_review(tmp, args.files, args.provider))
+    result.update(target_conflict_recall=0.9, target_conflict_precision=0.8,
+                  target_promote_top20_precision=0.8, target_vault_review_s=60,
+                  cpus=os.cpu_count())  # fmt: skip
+    write_result(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""Promotions: durable statements of daily notes that MEMORY.md does not hold yet.
+
+A statement qualifies on its own words (``memd.review.durable``) or by coming back on
+two or more days; it is left out when MEMORY.md already says it, in words (most of its
+content words in one of MEMORY.md's statements) or in meaning (the embedder's cosine, when
+there is one, high on the model's own scale).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import memd.embed.numpy_lazy as np
+from memd.review.durable import durability
+from memd.review.statements import Statement, content_words
+
+PROMOTE_AT = 0.5  # the least score a promotion is proposed at
+REPEATED = 0.3  # what saying it on another day adds
+_SAME_WORDS = 0.6  # share of its content words MEMORY.md must hold for "already there"
+_SAME_MEANING = 0.85  # cosine on the model's 0-1 scale for "already there in meaning"
+_MEANING_CHECKED = 200  # the best candidates checked by meaning (one embedding call each)
+
+# Texts to unit vectors (rows), or None: keyword evidence only.
+Embed = Callable[[list[str]], "np.ndarray"]
+
+
+@dataclass
+class Promotion:
+    """A statement worth keeping, with every day it was said on."""
+
+    said: list[Statement]  # oldest first; the newest is the wording kept
+    score: float
+    why: list[str]
+
+    @property
+    def newest(self) -> Statement:
+        return self.said[-1]
+
+
+def promotions(
+    daily: Sequence[Statement],
+    core: Sequence[Statement],
+    embed: Embed | None = None,
+    band: tuple[float, float] = (0.0, 1.0),
+) -> list[Promotion]:
+    """Durable statements of ``daily`` that ``core`` (MEMORY.md) does not hold, best first."""
+    groups: dict[frozenset[str], list[Statement]] = defaultdict(list)
+    for s in daily:
+        if s.key is None:
+            groups[frozenset(content_words(s.text))].append(s)
+    held = _WordsHeld([frozenset(content_words(s.text)) for s in core])
+    found = []
+    for words, said in groups.items():
+        if len(words) < 2:
+            continue
+        newest = said[-1]
+        score, why = durability(newest.text, newest.heading)
+        days = len({s.date for s in said})
+        if days >= 2 and len(words) >= 3:
+            score = min(score + REPEATED, 1.0)
+            why.append(f"said on {days} days")
+        if score < PROMOTE_AT or held.holds(words):
+            continue
+        found.append(Promotion(said, round(score, 3), why))
+    found.sort(key=lambda p: (-p.score, p.newest.date or "", p.newest.line))
+    if embed is not None and core and found:
+        found = _not_in_meaning(found, core, embed, band)
+    return found
+
+
+class _WordsHeld:
+    """Whether some statement holds most of a set of words (an inverted index: MEMORY.md
+    has hundreds of lines, daily notes hundreds of thousands)."""
+
+    def __init__(self, sets: list[frozenset[str]]) -> None:
+        self._sets = sets
+        self._by_word: dict[str, list[int]] = defaultdict(list)
+        for n, words in enumerate(sets):
+            for w in words:
+                self._by_word[w].append(n)
+
+    def holds(self, words: frozenset[str]) -> bool:
+        shared: dict[int, int] = defaultdict(int)
+        for w in words:
+            for n in self._by_word.get(w, ()):
+                shared[n] += 1
+        return any(count >= _SAME_WORDS * len(words) for count in shared.values())
+
+
+def _not_in_meaning(
+    found: list[Promotion], core: Sequence[Statement], embed: Embed, band: tuple[float, float]
+) -> list[Promotion]:
+    checked = found[:_MEANING_CHECKED]
+    vectors = embed([p.newest.text for p in checked] + [s.text for s in core])
+    mine, theirs = vectors[: len(checked)], vectors[len(checked) :]
+    lo, hi = band
+    closest = ((mine @ theirs.T).max(axis=1) - lo) / (hi - lo)
+    kept = [p for p, c in zip(checked, closest, strict=True) if c < _SAME_MEANING]
+    return kept + found[_MEANING_CHECKED:]

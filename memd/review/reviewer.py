@@ -1,0 +1,207 @@
+"""One workspace's reviews: run one, keep the latest report, dismiss and apply proposals.
+
+The report lives in the state folder (``review-<workspace>.json``, 0600) with the ids
+dismissed for good and those applied, so a restart changes nothing a person decided.
+Applying runs a fresh review and finds the id in it: an id is a hash of the cited lines'
+text, so finding it proves those lines still say what the proposal rests on. Every write
+goes through the journal: an append to MEMORY.md, or a store or forget of memd's own key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memd.config import Config
+from memd.embed.providers import Embedder
+from memd.errors import InvalidParams, MemdError
+from memd.log import get_logger
+from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
+from memd.review.promote import Embed
+from memd.review.review import KINDS, Note, review
+from memd.sources.layout import Workspace
+from memd.store.private import save_json
+
+if TYPE_CHECKING:
+    from memd.write.journal import Journal
+
+log = get_logger()
+
+
+class Reviewer:
+    """Reviews of one workspace, their report, and what a person did with them."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        journal: Callable[[], Journal],
+        config: Config,
+        embedder: Embedder,
+    ) -> None:
+        self.workspace, self._journal = workspace, journal  # made on first write
+        self._path = config.state_dir / f"review-{workspace.name}.json"
+        self._embed: Embed | None = None
+        if embedder.enabled:  # statements are compared with each other: e5's "query" side
+            self._embed = lambda texts: embedder.embed(texts, "query")
+        self._band = embedder.cosine_band
+        self._today = lambda: config.flush.now().date().isoformat()
+        self._lock = threading.Lock()  # the report file: one reader-writer at a time
+
+    def run(self, since: str | None = None, kinds: Sequence[str] = KINDS) -> ReviewAnswer:
+        """Review the workspace now; a whole review (no filter) becomes the kept report."""
+        for kind in kinds:
+            if kind not in KINDS:
+                raise InvalidParams("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        if since is not None and not _is_date(since):
+            raise InvalidParams("since", f"must be a date as YYYY-MM-DD, got {since!r}")
+        started = time.monotonic()
+        notes = self._notes()
+        warning = None
+        try:
+            proposals = review(notes, since, kinds, self._embed, self._band)
+        except MemdError as exc:  # a dead embedder costs the check by meaning, not the review
+            warning = f"proposals not checked against MEMORY.md by meaning: {exc}"
+            proposals = review(notes, since, kinds, None, self._band)
+        with self._lock:
+            state = self._load()
+            closed = set(state["dismissed"]) | set(state["applied"])
+            waiting = [p for p in proposals if p.id not in closed]
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            answer = ReviewAnswer(waiting, len(waiting), now, len(notes),
+                                  len(proposals) - len(waiting),
+                                  round(time.monotonic() - started, 2), warning)  # fmt: skip
+            if since is None and tuple(kinds) == KINDS:
+                state["report"] = answer.as_dict()
+                self._save(state)
+        log.info("review_done", workspace=self.workspace.name, proposals=len(waiting),
+                 seconds=answer.seconds)  # fmt: skip
+        return answer
+
+    def latest(self) -> dict | None:
+        """The kept report (as ``ReviewAnswer.as_dict()``) without what was closed since."""
+        with self._lock:
+            state = self._load()
+        report = state.get("report")
+        if report is None:
+            return None
+        closed = set(state["dismissed"]) | set(state["applied"])
+        report["proposals"] = [p for p in report["proposals"] if p["id"] not in closed]
+        report["count"] = len(report["proposals"])
+        return report
+
+    def waiting(self) -> dict | None:
+        """How many proposals of the kept report wait, and when it was made (None: no
+        review yet)."""
+        report = self.latest()
+        if report is None:
+            return None
+        return {"waiting": report["count"], "reviewed_at": report["reviewed_at"]}
+
+    def mention(self, prompt: FlushPrompt) -> FlushPrompt:
+        """``prompt`` with a word on the proposals waiting, so a heartbeat can act on them."""
+        waiting = (self.waiting() or {}).get("waiting", 0)
+        if not waiting:
+            return prompt
+        word = "proposal waits" if waiting == 1 else "proposals wait"
+        user = (f"{prompt.user}\n\n{waiting} memory review {word} (memory_review): "
+                "promotions to MEMORY.md and conflicting notes to settle.")  # fmt: skip
+        return dataclasses.replace(prompt, user=user, review_waiting=waiting)
+
+    def dismiss(self, ids: Sequence[str]) -> ReviewApplied:
+        """Hide proposals for good (until a cited line changes, which makes a new id)."""
+        with self._lock:
+            state = self._load()
+            state["dismissed"] = sorted(set(state["dismissed"]) | set(ids))
+            self._save(state)
+        return ReviewApplied([], list(ids))
+
+    def apply(self, ids: Sequence[str]) -> ReviewApplied:
+        """Carry out proposals by id; each answer says what was written, or why not."""
+        if not ids:
+            raise InvalidParams("ids", "give at least one proposal id")
+        fresh = {p.id: p for p in review(self._notes())}
+        done = []
+        for pid in dict.fromkeys(ids):
+            with self._lock:
+                before = self._load()["applied"].get(pid)
+            if before is not None:
+                done.append({**before, "id": pid, "duplicate": True})
+                continue
+            proposal = fresh.get(pid)
+            if proposal is None:
+                done.append({"id": pid, "error": "no such proposal now (a cited line changed, "
+                             "or it was never made): run memd review again"})  # fmt: skip
+                continue
+            try:
+                result = self._apply(proposal)
+            except MemdError as exc:
+                done.append({"id": pid, "error": str(exc)})
+                continue
+            with self._lock:
+                state = self._load()
+                state["applied"][pid] = result
+                self._save(state)
+            done.append({**result, "id": pid, "duplicate": False})
+        return ReviewApplied(done, [])
+
+    def _apply(self, p: Proposal) -> dict:
+        at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        if p.action == "append":
+            written, _ = self._journal().promote(p.text, f"Promoted {self._today()}")
+            return {"action": "append", **written.as_dict(), "at": at}
+        category = self.workspace.category_of(p.citations[0].split("#")[0])
+        if p.action == "store" and p.key is not None:
+            stored = self._journal().store(p.key, p.text, category)
+            where = {"path": stored.path, "start_line": stored.start_line,
+                     "end_line": stored.end_line}  # fmt: skip
+            return {"action": "store", "key": p.key, **where, "at": at}
+        if p.action == "forget" and p.key is not None:
+            gone = self._journal().forget(p.key, self.workspace.category_of(_key_path(p)))
+            return {"action": "forget", "key": p.key, "paths": gone.paths, "at": at}
+        raise InvalidParams("ids", f"proposal {p.id} is for you to act on: {p.reason}")
+
+    def _notes(self) -> list[Note]:
+        notes = []
+        for entry in self.workspace.scan():
+            if entry.source == "extra":
+                continue
+            try:
+                text = Path(entry.abspath).read_text(encoding="utf-8", errors="replace")
+            except OSError:  # gone since the scan: the next review has it right
+                continue
+            notes.append(Note(entry.path, text, entry.date, entry.source == "core"))
+        return notes
+
+    def _load(self) -> dict:
+        try:
+            state = json.loads(self._path.read_text(encoding="utf-8"))
+            if isinstance(state, dict):
+                return {"dismissed": [], "applied": {}, **state}
+        except (OSError, ValueError):
+            pass  # none yet, or unreadable: start afresh (nothing in the notes is lost)
+        return {"dismissed": [], "applied": {}}
+
+    def _save(self, state: dict) -> None:
+        try:
+            save_json(self._path, state)
+        except OSError as exc:
+            log.warning("review_unsaved", path=str(self._path), error=exc.strerror)
+
+
+def _key_path(p: Proposal) -> str:
+    """The file of a duplicate's extra key line (cited last)."""
+    return p.citations[-1].split("#")[0]
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10

@@ -1,0 +1,278 @@
+"""Memory that tends itself (issue 21): review proposes promotions, conflicts and duplicates;
+applying only appends, or changes memd's own key lines, and never a word a person wrote."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memd.errors import InvalidParams
+from memd.memory import Memory
+from memd.review.facts import disagree, facts
+from memd.review.review import Note, review
+from memd.review.statements import statements
+from memd.serve.methods import call
+from memd.serve.reviews import last_due
+
+DAILY = {
+    "memory/2026-03-03.md": "# 2026-03-03\n\n## Ops\n- The deploy target is staging.\n"
+    "- Lunch with Ana at the noodle bar.\n- Decision: we keep application logs for 30 days.\n",
+    "memory/2026-03-09.md": "# 2026-03-09\n\n## Ops\n- Deploy target is production now.\n"
+    "- Ran 5 km before work.\n- Decision: we keep application logs for 30 days.\n"
+    "- What time is the retro?\n",
+}
+CORE = "# Memory\n\n## Team\n- **Tom Schreiber**: platform lead\n- Releases go out on Tuesdays.\n"
+
+
+def rpc(memory, method, **params):
+    return call(lambda name: memory, method, params)
+
+
+@pytest.fixture
+def notes(ws):
+    ws.write("MEMORY.md", CORE)
+    for rel, text in DAILY.items():
+        ws.write(rel, text)
+    return ws
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
+# -- reading notes -----------------------------------------------------------------------
+
+
+def test_statements_are_lines_with_their_citation_and_day():
+    text = (
+        "# 2026-03-03\n\n## Decisions\n- [x] We picked Postgres for billing.\n\n"
+        "```\n- not a statement in code\n```\n**Caroline:** I've been a vegetarian for ten years.\n"
+        "- **editor**: helix <!-- memd:key -->\n"
+    )
+    found = statements("memory/2026-03-03.md", text, "2026-03-03")
+    assert [(s.line, s.heading, s.text, s.speaker, s.key) for s in found] == [
+        (4, "Decisions", "We picked Postgres for billing.", None, None),
+        (9, "Decisions", "I've been a vegetarian for ten years.", "Caroline", None),
+        (10, "Decisions", "helix", None, "editor"),
+    ]
+    assert found[0].citation == "memory/2026-03-03.md#L4"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "conflict"),
+    [
+        ("The deploy target is staging.", "Deploy target is production now.", True),
+        ("Switched the CI provider to Jenkins.", "The CI provider is now Buildkite.", True),
+        ("Dana is the team lead for payments.", "Omar is the team lead for payments.", True),
+        ("We use Redis for sessions.", "We no longer use Redis for sessions.", True),
+        ("Dana prefers tea.", "Dana prefers coffee now.", True),
+        ("The deploy target is staging.", "The deploy target is staging-eu.", True),
+        ("The deploy target is staging.", "The deploy target is still staging.", False),
+        ("We use Redis for sessions.", "We use Postgres for billing.", False),
+    ],
+)
+def test_statements_about_one_subject_that_disagree(older, newer, conflict):
+    [a], [b] = facts(older), facts(newer)
+    assert (a.subject == b.subject and disagree(a, b)) is conflict
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Standup: Ana is working on billing.",  # an activity
+        "On call this week: Ana.",  # scoped to a time: meant to change
+        "Flew KLM to Oslo for the client visit.",  # an event
+        "Booked the hotel for the offsite: Hotel Adlon in Lisbon.",
+        "What is the deploy target?",
+    ],
+)
+def test_events_activities_and_scoped_statements_are_no_facts(text):
+    assert facts(text) == []
+
+
+# -- proposals -----------------------------------------------------------------------------
+
+
+def test_review_finds_the_changing_fact_and_the_recurring_decision(notes):
+    found = review(
+        [Note(rel, (notes.root / rel).read_text(), rel[7:17] if "/" in rel else None,
+              rel == "MEMORY.md") for rel in ["MEMORY.md", *DAILY]]
+    )  # fmt: skip
+    kinds = {p.kind: p for p in found}
+    assert set(kinds) == {"conflict", "promote"}
+    conflict = kinds["conflict"]
+    assert conflict.citations == ["memory/2026-03-03.md#L4", "memory/2026-03-09.md#L4"]
+    assert conflict.newer == "memory/2026-03-09.md#L4"
+    assert "'staging'" in conflict.reason and "'production'" in conflict.reason
+    promote = kinds["promote"]
+    assert promote.citations == ["memory/2026-03-03.md#L6", "memory/2026-03-09.md#L6"]
+    assert "said on 2 days" in promote.reason and "a decision" in promote.reason
+    assert promote.text.endswith("(memory/2026-03-09.md#L6)")
+    texts = " ".join(p.text for p in found)
+    assert "noodle" not in texts and "Ran 5 km" not in texts and "retro" not in texts
+
+
+def test_what_memory_md_already_says_is_not_proposed_in_words(notes):
+    notes.write("MEMORY.md", CORE + "- We keep application logs for 30 days.\n")
+    with Memory_for(notes) as memory:
+        kinds = [p["kind"] for p in rpc(memory, "memory_review")["proposals"]]
+    assert kinds == ["conflict"]
+
+
+def test_what_memory_md_already_says_is_not_proposed_in_meaning(ws, tmp_path, embed_server):
+    ws.write("MEMORY.md", "# Memory\n- We chose Postgres as the main database.\n")
+    ws.write("memory/2026-03-03.md", "# 2026-03-03\n- Decision: select postgresql for storage.\n")
+    with Memory_for(ws) as plain:
+        [proposal] = rpc(plain, "memory_review")["proposals"]
+    assert proposal["kind"] == "promote"  # by words alone it looks new
+    openai = {"provider": "openai", "model": "concepts-1", "base_url": embed_server.url}
+    with Memory_for(ws, embeddings=openai, state_dir=str(tmp_path / "s2")) as memory:
+        assert rpc(memory, "memory_review")["proposals"] == []
+
+
+def Memory_for(ws, **raw):
+    from memd.configfile import parse_config
+
+    raw = {"workspace": str(ws.root), "state_dir": str(ws.root.parent / "state"),
+           "embeddings": {"provider": "none"}, **raw}  # fmt: skip
+    return Memory(parse_config(raw, env={"HOME": str(ws.root.parent)}))
+
+
+def test_bad_review_params(notes):
+    with Memory_for(notes) as memory:
+        with pytest.raises(InvalidParams, match="kind"):
+            rpc(memory, "memory_review", kind="merge")
+        with pytest.raises(InvalidParams, match="since"):
+            rpc(memory, "memory_review", since="last week")
+        with pytest.raises(InvalidParams, match="ids"):
+            rpc(memory, "memory_review_apply")
+        since = rpc(memory, "memory_review", since="2026-03-09")["proposals"]
+        assert {p["kind"] for p in since} == {"conflict", "promote"}
+        assert rpc(memory, "memory_review", since="2026-03-10")["proposals"] == []
+        only = rpc(memory, "memory_review", kind=["conflict"])["proposals"]
+        assert [p["kind"] for p in only] == ["conflict"]
+
+
+# -- applying ------------------------------------------------------------------------------
+
+
+def test_apply_appends_with_provenance_once_and_changes_nothing_else(notes):
+    before = snapshot(notes.root)
+    with Memory_for(notes) as memory:
+        ids = {p["kind"]: p["id"] for p in rpc(memory, "memory_review")["proposals"]}
+        first = rpc(memory, "memory_review_apply", ids=[ids["promote"], ids["conflict"]])
+        again = rpc(memory, "memory_review_apply", ids=[ids["promote"]])
+    after = snapshot(notes.root)
+    assert {k: v for k, v in after.items() if k != "MEMORY.md"} == {
+        k: v for k, v in before.items() if k != "MEMORY.md"
+    }
+    core = after["MEMORY.md"].decode()
+    assert core.startswith(CORE)  # every byte a person wrote, as it was
+    today = dt.date.today().isoformat()
+    assert core[len(CORE) :] == (
+        f"\n## Promoted {today}\n\n"
+        "- Decision: we keep application logs for 30 days. (memory/2026-03-09.md#L6)\n"
+        "- Deploy target is production now. (memory/2026-03-09.md#L4; was: "
+        "memory/2026-03-03.md#L4)\n"
+    )
+    assert [a["duplicate"] for a in first["applied"]] == [False, False]
+    assert first["applied"][0]["path"] == "MEMORY.md" and first["applied"][0]["start_line"] == 9
+    assert again["applied"][0]["duplicate"] is True
+    assert snapshot(notes.root) == after
+
+
+def test_a_conflict_with_a_stored_key_stores_the_newer_value(notes, tmp_path):
+    with Memory_for(notes) as memory:
+        memory.store("deploy target", "staging")
+        notes.write("memory/2026-03-09.md", DAILY["memory/2026-03-09.md"], dedent=False)
+        proposals = rpc(memory, "memory_review", kind="conflict")["proposals"]
+        [keyed] = [p for p in proposals if p["action"] == "store"]
+        assert keyed["key"] == "deploy target" and keyed["text"] == "production"
+        before = (notes.root / "MEMORY.md").read_text()
+        [applied] = rpc(memory, "memory_review_apply", ids=[keyed["id"]])["applied"]
+    assert applied["action"] == "store" and applied["path"] == "MEMORY.md"
+    after = (notes.root / "MEMORY.md").read_text()
+    assert after == before.replace(
+        "- **deploy target**: staging <!-- memd:key -->",
+        "- **deploy target**: production <!-- memd:key -->",
+    )
+    assert "- **Tom Schreiber**: platform lead\n" in after  # a person's look-alike, untouched
+
+
+def test_dismissed_stays_dismissed_until_a_cited_line_changes(notes):
+    with Memory_for(notes) as memory:
+        [conflict] = rpc(memory, "memory_review", kind="conflict")["proposals"]
+        assert rpc(memory, "memory_review_apply", dismiss=[conflict["id"]])["dismissed"]
+    with Memory_for(notes) as memory:  # a restart: the state folder remembers
+        answer = rpc(memory, "memory_review", kind="conflict")
+        assert answer["proposals"] == [] and answer["dismissed"] == 1
+        notes.write("memory/2026-03-09.md",
+                    DAILY["memory/2026-03-09.md"].replace("production", "canary"))  # fmt: skip
+        [back] = rpc(memory, "memory_review", kind="conflict")["proposals"]
+    assert back["id"] != conflict["id"] and "'canary'" in back["reason"]
+    state = notes.root.parent / "state" / "review-default.json"
+    assert state.stat().st_mode & 0o777 == 0o600
+    assert conflict["id"] in json.loads(state.read_text())["dismissed"]
+
+
+def test_applying_an_id_whose_text_changed_writes_nothing(notes):
+    with Memory_for(notes) as memory:
+        [promote] = rpc(memory, "memory_review", kind="promote")["proposals"]
+        notes.write("memory/2026-03-09.md",
+                    DAILY["memory/2026-03-09.md"].replace("30 days", "90 days"))  # fmt: skip
+        before = snapshot(notes.root)
+        [result] = rpc(memory, "memory_review_apply", ids=[promote["id"]])["applied"]
+    assert "a cited line changed" in result["error"]
+    assert snapshot(notes.root) == before
+
+
+def test_the_command_line(notes, tmp_path):
+    config = tmp_path / "memd.yaml"
+    config.write_text(
+        f"workspace: {notes.root}\nstate_dir: {tmp_path / 'st'}\nembeddings: {{provider: none}}\n"
+    )
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), *args],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    listed = memd("review")
+    assert listed.returncode == 0, listed.stderr
+    assert "conflict" in listed.stdout and "staging" in listed.stdout
+    assert "2 proposals" in listed.stderr
+    pid = json.loads(memd("review", "--json", "--kind", "promote").stdout)["proposals"][0]["id"]
+    applied = memd("review", "--apply", pid)
+    assert applied.returncode == 0 and f"{pid}  appended to MEMORY.md:9" in applied.stdout
+    assert "(already applied)" in memd("review", "--apply", pid).stdout
+    unknown = memd("review", "--apply", "000000000000")
+    assert unknown.returncode == 1 and "no such proposal" in unknown.stdout
+
+
+# -- the daily run ----------------------------------------------------------------------------
+
+
+def test_when_the_review_is_due():
+    zone = dt.timezone(dt.timedelta(hours=2))
+    at_night = dt.datetime(2026, 3, 9, 2, 59, tzinfo=zone)
+    assert last_due(at_night, "03:00") == dt.datetime(2026, 3, 8, 3, 0, tzinfo=zone)
+    assert last_due(at_night.replace(minute=0, hour=3), "03:00").day == 9
+
+
+def test_the_daemon_reviews_on_schedule_and_says_what_waits(notes, serve):
+    # No review yet: the one missed at 03:00 is made up after the first index pass.
+    d = serve("review: {at: '03:00'}\n")
+    status = d.wait_for(lambda: (d.call("status").get("review") or {}).get("reviewed_at")
+                        and d.call("status"), timeout=20, what="the first review")  # fmt: skip
+    review_info = status["review"]
+    assert review_info["waiting"] == 2 and review_info["state"] == "idle"
+    assert "T03:00" in review_info["next_at"]
+    prompt = d.call("memory_flush_prompt")
+    assert prompt["review_waiting"] == 2 and "2 memory review proposals wait" in prompt["user"]
+    [conflict] = d.call("memory_review", kind="conflict")["proposals"]
+    d.call("memory_review_apply", dismiss=[conflict["id"]])
+    assert d.call("status")["review"]["waiting"] == 1
