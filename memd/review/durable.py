@@ -66,6 +66,16 @@ _PASSING: list[tuple[float, re.Pattern]] = [
 ]  # fmt: skip
 
 
+# Any cue at all: most lines of a daily note have none, and one search tells.
+_ANY_CUE = re.compile("|".join(f"(?:{p.pattern})" for _, _, p in _CUES), re.I)
+
+
+def could_be_durable(text: str, heading: str) -> bool:
+    """Whether ``text`` has a cue or stands under a heading that makes one (a quick test
+    before ``durability``)."""
+    return _ANY_CUE.search(text) is not None or _HEADING.search(heading) is not None
+
+
 def durability(text: str, heading: str) -> tuple[float, list[str]]:
     """A score in [0, 1] and the cues that made it (``[]``: nothing durable about it)."""
     score, why = 0.15, []

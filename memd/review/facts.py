@@ -81,6 +81,14 @@ _PATTERNS = [
 ]
 
 
+# Words every pattern above needs one of: a clause without them states no such fact.
+_MAY_STATE = re.compile(
+    r":|\b(?:is|are|was|were|to|from|over|use|uses|using|prefer|prefers|like|likes|want|wants|"
+    r"run|runs|hosted|live|lives)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Fact:
     """A subject and its value as one statement gives them."""
@@ -103,7 +111,9 @@ def facts(text: str, speaker: str | None = None) -> list[Fact]:
 
 
 def _fact(clause: str, speaker: str | None) -> Fact | None:
-    if not clause or clause.endswith("?") or _SCOPED.search(_CHANGE.sub("", clause)):
+    if not clause or clause.endswith("?") or not _MAY_STATE.search(clause):
+        return None
+    if _SCOPED.search(_CHANGE.sub("", clause)):
         return None
     clause = re.sub(r"^(?:so|ok|okay|fyi|note|update|heads up)[,:]?\s+", "", clause, flags=re.I)
     for pattern in _PATTERNS:

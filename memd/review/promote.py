@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import memd.embed.numpy_lazy as np
-from memd.review.durable import durability
+from memd.review.durable import could_be_durable, durability
 from memd.review.statements import Statement, content_words
 
 PROMOTE_AT = 0.5  # the least score a promotion is proposed at
@@ -56,8 +56,10 @@ def promotions(
         if len(words) < 2:
             continue
         newest = said[-1]
-        score, why = durability(newest.text, newest.heading)
         days = len({s.date for s in said})
+        if days < 2 and not could_be_durable(newest.text, newest.heading):
+            continue  # no cue, said once: it cannot reach PROMOTE_AT
+        score, why = durability(newest.text, newest.heading)
         if days >= 2 and len(words) >= 3:
             score = min(score + REPEATED, 1.0)
             why.append(f"said on {days} days")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from memd.sources.markdown import code_lines
 from memd.store.fts import STOPWORDS
-from memd.write.keylines import key_lines, key_value
+from memd.write.keylines import MARKER, key_lines, key_value
 
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SPEAKER = re.compile(r"^\*\*([^*]{1,40}?):?\*\*:?\s*")
@@ -21,7 +21,9 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _COMMENT = re.compile(r"<!--.*?-->")
 # The provenance memd writes after a promoted line: "(memory/2026-03-09.md#L12; was: ...)".
 _PROVENANCE = re.compile(r"\s*\([^()]*\.md#L\d+[^()]*\)\s*$")
-_MAYBE_CODE = re.compile(r"```|~~~|^(?: {4}|\t)", re.MULTILINE)  # else no parse needed
+# Fenced code is parsed out; an indented block is not looked for (rare in notes, and
+# telling one from a nested list item means parsing every note).
+_MAYBE_CODE = re.compile(r"```|~~~")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 
@@ -46,7 +48,7 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
     """The statements of one note, in file order."""
     lines = text.splitlines()
     skip = code_lines(text) if _MAYBE_CODE.search(text) else set()
-    keyed = {k.line: k for k in key_lines(text)}
+    keyed = {k.line: k for k in key_lines(text)} if MARKER in text else {}
     first = _after_front_matter(lines)
     out: list[Statement] = []
     heading = ""
@@ -60,7 +62,12 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
         if k := keyed.get(n + 1):
             out.append(Statement(path, n + 1, date, heading, key_value(text, k), key=k.key))
             continue
-        body = _PROVENANCE.sub("", _COMMENT.sub("", _BULLET.sub("", raw, count=1))).strip()
+        body = _BULLET.sub("", raw, count=1)
+        if "<!--" in body:
+            body = _COMMENT.sub("", body)
+        if ".md#L" in body:
+            body = _PROVENANCE.sub("", body)
+        body = body.strip()
         speaker = None
         if m := _SPEAKER.match(body):
             speaker, body = m.group(1).strip(), body[m.end() :].strip()
