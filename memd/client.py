@@ -142,6 +142,16 @@ class Client:
             raise exception_from(response["error"])
         return response["result"]
 
+    def send(self, method: str, params: dict[str, Any]) -> None:
+        """Send a request and do not wait for its answer: the daemon carries it out even
+        when this side has gone (a hook that must return at once)."""
+        request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        try:
+            self._file.write(json.dumps(request).encode() + b"\n")
+            self._file.flush()
+        except OSError as exc:
+            raise DaemonUnavailable(f"lost the connection to memd at {self.path}: {exc}") from exc
+
     def close(self) -> None:
         self._file.close()
         self._sock.close()

@@ -20,6 +20,7 @@ ORDER = [
     {"memd.write"},
     {"memd.review"},
     {"memd.memory", "memd.client"},
+    {"memd.agent"},
     {"memd.serve"},
     {"memd.cli"},
     {"memd", "memd.__main__"},

@@ -8,6 +8,7 @@ folder to prove it can be written.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sys
@@ -78,6 +79,8 @@ def run_checks(
         if (keys := _look_alikes(ws)) is not None:
             yield keys
     yield _state_dir(config, where)
+    if (hooks := _hooks(config)) is not None:
+        yield hooks
     status, daemon_check = _daemon(config, workspaces)
     yield daemon_check
     yield _embeddings(config, status)
@@ -163,6 +166,33 @@ def _look_alikes(ws: WorkspaceConfig) -> Check | None:
         f"{len(found)} unmarked line{'s' * (len(found) != 1)} in key form ({shown}): "
         "written by hand, so store, forget and review leave them alone",
         "end a line with <!-- memd:key --> to make it a key memd may replace or forget",
+    )
+
+
+def _hooks(config: Config) -> Check | None:
+    """What went wrong in an agent host's hooks lately (they exit 0 and log it instead)."""
+    try:
+        lines = (config.state_dir / "hooks.log").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    since = time.time() - 86400
+    recent = []
+    for line in lines[-200:]:
+        try:
+            entry = json.loads(line)
+            if dt.datetime.fromisoformat(entry["at"]).timestamp() >= since:
+                recent.append(entry)
+        except (ValueError, KeyError, TypeError):
+            continue
+    if not recent:
+        return Check("hooks", "ok", "no hook failed in the last 24 hours")
+    last = recent[-1]
+    return Check(
+        "hooks",
+        "warn",
+        f"{len(recent)} hook run{'s' * (len(recent) != 1)} failed in the last 24 hours; last "
+        f"({last['command']}, {last['at']}): {last['error']}",
+        f"see {config.state_dir / 'hooks.log'}; the host went on without memd's memory",
     )
 
 

@@ -34,6 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
+    if args.command in ("context", "recall") or (args.command == "flush" and args.hook):
+        from memd.cli.hookrun import run_hook
+
+        return run_hook(args.command, args)  # never fails: the host's session comes first
     try:
         if args.command == "doctor":
             from memd.cli.doctor import doctor
@@ -49,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from memd.cli.team import team
 
             return team(args, config)
+        if args.command == "hooks":
+            from memd.cli.hooks import hooks
+
+            return hooks(args, config)
         if args.command == "mcp":
             from memd.log import configure_logging
             from memd.serve.mcp import serve_mcp

@@ -59,6 +59,25 @@ _COMMANDS = {
         "Remove the line of a stored key. Exits 1 if there is no such key.",
     ),
     "list": ("list stored keys and their values", "List stored keys with their values and lines."),
+    "context": (
+        "print memory for a session's start (a SessionStart hook)",
+        "Print the lines of MEMORY.md that weigh most, the last days' notes and what the notes "
+        "say about the current project, each with its citation, within --budget tokens; "
+        "nothing when there is nothing. With --hook, the hook's JSON comes on standard input. "
+        "Always exits 0; problems go to hooks.log in the state folder (memd doctor).",
+    ),
+    "recall": (
+        "print the notes that answer a prompt (a UserPromptSubmit hook)",
+        "Search with the prompt (the words given, or with --hook the hook's JSON on standard "
+        "input) and print the results above the relevance floor within --budget tokens, or "
+        "nothing. Always exits 0.",
+    ),
+    "hooks": (
+        "wire memd into an agent host (Claude Code, Codex)",
+        "install merges memd's hooks into Claude Code's settings.json (every other setting kept, "
+        "a backup made, idempotent) or memd's MCP server into Codex's config.toml; uninstall "
+        "removes exactly what install added; status says what is installed where.",
+    ),
     "review": (
         "propose promotions, conflicts and duplicates",
         "Review the notes: durable statements of daily notes not yet in MEMORY.md (promote), "
@@ -215,6 +234,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--core", action="store_true", help="append to MEMORY.md instead")
     p.add_argument("--flush-id", help="write at most once per id, across restarts")
     p.add_argument("--date", metavar="YYYY-MM-DD", help="the daily note to append to")
+    p.add_argument(
+        "--hook", action="store_true", help="a PreCompact/SessionEnd hook's JSON on standard input"
+    )
+    p.add_argument("--host-name", default="Claude Code", help=argparse.SUPPRESS)
 
     p = command("store")
     p.add_argument("key", metavar="KEY", help="a short name, e.g. editor or timezone")
@@ -227,6 +250,34 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = command("list")
     p.add_argument("--category", help="only this category (core, daily, or a name)")
+
+    p = command("context")
+    p.add_argument("--hook", action="store_true", help="read the hook's JSON on standard input")
+    p.add_argument("--budget", type=int, metavar="TOKENS", help="at most this many (default 1500)")
+    p.add_argument("--cwd", metavar="DIR", help="the project folder (default: the hook's cwd)")
+    p.add_argument("--source", choices=["startup", "resume", "clear", "compact"])
+
+    p = command("recall")
+    p.add_argument("prompt", nargs="*", help="the prompt (else the hook's JSON with --hook)")
+    p.add_argument("--hook", action="store_true", help="read the hook's JSON on standard input")
+    p.add_argument("--budget", type=int, metavar="TOKENS", help="at most this many (default 600)")
+
+    p = command("hooks")
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("host", nargs="?", choices=["claude-code", "codex"], help="the agent host")
+    p.add_argument(
+        "--project", type=Path, metavar="DIR", help="claude-code: DIR/.claude/settings.json"
+    )
+    p.add_argument(
+        "--events",
+        nargs="+",
+        metavar="EVENT",
+        choices=["SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"],
+        help="claude-code: which hooks (default SessionStart PreCompact SessionEnd)",
+    )
+    p.add_argument(
+        "--sessions", action="store_true", help="also index the host's transcripts (config)"
+    )
 
     p = command("review")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only what daily notes say from then on")

@@ -6,110 +6,22 @@ name and a params mapping, so every shell validates and answers the same way.
 
 from __future__ import annotations
 
-import datetime as dt
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from memd import __version__
-from memd.errors import ConfigError, InvalidParams, UnknownMethod
-from memd.memory import Memory
+from memd.errors import InvalidParams, UnknownMethod
 from memd.search.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
 from memd.search.request import SearchRequest
+from memd.serve.agentmethods import AGENT_METHODS
+from memd.serve.params import OpenMemory, Params, check_text, open_workspace
 
 if TYPE_CHECKING:
     from memd.write.writer import Entry
 
-OpenMemory = Callable[[str | None], Memory]
 
-
-class _Params:
-    """Typed access to a params mapping that remembers which keys were read."""
-
-    def __init__(self, params: Any) -> None:
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise InvalidParams("params", "must be an object of named parameters")
-        self.raw = params
-        self.used: set[str] = set()
-
-    def get(self, name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
-        self.used.add(name)
-        value = self.raw.get(name)
-        if value is None:
-            return default
-        if isinstance(value, bool) and kind is not bool:
-            raise InvalidParams(name, f"must be {_kind_name(kind)}, got a boolean")
-        if not isinstance(value, kind):
-            raise InvalidParams(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
-        if isinstance(value, str):
-            _check_text(name, value)
-        return value
-
-    def required_str(self, name: str) -> str:
-        value = self.get(name, str)
-        if value is None or not value.strip():
-            raise InvalidParams(name, "is required and must be a non-empty string")
-        return value
-
-    def int_in(self, name: str, default: int, low: int, high: int) -> int:
-        value = self.get(name, int, default)
-        if not low <= value <= high:
-            raise InvalidParams(name, f"must be between {low} and {high}, got {value}")
-        return value
-
-    def strings(self, name: str) -> tuple[str, ...]:
-        value = self.get(name, (list, str), [])
-        items = [value] if isinstance(value, str) else value
-        if not all(isinstance(v, str) for v in items):
-            raise InvalidParams(name, "must be a list of strings")
-        for item in items:
-            _check_text(name, item)
-        return tuple(items)
-
-    def date(self, name: str) -> str | None:
-        value = self.get(name, str)
-        if value is None:
-            return None
-        try:
-            return dt.date.fromisoformat(value).isoformat()
-        except ValueError:
-            raise InvalidParams(name, f"must be a date as YYYY-MM-DD, got {value!r}") from None
-
-    def finish(self) -> None:
-        """Refuse parameters nobody read: a typo should not be silently ignored."""
-        for name in self.raw:
-            if name not in self.used:
-                close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
-
-
-def _check_text(name: str, value: str) -> None:
-    """Refuse text UTF-8 cannot hold (a lone surrogate such as ``\\ud800`` from JSON)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidParams(
-            name, f"holds a lone surrogate (\\u{ord(value[exc.start]):04x}) at {exc.start}"
-        ) from None
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        list: "a list",
-        bool: "a boolean",
-    }
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
-
-
-def search_request(p: _Params) -> SearchRequest:
+def search_request(p: Params) -> SearchRequest:
     """A ``SearchRequest`` from ``memory_search`` params; ``Searcher.resolve`` fills in
     the config's defaults and checks the values."""
     return SearchRequest(
@@ -142,15 +54,8 @@ def _globs(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-def _open(open_memory: OpenMemory, p: _Params) -> Memory:
-    try:
-        return open_memory(p.get("workspace", str))
-    except ConfigError as exc:  # an unknown workspace name
-        raise InvalidParams("workspace", str(exc)) from None
-
-
-def _memory_search(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_search(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     request = search_request(p)
     wait = wait_fresh(p.raw.get("wait_fresh"))
     p.used.add("wait_fresh")
@@ -169,10 +74,10 @@ def wait_fresh(value: Any) -> float:
     return float(value)
 
 
-def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
+def _memory_get(open_memory: OpenMemory, p: Params) -> dict:
     host = p.get("host", str)
     # Another host's note: ``workspace`` names that host's workspace, not one of ours.
-    memory = open_memory(None) if host is not None else _open(open_memory, p)
+    memory = open_memory(None) if host is not None else open_workspace(open_memory, p)
     theirs = p.get("workspace", str) if host is not None else None
     path = p.required_str("path")
     start = p.int_in("from", 1, 1, 2**31)
@@ -181,14 +86,14 @@ def _memory_get(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.get(path, start, lines, host, theirs).as_dict()
 
 
-def _status(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _status(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     p.finish()
     return memory.status().as_dict()
 
 
-def _reindex(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _reindex(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     full = p.get("full", bool, False)
     p.finish()
     return memory.index(full=full).as_dict()
@@ -214,12 +119,12 @@ def _entries(value: Any) -> list[Entry]:
         text, title = item.get("text"), item.get("title")
         if not isinstance(text, str) or not text.strip():
             raise InvalidParams(f"{name}.text", "is required and must be non-empty text")
-        _check_text(f"{name}.text", text)
+        check_text(f"{name}.text", text)
         if title is not None and (not isinstance(title, str) or "\n" in title or len(title) > 200):
             raise InvalidParams(f"{name}.title", "must be one line of at most 200 characters")
         if title is not None:
             check_one_line(f"{name}.title", title)
-            _check_text(f"{name}.title", title)
+            check_text(f"{name}.title", title)
         target = item.get("target", "daily")
         if target not in ("daily", "core"):
             raise InvalidParams(f"{name}.target", f"must be daily or core, got {target!r}")
@@ -227,7 +132,7 @@ def _entries(value: Any) -> list[Entry]:
     return entries
 
 
-def _key(p: _Params) -> str:
+def _key(p: Params) -> str:
     key = p.required_str("key").strip()
     if "\n" in key or "**" in key or len(key) > 200:
         raise InvalidParams("key", "must be one line of at most 200 characters, without '**'")
@@ -237,8 +142,8 @@ def _key(p: _Params) -> str:
     return key
 
 
-def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_flush(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     transcript = p.get("transcript", (str, list))
     if transcript is not None:
         from memd.write.extract import transcript_text
@@ -263,8 +168,8 @@ def _memory_flush(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.flush(entries, flush_id=flush_id, date=date, transcript=transcript).as_dict()
 
 
-def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_store(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     key = _key(p)
     content = " ".join(p.required_str("content").split())  # one line per key
     category = p.get("category", str, "core")
@@ -272,30 +177,30 @@ def _memory_store(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.store(key, content, category).as_dict()
 
 
-def _memory_forget(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_forget(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     key = _key(p)
     category = p.get("category", str)
     p.finish()
     return memory.forget(key, category).as_dict()
 
 
-def _memory_list(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_list(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     category = p.get("category", str)
     p.finish()
     return memory.list(category).as_dict()
 
 
-def _memory_flush_prompt(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_flush_prompt(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     date = p.date("date")
     p.finish()
     return memory.flush_prompt(date).as_dict()
 
 
-def _memory_review(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_review(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     since = p.date("since")
     kind = p.get("kind", (str, list))
     kinds = [kind] if isinstance(kind, str) else kind
@@ -307,8 +212,8 @@ def _memory_review(open_memory: OpenMemory, p: _Params) -> dict:
     return memory.reviewer.run(since, tuple(kinds or KINDS)).as_dict()
 
 
-def _memory_review_apply(open_memory: OpenMemory, p: _Params) -> dict:
-    memory = _open(open_memory, p)
+def _memory_review_apply(open_memory: OpenMemory, p: Params) -> dict:
+    memory = open_workspace(open_memory, p)
     ids, dismiss = p.get("ids", list) or [], p.get("dismiss", list) or []
     if not all(isinstance(i, str) and i for i in [*ids, *dismiss]):
         raise InvalidParams("ids", "proposal ids are non-empty strings")
@@ -320,7 +225,7 @@ def _memory_review_apply(open_memory: OpenMemory, p: _Params) -> dict:
     return {"applied": applied, "dismissed": dismissed}
 
 
-def _health(open_memory: OpenMemory, p: _Params) -> dict:
+def _health(open_memory: OpenMemory, p: Params) -> dict:
     p.finish()
     # Who answers: a client checks that this daemon serves the config it was given.
     config = open_memory(None).config
@@ -339,10 +244,10 @@ def _health(open_memory: OpenMemory, p: _Params) -> dict:
 # the writer thread never hold the threads that searches run on.
 WRITES = frozenset(
     {"reindex", "memory_flush", "memory_store", "memory_forget", "memory_review",
-     "memory_review_apply"}
+     "memory_review_apply", "memory_flush_hook"}
 )  # fmt: skip
 
-METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
+METHODS: dict[str, Callable[[OpenMemory, Params], dict]] = {
     "memory_search": _memory_search,
     "memory_get": _memory_get,
     "memory_flush": _memory_flush,
@@ -355,6 +260,7 @@ METHODS: dict[str, Callable[[OpenMemory, _Params], dict]] = {
     "status": _status,
     "reindex": _reindex,
     "health": _health,
+    **AGENT_METHODS,
 }
 
 
@@ -372,4 +278,4 @@ def call(open_memory: OpenMemory, method: str, params: Any = None) -> dict:
     handler = METHODS.get(method)
     if handler is None:
         raise UnknownMethod(f"unknown method '{method}' (known: {', '.join(METHODS)})")
-    return handler(open_memory, _Params(params))
+    return handler(open_memory, Params(params))

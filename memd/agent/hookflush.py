@@ -1,0 +1,91 @@
+"""A flush from an agent host's hook (Claude Code's ``PreCompact`` and ``SessionEnd``).
+
+The hook names the session and its transcript. What is new in the transcript since this
+session's last hook flush (its lines, counted in the state folder) is what the compaction
+is about to lose. With ``flush.llm`` the model picks what is worth keeping from those
+turns (secrets redacted first); without one, a short dated entry names the session and the
+transcript lines, so the transcript source can answer for them. The flush id is the
+session and the line range: a hook the host retries writes once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memd.errors import InvalidParams
+from memd.memory import Memory
+from memd.records import FlushAnswer
+from memd.sources.redact import redact
+from memd.sources.transcripts import read_transcript
+from memd.store.private import save_json
+from memd.write.writer import Entry
+
+_MAX_TURNS_CHARS = 60_000  # what the model is given at most: the newest turns
+
+
+def hook_payload(raw: object) -> dict:
+    """The fields memd needs from a hook's JSON, checked."""
+    if not isinstance(raw, dict):
+        raise InvalidParams("hook", "must be the hook's JSON object")
+    session = raw.get("session_id")
+    if not isinstance(session, str) or not session.strip() or len(session) > 200:
+        raise InvalidParams("session_id", "must be the host's session id")
+    transcript = raw.get("transcript_path")
+    if transcript is not None and not isinstance(transcript, str):
+        raise InvalidParams("transcript_path", "must be a path")
+    return {
+        "session_id": session.strip(),
+        "transcript_path": transcript,
+        "event": str(raw.get("hook_event_name") or "PreCompact"),
+        "why": str(raw.get("trigger") or raw.get("reason") or ""),
+    }
+
+
+def hook_flush(memory: Memory, payload: dict, host: str = "Claude Code") -> FlushAnswer | None:
+    """Flush what is new in the session's transcript; None when nothing is."""
+    hook = hook_payload(payload)
+    session, path = hook["session_id"], hook["transcript_path"]
+    offsets = memory.config.state_dir / "hook-offsets.json"
+    seen = _load(offsets)
+    start = int(seen.get(session, 0))
+    lines = _lines(path)
+    end = len(lines) if lines is not None else start + 1
+    if end <= start:
+        return None
+    flush_id = f"hook:{session}:{start + 1}-{end}"
+    why = f", {hook['why']}" if hook["why"] else ""
+    if memory.config.flush.llm is not None and lines is not None:
+        turns = read_transcript(enumerate(lines[start:end], start=start + 1), "claude-code").turns
+        messages = [{"role": t.role, "content": redact(t.text)} for t in turns if t.role != "tool"]
+        while messages and sum(len(m["content"]) for m in messages) > _MAX_TURNS_CHARS:
+            messages.pop(0)
+        answer = (
+            memory.flush([], flush_id=flush_id, transcript=messages or None) if messages else None
+        )
+    else:
+        where = f"lines {start + 1}–{end} of `{path}`" if lines is not None else "its transcript"
+        text = (f"{host} session `{session}` ({hook['event']}{why}): what it said is in "
+                f"{where}.")  # fmt: skip
+        answer = memory.flush([Entry(text, f"{host} session")], flush_id=flush_id)
+    seen[session] = end
+    save_json(offsets, seen)
+    return answer
+
+
+def _lines(path: str | None) -> list[str] | None:
+    if not path:
+        return None
+    try:
+        with Path(path).expanduser().open(encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
+
+
+def _load(path: Path) -> dict:
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        return loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError):
+        return {}
