@@ -163,8 +163,9 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
     compact = payload("pre_compact_auto", transcript, project)
     for _ in range(2):
         assert run_hook(installed(settings, "PreCompact"), compact, env).returncode == 0
-    today = d.wait_for(lambda: [p for p in (ws.root / "memory").glob("*.md")
-                                if "6f1d2c3a" in p.read_text()], what="the hook's flush")  # fmt: skip
+    notes = (ws.root / "memory").glob
+    today = d.wait_for(lambda: [p for p in notes("*.md") if "6f1d2c3a" in p.read_text()],
+                       what="the hook's flush")  # fmt: skip
     note = today[0].read_text()
     assert note.count("session `6f1d2c3a-8b4e-4c1f-9a2b-3c4d5e6f7a8b`") == 1
     assert f"lines 1–14 of `{transcript}`" in note
