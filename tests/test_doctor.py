@@ -104,3 +104,16 @@ def test_too_few_inotify_watches(tmp_path, ws, monkeypatch):
     check = checks(config)["inotify"]
     assert check.state == "fail" and "7 folders to watch (5 Markdown files)" in check.detail
     assert "max_user_watches is 4" in check.detail and "sysctl" in check.fix
+
+
+def test_one_note_is_one_file(tmp_path, ws):
+    """It printed "(1 Markdown files)": the plural only when the count needs it."""
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\n- one note\n")
+    config = write_config(
+        tmp_path / "c.yaml",
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\nembeddings: {{provider: none}}\n",
+    )
+    found = checks(config)
+    assert "(1 Markdown file in MEMORY.md and memory/)" in found["workspace default"].detail
+    if os.path.exists("/proc/sys/fs/inotify/max_user_watches"):
+        assert "2 folders to watch (1 Markdown file);" in found["inotify"].detail
