@@ -7,12 +7,12 @@ name and a params mapping, so every shell validates and answers the same way.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from memd import __version__
+from memd.configfile import nearest
 from memd.errors import ConfigError, InvalidParams, UnknownMethod
 from memd.memory import Memory
 from memd.search.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
@@ -82,8 +82,8 @@ class _Params:
         """Refuse parameters nobody read: a typo should not be silently ignored."""
         for name in self.raw:
             if name not in self.used:
-                close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
+                close = nearest(str(name), sorted(self.used))
+                hint = f"; did you mean '{close}'?" if close else ""
                 raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
 
 
