@@ -8,6 +8,7 @@ passed down; nothing deeper reads the environment.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import socket
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memd.errors import ConfigError
+from memd.errors import ConfigError, WorkspaceMissing
 
 DEFAULT_WORKSPACE = "~/clawd"
 DEFAULT_WORKSPACE_NAME = "default"
@@ -247,6 +248,16 @@ class WorkspaceConfig:
     extra_paths: tuple[ExtraPath, ...] = ()
     exclude: tuple[str, ...] = ()
     sessions: tuple[SessionSource, ...] = ()
+
+    def check_folder(self) -> None:
+        """Raise ``WorkspaceMissing`` unless the workspace folder exists and can be read."""
+        if not self.path.is_dir():
+            raise WorkspaceMissing(
+                f"workspace folder {self.path} does not exist or is not a folder; "
+                "create it or set 'workspace' in the config"
+            )
+        if not os.access(self.path, os.R_OK | os.X_OK):
+            raise WorkspaceMissing(f"workspace folder {self.path} cannot be read (permissions)")
 
 
 @dataclass(frozen=True)

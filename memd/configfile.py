@@ -10,7 +10,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -155,6 +155,31 @@ def parse_config(
     )
 
 
+# What other tools call a setting memd names its own way: suggested, never accepted.
+_ALSO_CALLED = {
+    **dict.fromkeys(("limit", "top_k", "topk", "k", "n", "top", "count", "num_results"),
+                    "max_results"),
+    **dict.fromkeys(("threshold", "min_similarity", "score_threshold"), "min_score"),
+}  # fmt: skip
+
+
+def nearest(name: str, known: Iterable[str]) -> str | None:
+    """The name in ``known`` that ``name`` was most likely meant as, or None: what other
+    tools call it (``limit`` for ``max_results``), else the closest spelling. Dashes and
+    underscores are alike, so it serves config keys, parameters and ``--options``."""
+    by_key = {_plain(k): k for k in known}
+    key = _plain(name)
+    alias = _ALSO_CALLED.get(key)
+    if alias in by_key:
+        return by_key[alias]
+    close = difflib.get_close_matches(key, list(by_key), n=1)
+    return by_key[close[0]] if close else None
+
+
+def _plain(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").lower()
+
+
 @dataclass
 class _Context:
     env: Mapping[str, str]
@@ -168,8 +193,8 @@ class _Context:
         return ConfigError(f"{key} in {self.where}: {problem}")
 
     def unknown(self, key: str, known: list[str]) -> typing.NoReturn:
-        close = difflib.get_close_matches(key.rsplit(".", 1)[-1], known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
+        close = nearest(key.rsplit(".", 1)[-1], known)
+        hint = f" (did you mean '{close}'?)" if close else f" (known: {', '.join(known)})"
         raise ConfigError(f"unknown key '{key}' in {self.where}{hint}")
 
     def string(self, value: Any, key: str) -> str:

@@ -99,6 +99,22 @@ def test_exit_codes(cli, notes):
     assert out.returncode == 1 and "no file memory/missing.md" in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "usage", "hint"),
+    [
+        (["search", "backup", "--limit", "3"], "usage: memd search ", "mean --max-results?"),
+        (["search", "backup", "-k=3"], "usage: memd search ", "mean --max-results?"),
+        (["status", "--sockt"], "usage: memd status ", "did you mean --socket?"),
+        (["get", "MEMORY.md", "--form", "3"], "usage: memd get ", "did you mean --from?"),
+    ],
+)  # fmt: skip
+def test_a_wrong_option_gets_the_commands_usage_and_the_nearest_option(cli, args, usage, hint):
+    out = cli(*args)
+    assert out.returncode == 2
+    assert out.stderr.startswith(usage) and "usage: memd [-h]" not in out.stderr
+    assert "unrecognized arguments" in out.stderr and hint in out.stderr
+
+
 def test_config_error_names_key_and_file(cli):
     cli.config.write_text(cli.config.read_text() + "chunking: {tokenz: 5}\n")
     out = cli("status")

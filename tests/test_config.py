@@ -70,6 +70,12 @@ def test_unknown_key_names_key_and_file(tmp_path):
     assert "max_results" in message
 
 
+def test_an_unknown_key_suggests_what_other_tools_call_it(tmp_path):
+    path = write(tmp_path, "search: {limit: 3}\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'search.limit'.*mean 'max_results'"):
+        load_config(path, env={})
+
+
 def test_unknown_top_level_key(tmp_path):
     path = write(tmp_path, "workspaec: ~/x\n")
     with pytest.raises(ConfigError, match=r"unknown key 'workspaec'.*did you mean 'workspace'"):

@@ -54,3 +54,24 @@ def test_python_client_example_runs(serve, ws):
     namespace: dict = {}
     exec(compile(example, "README.md", "exec"), namespace)
     assert namespace["answer"]["results"]
+
+
+def test_readme_says_how_memd_gets_on_path_before_it_writes_plain_memd():
+    """The install leaves memd in .venv/bin/: say once how to put it on PATH, before the
+    first example that types plain ``memd``."""
+    text = README.read_text()
+    examples = [m.start() for m in re.finditer(r"```sh\n(.*?)```", text, re.S)]
+    first_plain = min(
+        at + m.start()
+        for at in examples
+        for m in re.finditer(r"(?m)^(?:.*[|;&(] *)?memd ", text[at : text.index("```", at + 3)])
+    )
+    told = text.find("source .venv/bin/activate")
+    assert 0 <= told < first_plain and "pipx install" in text[told : told + 400]
+
+
+def test_readme_says_where_socat_and_nc_come_from():
+    text = README.read_text()
+    socket_section = text[text.index("### The socket") : text.index("From Python, `memd.client`")]
+    assert "command -v socat nc" in socket_section and "apt install socat" in socket_section
+    assert "netcat-openbsd" in socket_section

@@ -126,3 +126,16 @@ def test_hand_written_look_alikes_of_keys_are_named(tmp_path):
     (tmp_path / "ws" / "MEMORY.md").write_text("- **editor**: vim <!-- memd:key -->\n")
     (tmp_path / "ws" / "memory" / "2026-01-02.md").write_text("plain\n")
     assert "keys default" not in checks(config)
+
+
+def test_one_note_is_one_file(tmp_path, ws):
+    """It printed "(1 Markdown files)": the plural only when the count needs it."""
+    ws.write("memory/2026-01-20.md", "# 2026-01-20\n- one note\n")
+    config = write_config(
+        tmp_path / "c.yaml",
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\nembeddings: {{provider: none}}\n",
+    )
+    found = checks(config)
+    assert "(1 Markdown file in MEMORY.md and memory/)" in found["workspace default"].detail
+    if os.path.exists("/proc/sys/fs/inotify/max_user_watches"):
+        assert "2 folders to watch (1 Markdown file);" in found["inotify"].detail

@@ -4,11 +4,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from memd.config import Chunking
+from memd.errors import WorkspaceMissing
 from memd.index import prepare
 from memd.index.reconcile import reconcile
 from memd.memory import Memory
 from memd.search.request import SearchRequest
-from memd.sources.layout import Workspace, WorkspaceMissing, stat_stamp
+from memd.sources.layout import Workspace, stat_stamp
 from memd.store.sqlite import SqliteStore
 
 

@@ -57,6 +57,8 @@ def test_bad_params_name_the_parameter(open_memory, method, params, param):
 def test_unknown_param_suggests_the_right_one(open_memory):
     with pytest.raises(InvalidParams, match="did you mean 'max_results'"):
         call(open_memory, "memory_search", {"query": "x", "max_result": 3})
+    with pytest.raises(InvalidParams, match="did you mean 'max_results'"):
+        call(open_memory, "memory_search", {"query": "x", "limit": 3})  # as other tools say
 
 
 def test_unknown_method(open_memory):

@@ -61,6 +61,27 @@ def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
 
 
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"here is the credential: aws_secret_access_key = {AWS_SECRET}",
+         "credential: aws_secret_access_key = "),
+        (f"credential: aws_secret_access_key={AWS_SECRET}", "credential: "),
+        (f'credentials: "aws_secret_access_key": "{AWS_SECRET}"', '"aws_secret_access_key": "'),
+        (f"token: password: {AWS_SECRET}", "token: password: "),
+        (f"secret: MY_SETTING = {AWS_SECRET} and more", "MY_SETTING = "),
+    ],
+)  # fmt: skip
+def test_a_chained_assignment_redacts_the_last_value(text, kept):
+    """The value of "credential:" may only name the assignment that holds the secret."""
+    out = redact(text)
+    assert AWS_SECRET not in out and out.count(MARK) == 1
+    assert kept in out
+
+
 def test_redacting_lines_keeps_the_line_count():
     """memory_get redacts line by line: line numbers stay those of the file."""
     text = "a password=x\nb\nAuthorization: Bearer abcdefghijklmnop\n"

@@ -59,3 +59,32 @@ def test_a_daemon_of_another_config_is_not_asked(serve, ws, tmp_path):
     assert out.returncode == 0 and f"pid {d.proc.pid}, serving this config" in out.stdout
     assert f"socket              {d.socket}" in out.stdout
     assert f"config              {d.config_path}" in out.stdout
+
+
+def test_a_missing_workspace_folder_is_said_first(serve, ws, tmp_path):
+    """No "files 0" and no description of a daemon: the folder is missing, exit 1."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    missing = tmp_path / "not-there"
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(
+        f"workspace: {missing}\nstate_dir: {tmp_path / 'alone-state'}\n"
+        "embeddings: {provider: none}\n"
+    )
+    said = f"memd: error: workspace folder {missing} does not exist"
+    for command in (["status"], ["search", "walruses"], ["index"]):
+        out = memd("--config", str(alone), *command, env=env)
+        assert out.returncode == 1 and out.stderr.startswith(said), (command, out.stderr)
+        assert "files" not in out.stdout
+
+    # A daemon of another config on the same socket and state folder.
+    ws.write("MEMORY.md", "# Memory\n- The daemon's workspace talks about walruses.\n")
+    d = serve()
+    shared = tmp_path / "shared.yaml"
+    shared.write_text(
+        f"workspace: {missing}\nstate_dir: {tmp_path / 'state'}\n"
+        f"socket: {d.socket}\nembeddings: {{provider: none}}\n"
+    )
+    for command in (["status"], ["search", "walruses"]):
+        out = memd("--config", str(shared), *command, env=env)
+        assert out.returncode == 1 and out.stderr.startswith(said), (command, out.stderr)
+        assert "serves workspaces" not in out.stderr and "walruses" not in out.stdout

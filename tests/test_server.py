@@ -1,9 +1,11 @@
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -98,6 +100,24 @@ def daemon(serve, ws):
     d = serve("server: {idle_timeout_s: 1}\n")
     d.wait_for(lambda: d.search("graphql"), what="start-up index")
     return d
+
+
+def test_a_pretty_printed_request_is_told_to_come_on_one_line(daemon):
+    """README's memory_flush request as printed spans lines: each line is a parse error
+    that says why; the same request on one line (``jq -c``) is answered."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    (pretty,) = [b for b in re.findall(r"```json\n(.*?)```", text, re.S) if "memory_flush" in b]
+    lines = [line for line in pretty.splitlines() if line.strip()]
+    assert len(lines) > 1
+    c = Conn(daemon.socket)
+    c.send(pretty.encode())
+    for _ in lines:
+        error = c.recv_line()["error"]
+        assert error["code"] == -32700 and "one JSON object per line" in error["message"]
+    c.send(json.dumps(json.loads(pretty)).encode() + b"\n")
+    answer = c.recv_line()
+    assert answer["id"] == 7 and len(answer["result"]["written"]) == 2
+    assert "jq -c . request.json | socat" in text
 
 
 def test_bad_requests_do_not_end_the_connection(daemon):

@@ -103,6 +103,21 @@ def test_secrets_never_reach_the_index_or_memory_get(mem, folders):
     assert got.total_lines == len((folders / fmt / rel).read_text().splitlines())
 
 
+def test_a_chained_assignment_never_reaches_search_or_memory_get(session_config, folders):
+    """The value behind "credential: aws_secret_access_key =" is redacted, not only the name."""
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    line = f"here is the credential: aws_secret_access_key = {secret} for the backup bucket"
+    path = folders / "jsonl" / "support-bot" / "2026-01-24.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": line, "session": "s-24"}) + "\n")
+    with Memory(session_config()) as m:
+        m.index()
+        assert not find(m, "wJalrXUtnFEMI") and not find(m, secret)
+        (hit,) = [r for r in find(m, "credential backup bucket") if r.path.endswith("01-24.jsonl")]
+        assert secret.split("/")[0] not in hit.snippet and MARK in hit.snippet
+        got = m.get(hit.path)
+        assert "wJalrXUtnFEMI" not in got.text and f"aws_secret_access_key = {MARK}" in got.text
+
+
 def test_memd_never_writes_a_transcript(session_config, folders):
     before = digest(folders)
     with Memory(session_config()) as m:

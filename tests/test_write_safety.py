@@ -135,6 +135,34 @@ def test_links_inside_the_workspace_are_written_at_their_target(mem, ws):
     assert (ws.root / "notes" / "core.md").read_text() == "# Core\n"
 
 
+def test_a_hard_link_to_a_file_outside_the_workspace_is_refused(mem, ws, outside):
+    """A hard link has no target to check: all its names must be found inside."""
+    secret = outside / "secret.md"
+    (ws.root / "memory").mkdir(exist_ok=True)
+    os.link(secret, ws.root / "memory" / "2026-05-01.md")
+    os.link(secret, ws.root / "memory" / "prefs.md")
+    before = secret.read_text()
+    refused = r"memory/{}.md is a hard link: the file has 3 names, 2 inside the workspace"
+    with pytest.raises(PathRefused, match=refused.format("2026-05-01")):
+        rpc(mem, "memory_flush", entries=[{"text": "leak"}], date="2026-05-01")
+    for method, params in [
+        ("memory_store", {"key": "tz", "content": "UTC", "category": "prefs"}),  # append
+        ("memory_store", {"key": "editor", "content": "vim", "category": "prefs"}),  # replace
+        ("memory_forget", {"key": "editor", "category": "prefs"}),
+    ]:
+        with pytest.raises(PathRefused, match=refused.format("prefs")):
+            rpc(mem, method, **params)
+    assert secret.read_text() == before
+
+
+def test_hard_links_inside_the_workspace_are_written(mem, ws):
+    ws.write("notes/prefs.md", "# prefs\n")
+    (ws.root / "memory").mkdir(exist_ok=True)
+    os.link(ws.root / "notes" / "prefs.md", ws.root / "memory" / "prefs.md")
+    rpc(mem, "memory_store", key="tz", content="UTC", category="prefs")
+    assert "**tz**: UTC" in (ws.root / "notes" / "prefs.md").read_text()
+
+
 def test_a_named_pipe_at_a_note_path_is_refused_without_hanging(mem, ws):
     (ws.root / "memory").mkdir(exist_ok=True)
     os.mkfifo(ws.root / "memory" / "pipe.md")

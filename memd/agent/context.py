@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.memory import Memory
 from memd.review.durable import durability
 from memd.review.statements import Statement, statements
 from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
 
-CONTEXT_BUDGET = 1500
-RECALL_BUDGET = 600
 _RECENT_DAYS = 3
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memd.cli.format import counted
 from memd.client import Client, describe, mismatch
 from memd.config import Config, WorkspaceConfig
 from memd.configfile import default_config_path, load_config
@@ -52,9 +53,10 @@ def doctor(config_arg: str | None, workspace: str | None, as_json: bool) -> int:
             print(f"{'':<5} {'':<{width}}  fix: {c.fix}")
     warned = sum(c.state == "warn" for c in checks)
     if failed:
-        print(f"\n{len(failed)} problem{'s' if len(failed) > 1 else ''} to fix.")
+        print(f"\n{counted(len(failed), 'problem')} to fix.")
     else:
-        print(f"\nno problems found{f' ({warned} warnings)' if warned else ''}.")
+        warnings = f" ({counted(warned, 'warning')})" if warned else ""
+        print(f"\nno problems found{warnings}.")
     return 1 if failed else 0
 
 
@@ -145,7 +147,9 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
     notes = _count(ws.path / MEMORY_DIR)[1] + sum(
         (ws.path / n).is_file() for n in ("MEMORY.md", "memory.md")
     )
-    return Check(name, "ok", f"{ws.path} ({notes} Markdown files in MEMORY.md and memory/)")
+    return Check(
+        name, "ok", f"{ws.path} ({counted(notes, 'Markdown file')} in MEMORY.md and memory/)"
+    )
 
 
 def _look_alikes(ws: WorkspaceConfig) -> Check | None:
@@ -163,7 +167,7 @@ def _look_alikes(ws: WorkspaceConfig) -> Check | None:
     return Check(
         f"keys {ws.name}",
         "ok",
-        f"{len(found)} unmarked line{'s' * (len(found) != 1)} in key form ({shown}): "
+        f"{counted(len(found), 'unmarked line')} in key form ({shown}): "
         "written by hand, so store, forget and review leave them alone",
         "end a line with <!-- memd:key --> to make it a key memd may replace or forget",
     )
@@ -190,7 +194,7 @@ def _hooks(config: Config) -> Check | None:
     return Check(
         "hooks",
         "warn",
-        f"{len(recent)} hook run{'s' * (len(recent) != 1)} failed in the last 24 hours; last "
+        f"{counted(len(recent), 'hook run')} failed in the last 24 hours; last "
         f"({last['command']}, {last['at']}): {last['error']}",
         f"see {config.state_dir / 'hooks.log'}; the host went on without memd's memory",
     )
@@ -329,7 +333,7 @@ def _inotify(workspaces: list[WorkspaceConfig]) -> Check:
             more_folders, more_files = _count(top)
             folders, files = folders + more_folders, files + more_files
     detail = (
-        f"{folders} folder{'s' if folders != 1 else ''} to watch ({files} Markdown files); "
+        f"{counted(folders, 'folder')} to watch ({counted(files, 'Markdown file')}); "
         f"max_user_watches is {limit}"
     )
     fix = (

@@ -16,6 +16,11 @@ def note(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 file``, ``2 files``: the noun in the plural only when the count needs it."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def index_report(r: dict) -> None:
     print(
         f"indexed in {r['seconds']:.2f} s: {r['added']} added, {r['changed']} changed, "
@@ -37,13 +42,13 @@ def freshness(r: dict) -> str | None:
     elif index.get("stale"):
         waiting = index.get("pending_files") or 0
         parts.append(
-            f"{waiting} changed file{'s' if waiting != 1 else ''} not indexed yet"
+            f"{counted(waiting, 'changed file')} not indexed yet"
             if waiting
             else "the files are not being watched right now"
         )
     if index.get("pending_embeddings"):
         n = index["pending_embeddings"]
-        parts.append(f"{n} chunk{'s' if n != 1 else ''} not embedded yet (found by keyword only)")
+        parts.append(f"{counted(n, 'chunk')} not embedded yet (found by keyword only)")
     if not parts:
         return None
     if index.get("stale"):
@@ -82,10 +87,7 @@ def get(r: dict) -> int:
     """Print the lines; past the end of the file, say how long it is and return 1."""
     if not r["text"] and r["from"] > max(r["total_lines"], 1):
         total = r["total_lines"]
-        note(
-            f"memd: {r['path']} has {total} line{'s' if total != 1 else ''}; "
-            f"--from {r['from']} is past the end"
-        )
+        note(f"memd: {r['path']} has {counted(total, 'line')}; --from {r['from']} is past the end")
         return 1
     sys.stdout.write(r["text"])
     if r["next_from"]:
@@ -140,8 +142,8 @@ def review(r: dict) -> None:
         print(f"{p['id']}  {p['kind']:<9} {p['score']:.2f}  {p['reason']}")
         print(f"    {p['text']}")
         print(f"    cites {', '.join(p['citations'])}; apply: {p['action']}")
-    count = f"{r['count']} proposal{'s' * (r['count'] != 1)}"
-    note(f"{count}; memd review --apply ID appends or stores, --dismiss ID hides")
+    how = "memd review --apply ID appends or stores, --dismiss ID hides"
+    note(f"{counted(r['count'], 'proposal')}; {how}")
 
 
 def review_applied(r: dict) -> None:

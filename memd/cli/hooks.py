@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from memd.cli.format import counted
 from memd.config import Config
 from memd.configfile import default_config_path
 from memd.errors import InvalidParams
@@ -124,7 +125,7 @@ def claude_uninstall(path: Path) -> str:
     if not removed:
         return f"no memd hooks in {path}"
     _restore(path, settings, json.dumps(settings, indent=2) + "\n", json.loads)
-    return f"removed {removed} memd hook{'s' * (removed != 1)} from {path}"
+    return f"removed {counted(removed, 'memd hook')} from {path}"
 
 
 def codex_install(path: Path, memd: str) -> str:

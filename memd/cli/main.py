@@ -205,6 +205,7 @@ def _answered_by(router: Router) -> dict:
 
 
 def _index(args: argparse.Namespace, router: Router, params: dict, as_json: bool) -> int:
+    router.check_folder(params["workspace"])
     if router.daemon_running():
         result = router.call("reindex", {**params, "full": args.full})
         code = _emit(result, as_json, cli_format.index_report)

@@ -1,14 +1,19 @@
 """The ``memd`` command line's arguments: each command with its description and options.
 
 Global options are accepted before or after the command and listed once, in ``memd --help``.
+An unknown option is refused by the command it was given to, with that command's usage and
+the option it most likely meant (``--limit``: did you mean ``--max-results``?).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from memd import __version__
+from memd.configfile import nearest
 
 _GLOBAL = "global options, before or after the command: --config PATH, --workspace NAME, --json, -v"
 
@@ -110,6 +115,37 @@ _COMMANDS = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that knows its options and its commands' parsers, so an
+    unknown option gets the usage of the command it was given to, and a suggestion."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.options: list[str] = []  # before super(): it adds -h/--help
+        self.commands: dict[str, Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.options += action.option_strings
+        return action
+
+    def parse_args(
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self.commands.get(getattr(parsed, "command", ""), self)
+            command.error(command.unrecognized(extra))
+        return parsed
+
+    def unrecognized(self, extra: list[str]) -> str:
+        message = f"unrecognized arguments: {' '.join(extra)}"
+        for word in extra:
+            if word.startswith("-") and (close := nearest(word.split("=", 1)[0], self.options)):
+                return f"{message} (did you mean {close}?)"
+        return message
+
+
 def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
     # Accepted before or after the command (`memd search x --config c`), listed once: in
     # `memd --help`. SUPPRESS as default keeps a subcommand from resetting a value given
@@ -141,9 +177,9 @@ def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
     )
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser() -> Parser:
     """The ``memd`` argument parser: every command, its description and options."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memd",
         description="Keep an AI agent's Markdown memory searchable.",
         epilog="'memd COMMAND --help' describes a command. Exit codes: 0 ok, 1 error, 2 usage.",
@@ -152,10 +188,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
-    def command(name: str) -> argparse.ArgumentParser:
+    def command(name: str) -> Parser:
         summary, description = _COMMANDS[name]
         p = sub.add_parser(name, help=summary, description=description, epilog=_GLOBAL)
         _global_options(p, shown=False)
+        parser.commands[name] = p
         return p
 
     p = command("search")

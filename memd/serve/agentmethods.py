@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from memd.agent.context import CONTEXT_BUDGET, RECALL_BUDGET, context, recall
-from memd.agent.hookflush import hook_flush
+from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.errors import InvalidParams
 from memd.serve.params import OpenMemory, Params, open_workspace
 
@@ -26,6 +25,8 @@ def _memory_context(open_memory: OpenMemory, p: Params) -> dict:
         raise InvalidParams("source", f"must be one of {', '.join(_SOURCES)}, got {source!r}")
     budget = _budget(p, CONTEXT_BUDGET)
     p.finish()
+    from memd.agent.context import context  # a search never loads what hooks need
+
     return context(memory, cwd, source, budget).as_dict()
 
 
@@ -34,6 +35,8 @@ def _memory_recall(open_memory: OpenMemory, p: Params) -> dict:
     prompt = p.get("prompt", str, "")
     budget = _budget(p, RECALL_BUDGET)
     p.finish()
+    from memd.agent.context import recall
+
     return recall(memory, prompt, budget).as_dict()
 
 
@@ -42,6 +45,8 @@ def _memory_flush_hook(open_memory: OpenMemory, p: Params) -> dict:
     hook = p.get("hook", dict)
     host = p.get("host", str, "Claude Code")
     p.finish()
+    from memd.agent.hookflush import hook_flush
+
     answer = hook_flush(memory, hook or {}, host)
     return {"flushed": answer is not None, **(answer.as_dict() if answer else {})}
 

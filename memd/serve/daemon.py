@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from memd import __version__
 from memd.config import Config
@@ -33,6 +33,7 @@ from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
+from memd.serve.pools import Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
 from memd.serve.watcher import wait_event
@@ -43,8 +44,9 @@ log = get_logger()
 T = TypeVar("T")
 
 # A stop ends the process within 5 s whatever hangs: a clean close normally takes well under
-# a second; threads still blocked in a network call (a hung embedding endpoint) are
-# abandoned _EXIT_GRACE after it, and a close that itself hangs is cut off at _STOP_DEADLINE.
+# a second; work still running on a pool then (an embedding batch, a hung endpoint) is
+# abandoned at once, any other thread that lingers _EXIT_GRACE after it, and a close that
+# itself hangs is cut off at _STOP_DEADLINE.
 _EXIT_GRACE = 0.5
 _STOP_DEADLINE = 4.5
 
@@ -69,12 +71,14 @@ class Daemon:
         self._writer_thread: int | None = None
         # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
         # a queue of writes never holds the threads that searches run on.
-        self._prepare = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-write")
+        self._prepare = Pool(max_workers=8, thread_name_prefix="memd-write")
         # Reads have lanes of their own, apart from the event loop's default executor (which
         # the index and embed loops use): long queries queue among themselves, so a few of
         # them cannot hold every thread a plain search could run on.
-        self._reads = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memd-read")
-        self._heavy = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-heavy")
+        self._reads = Pool(max_workers=6, thread_name_prefix="memd-read")
+        self._heavy = Pool(max_workers=2, thread_name_prefix="memd-heavy")
+        # The loop's default executor: the index, embedding and publishing loops' threads.
+        self._background = Pool(thread_name_prefix="memd-background")
         self._stop: asyncio.Event | None = None
         # Requests in flight by reload epoch, and memories retired at an epoch: a reload
         # closes what it replaced as soon as the requests that might use it are done.
@@ -163,6 +167,7 @@ class Daemon:
 
     async def _main(self) -> int:
         loop = asyncio.get_running_loop()
+        loop.set_default_executor(self._background)
         self._stop = asyncio.Event()
         try:
             self._lock_fd = _take_lock(self.config.state_dir)
@@ -213,8 +218,16 @@ class Daemon:
             _close_all(memories)
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
-        # The writer has closed cleanly; what may still run is a thread blocked in a network
-        # call, which asyncio (its executor) and the interpreter (at exit) would both wait for.
+        # The writer has closed cleanly. Work still running on a pool (an embedding batch,
+        # a call to a hung endpoint) has no one to take its result, yet asyncio (its default
+        # executor) and the interpreter (at exit) would both wait for it: end here.
+        running = {
+            pool.name: pool.running
+            for pool in (self._background, self._prepare, self._reads, self._heavy)
+            if pool.running
+        }
+        if running:
+            _end(0, "daemon_work_abandoned", "info", running=running)
         _exit_after(_EXIT_GRACE, 0, "daemon_threads_abandoned")
         return 0
 
@@ -276,13 +289,18 @@ def _exit_after(seconds: float, code: int, event: str) -> None:
     def fire() -> None:
         time.sleep(seconds)
         blocked = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
-        log.warning(event, threads=blocked, exit_code=code)
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-            sys.stdout.flush()
-        os._exit(code)
+        _end(code, event, "warning", threads=blocked)
 
     threading.Thread(target=fire, name=f"memd-{event}", daemon=True).start()
+
+
+def _end(code: int, event: str, level: str, **fields: Any) -> NoReturn:
+    """Log ``event`` and end the process now, without waiting for any thread."""
+    getattr(log, level)(event, exit_code=code, **fields)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def _create_default_workspace(config: Config) -> None:

@@ -4,10 +4,10 @@ refuses any it did not read."""
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memd.configfile import nearest
 from memd.errors import ConfigError, InvalidParams
 from memd.memory import Memory
 
@@ -70,8 +70,8 @@ class Params:
         """Refuse parameters nobody read: a typo should not be silently ignored."""
         for name in self.raw:
             if name not in self.used:
-                close = difflib.get_close_matches(str(name), sorted(self.used), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
+                close = nearest(str(name), sorted(self.used))
+                hint = f"; did you mean '{close}'?" if close else ""
                 raise InvalidParams(str(name), f"is not a parameter of this method{hint}")
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memd.client import Client, WrongDaemon, connect
+from memd.errors import ConfigError
 
 if TYPE_CHECKING:
     from memd.config import Config
@@ -78,6 +79,15 @@ class Router:
             self.daemon = client.health
         return client
 
+    def check_folder(self, workspace: str | None) -> None:
+        """Raise ``WorkspaceMissing`` if the workspace's folder is gone: the first thing to
+        say, before a daemon of another config is described or an empty index answers."""
+        try:
+            config = self.config.workspace(workspace)
+        except ConfigError:
+            return  # an unknown name: the method says so, naming its parameter
+        config.check_folder()
+
     def daemon_running(self) -> bool:
         client = self.connect(timeout=5)
         if client is None:
@@ -87,6 +97,7 @@ class Router:
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict:
         params = {k: v for k, v in (params or {}).items() if v is not None}
+        self.check_folder(params.get("workspace"))
         client = self.connect()
         if client is not None:
             with client:

@@ -42,7 +42,10 @@ async def respond(line: bytes, dispatch: Dispatch) -> dict | None:
     try:
         request = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
-        return error_object(None, PARSE_ERROR, f"parse error: {exc}")
+        # A request pretty-printed over several lines lands here once per line: say why.
+        return error_object(
+            None, PARSE_ERROR, f"parse error: {exc}; send one JSON object per line (jq -c)"
+        )
     except RecursionError:
         return error_object(None, PARSE_ERROR, "parse error: JSON nested too deeply")
     if isinstance(request, list):

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 
 from memd.config import WorkspaceConfig
-from memd.errors import InvalidParams, NotFound, PathRefused, WorkspaceMissing
+from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
@@ -83,6 +83,7 @@ class Workspace:
     """The files of one configured workspace and the rules that decide them."""
 
     def __init__(self, config: WorkspaceConfig) -> None:
+        self.config = config
         self.name = config.name
         self.path = config.path
         self.exclude = GlobSet(config.exclude)
@@ -163,13 +164,7 @@ class Workspace:
 
     def scan(self) -> list[FileEntry]:
         """Every indexable file, each real file once; raises if the workspace is gone."""
-        if not self.path.is_dir():
-            raise WorkspaceMissing(
-                f"workspace folder {self.path} does not exist or is not a folder; "
-                "create it or set 'workspace' in the config"
-            )
-        if not os.access(self.path, os.R_OK | os.X_OK):
-            raise WorkspaceMissing(f"workspace folder {self.path} cannot be read (permissions)")
+        self.config.check_folder()
         seen_files: set[str] = set()
         seen_dirs: set[str] = set()
         found: list[FileEntry] = []

@@ -22,6 +22,7 @@ class Rule:
     name: str
     pattern: re.Pattern[str]
     keep: int = 0  # the leading group kept as written, e.g. "password=" of password=...
+    chained: bool = False  # a value that names a further assignment hands the redaction on
 
 
 _SECRET_KEYS = (
@@ -56,18 +57,45 @@ RULES: tuple[Rule, ...] = (
     Rule("secret assignment", re.compile(
         rf"(\b(?:[A-Za-z0-9]+[_-])*(?:{_SECRET_KEYS})(?:[_-]?(?:key|value))?\b(?:\\?[\"'])?"
         r"\s*[:=]\s*(?:\\?[\"'])?)"
-        r"(?!\[REDACTED\])[^\s\"'\\,;&]+", re.I), keep=1),
+        r"(?!\[REDACTED\])[^\s\"'\\,;&]+", re.I), keep=1, chained=True),
 )  # fmt: skip
+
+# In "credential: aws_secret_access_key = <secret>" the value of "credential:" is only the
+# name of the assignment that holds the secret. A link is such a name and its separator:
+# spaced or quoted, so that "abc=def" or "user:pw" stays one value and is redacted whole.
+_LINK = re.compile(
+    r"[^\s\"'\\,;&:=]+(?:\\?[\"']\s*[:=]\s*|\s+[:=]\s*|[:=]\s+)(?:\\?[\"'])?"
+    r"(?=[^\s\"'\\,;&])"
+)
+_VALUE = re.compile(r"[^\s\"'\\,;&]+")
 
 
 def redact(text: str) -> str:
     """``text`` with every secret ``RULES`` finds replaced by ``[REDACTED]``."""
     for rule in RULES:
-        if rule.keep:
+        if rule.chained:
+            text = _redact_chained(rule.pattern, text)
+        elif rule.keep:
             text = rule.pattern.sub(lambda m: m.group(1) + MARK, text)
         else:
             text = rule.pattern.sub(MARK, text)
     return text
+
+
+def _redact_chained(pattern: re.Pattern[str], text: str) -> str:
+    """Each match's value redacted, or the value of the last assignment it chains to."""
+    parts: list[str] = []
+    pos = 0
+    while m := pattern.search(text, pos):
+        start = m.end(1)
+        while link := _LINK.match(text, start):
+            start = link.end()
+        value = _VALUE.match(text, start)
+        end = value.end() if value else start
+        kept = text[start:end] if text.startswith(MARK, start) else MARK  # another rule's mark
+        parts += [text[pos:start], kept]
+        pos = end
+    return "".join(parts) + text[pos:]
 
 
 def redact_lines(text: str) -> str:

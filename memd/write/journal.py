@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memd.config import Config
-from memd.errors import MemdError, StoreError, WorkspaceMissing
+from memd.errors import MemdError, StoreError
 from memd.index.index import Index
 from memd.log import get_logger
 from memd.records import (
@@ -242,8 +242,7 @@ class Journal:
         return self.config.flush.now().date().isoformat()
 
     def _root(self) -> Path:
-        if not self.workspace.path.is_dir():
-            raise WorkspaceMissing(f"workspace folder {self.workspace.path} does not exist")
+        self.workspace.config.check_folder()
         return self.workspace.path
 
     def _reindex_written(self, rels: set[str]) -> str | None:

@@ -7,6 +7,10 @@ only if it resolves inside the root. The file itself is opened with ``O_NOFOLLOW
 link to a regular file inside the workspace is written at its target, a link out of the
 workspace or to nothing is refused with ``PathRefused`` naming the link. Replacing a file
 renames inside the folder opened here, so a link is never turned into a regular file.
+
+A hard link is the same file under another name, and nothing says where its other names
+are: a file with more than one link is written only if all of them are found inside the
+workspace's real folder; otherwise it is refused like a symbolic link out of it.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ def _open(
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(errno.EINVAL, "not a regular file")
+            if st.st_nlink > 1:
+                _check_hard_links(st, str(real_root), shown)
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         except OSError:
             os.close(fd)
@@ -120,6 +126,43 @@ def _open_folder(real_root: str, parts: list[str], create: bool, shown: str) -> 
         os.close(fd)
         raise
     return fd, here
+
+
+def _check_hard_links(st: os.stat_result, real_root: str, shown: str) -> None:
+    """Refuse a file with more names than the workspace holds: one is outside it."""
+    found = _names_inside(real_root, (st.st_dev, st.st_ino), st.st_nlink)
+    if found < st.st_nlink:
+        raise PathRefused(
+            f"{shown} is a hard link: the file has {st.st_nlink} names, {found} inside "
+            f"the workspace {real_root}; memd never writes to a file that "
+            "also lives outside the workspace (make it a file of its own: copy it, then "
+            "move the copy over it)"
+        )
+
+
+def _names_inside(real_root: str, file: tuple[int, int], enough: int) -> int:
+    """How many names the file ``(st_dev, st_ino)`` has below ``real_root``, up to ``enough``.
+
+    Hard links never cross file systems, so folders on another device are not entered;
+    symbolic links are not followed (what they reach is outside, or counted where it is)."""
+    dev, ino = file
+    found = 0
+    folders = [real_root]
+    while folders and found < enough:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue  # a folder memd cannot read holds no name it could show
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.stat(follow_symlinks=False).st_dev == dev:
+                        folders.append(entry.path)
+                elif entry.inode() == ino and entry.stat(follow_symlinks=False).st_dev == dev:
+                    found += 1
+            except OSError:
+                continue
+    return found
 
 
 def _refused(shown: str, target: str, root: Path, link: str | None = None) -> PathRefused:

@@ -1,0 +1,45 @@
+"""Thread pools that know whether work still runs on them.
+
+A stopping daemon closes its indexes and then has no use for what its threads are still
+doing: an embedding batch (seconds of a local model on a busy machine), a call to a hung
+endpoint. Neither can be interrupted, and both the event loop (its default executor) and the
+interpreter (at exit) would wait for them; knowing that such work runs lets the daemon end
+the process at once instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Pool(ThreadPoolExecutor):
+    """A ``ThreadPoolExecutor`` that counts the calls started on it and not yet ended."""
+
+    def __init__(self, max_workers: int | None = None, thread_name_prefix: str = "") -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
+        self.name = thread_name_prefix
+        self._running = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def running(self) -> int:
+        """Calls running on a thread of this pool right now (queued ones not counted)."""
+        with self._count_lock:
+            return self._running
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        def counted() -> T:
+            with self._count_lock:
+                self._running += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._count_lock:
+                    self._running -= 1
+
+        return super().submit(counted)
