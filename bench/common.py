@@ -20,3 +20,23 @@ def write_result(result: dict, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
+
+
+def start_daemon(tmp: Path, name: str, workspace: Path, extra: str = "") -> tuple:
+    """A real ``memd serve`` on ``workspace`` with its config, state and socket under
+    ``tmp`` (named ``name``), keyword only unless ``extra`` says otherwise; returns the
+    process and its socket (the caller stops it)."""
+    import os
+    import subprocess
+    import sys
+
+    sock = tmp / f"{name}.sock"
+    config = tmp / f"{name}.yaml"
+    if "embeddings:" not in extra:
+        extra += "embeddings: {provider: none}\n"
+    config.write_text(f"workspace: {workspace}\nstate_dir: {tmp / (name + '-state')}\n"
+                      f"socket: {sock}\n{extra}")  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp)}
+    serve = [sys.executable, "-m", "memd", "--config", str(config), "serve"]
+    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return daemon, sock

@@ -14,7 +14,6 @@ would meet a daemon that already has its model loaded. Targets: context and reca
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -38,7 +37,7 @@ HOOKS = {"context": "session_start_startup", "recall": "user_prompt_submit",
 def workspace(root: Path) -> None:
     (root / "memory").mkdir(parents=True)
     core = ["# Memory", "", "## Decisions"]
-    core += [f"- Decision {n}: the order service keeps its queue in Postgres {n}." for n in range(40)]
+    core += [f"- Decision {n}: the order service queues in Postgres {n}." for n in range(40)]
     (root / "MEMORY.md").write_text("\n".join(core) + "\n")
     for day in range(1, 31):
         lines = [f"# 2026-10-{day:02d}", ""]
@@ -85,7 +84,7 @@ def main() -> int:
             where = "daemon" if daemon_up else "no_daemon"
             try:
                 for name, stdin in inputs.items():
-                    command = [*memd, name, "--hook"] if name != "flush" else [*memd, "flush", "--hook"]
+                    command = [*memd, name, "--hook"]
                     took = timed(command, stdin, env, args.runs)
                     result[f"{name}_{where}_p50_ms"] = round(percentile(took, 50), 1)
                     result[f"{name}_{where}_p95_ms"] = round(percentile(took, 95), 1)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, write_result  # noqa: E402
+from bench.common import percentile, start_daemon, write_result  # noqa: E402
 from bench.time_bench import CHANGING, generate  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
@@ -107,15 +106,7 @@ def promotions(tmp: Path) -> dict:
 
 def vault_review(tmp: Path, files: int, provider: str) -> dict:
     vault = make_vault(tmp / "vault", files)
-    sock = tmp / "memd.sock"
-    config = tmp / "memd.yaml"
-    config.write_text(
-        f"workspace: {vault}\nstate_dir: {tmp / 'vault-state'}\nsocket: {sock}\n"
-        f"embeddings: {{provider: none}}\nreview: {{enabled: false}}\n"
-    )
-    env = {**os.environ, "HOME": str(tmp)}
-    serve = [sys.executable, "-m", "memd", "--config", str(config), "serve"]
-    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon, sock = start_daemon(tmp, "vault", vault, "review: {enabled: false}\n")
     try:
         _wait_indexed(sock)
         qs = queries(60)

@@ -35,7 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, write_result  # noqa: E402
+from bench.common import percentile, start_daemon, write_result  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
@@ -107,15 +107,7 @@ def published_chunks(dsn: str, host: str) -> int:
 def lag(tmp: Path, dsn: str, edits: int) -> list[float]:
     """Seconds from each edit to its text being in the team database, daemon running."""
     vault = make_vault(tmp / "lag-vault", 200, seed=3)
-    config = tmp / "lag.yaml"
-    sock = tmp / "lag.sock"
-    config.write_text(
-        f"workspace: {vault}\nstate_dir: {tmp / 'lag-state'}\nsocket: {sock}\n"
-        f"embeddings: {{provider: none}}\nteam: {{dsn: '{dsn}', host: lag-host}}\n"
-    )
-    env = {**os.environ, "HOME": str(tmp)}
-    serve = [sys.executable, "-m", "memd", "--config", str(config), "serve"]
-    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon, sock = start_daemon(tmp, "lag", vault, f"team: {{dsn: '{dsn}', host: lag-host}}\n")
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -153,12 +153,15 @@ def test_a_date_in_words_and_cjk_text_are_keywords(store):
     assert keyword(store, "数据库") == ["notes.md#1"]
 
 
-def test_term_postings_count_per_clause(store):
+def test_term_counts_and_holders_per_clause(store):
     put(store, meta("a.md"), Chunk(1, 1, "", "alpha beta", 2), Chunk(2, 2, "", "alpha", 1))
+    put(store, meta("b.md"), Chunk(1, 1, "", "gamma", 1))
     match = match_query("alpha beta")
-    total, postings = store.term_postings(match)
-    assert total == 2
-    assert [len(p) for p in postings] == [2, 1]
+    assert store.term_counts(match) == (3, [2, 1])
+    ids = {h.text: h.chunk_id for h in store.keyword_search(match_query("alpha gamma"), 10)}
+    holders = store.term_holders(match, [ids["alpha beta"], ids["gamma"]])
+    assert holders == [{ids["alpha beta"]}, {ids["alpha beta"]}]
+    assert store.term_holders(match, []) == [set(), set()]
 
 
 def test_dated_chunks_newest_file_first(store):

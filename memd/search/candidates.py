@@ -3,7 +3,7 @@ request's filters, and the evidence (terms, best passage) that the ranking stage
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
@@ -50,11 +50,15 @@ def file_filter(
 
 @dataclass(frozen=True)
 class QueryTerms:
-    """A query's FTS5 terms, the chunks holding each, and each term's idf weight."""
+    """A query's terms and each one's idf weight."""
 
     match: MatchQuery
-    postings: list[set[int]]
     weights: list[float]
+
+    def held(self, store: Store, chunk_ids: Sequence[int]) -> dict[int, list[bool]]:
+        """For each of ``chunk_ids``, which of the terms it holds."""
+        holders = store.term_holders(self.match, chunk_ids)
+        return {i: [i in chunks for chunks in holders] for i in chunk_ids}
 
 
 def query_terms(store: Store, query: str) -> QueryTerms | None:
@@ -62,8 +66,8 @@ def query_terms(store: Store, query: str) -> QueryTerms | None:
     match = match_query(query)
     if match is None:
         return None
-    total, postings = store.term_postings(match)
-    return QueryTerms(match, postings, [idf(len(chunks), total) for chunks in postings])
+    total, counts = store.term_counts(match)
+    return QueryTerms(match, [idf(n, total) for n in counts])
 
 
 def keyword_candidates(
@@ -84,12 +88,9 @@ def keyword_candidates(
         file_ids=None if allowed is None else list(allowed),
     )
     query_idf = sum(terms.weights)
+    held = terms.held(store, [h.chunk_id for h in hits])
     return [
-        Candidate(
-            h,
-            per_term(h.bm25, query_idf),
-            coverage(terms.weights, [h.chunk_id in chunks for chunks in terms.postings]),
-        )
+        Candidate(h, per_term(h.bm25, query_idf), coverage(terms.weights, held[h.chunk_id]))
         for h in hits
     ]
 
@@ -148,11 +149,8 @@ def attach_agreement(
 ) -> None:
     """Give every candidate with passage vectors its best passage on meaning and words
     together (``memd.search.ranking.passage_agreement``)."""
-    held = {
-        c.hit.chunk_id: [i for i, chunks in enumerate(terms.postings) if c.hit.chunk_id in chunks]
-        for c in cands
-        if c.parts
-    }
+    holds = terms.held(store, [c.hit.chunk_id for c in cands if c.parts])
+    held = {chunk_id: [i for i, h in enumerate(has) if h] for chunk_id, has in holds.items()}
     # A passage holds only terms its chunk holds: a chunk holding none needs no text.
     words = store.passage_terms(model, [chunk_id for chunk_id, ts in held.items() if ts])
     matcher = TermMatcher(terms.match, terms.weights)

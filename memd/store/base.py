@@ -142,9 +142,13 @@ class Store(Protocol):
         optionally within dates and files."""
         ...
 
-    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
-        """How many chunks there are, and for each of the query's terms the chunks
-        holding it."""
+    def term_counts(self, match: MatchQuery) -> tuple[int, list[int]]:
+        """How many chunks there are, and how many hold each of the query's terms (for
+        its idf; a backend may estimate the count of a term very many chunks hold)."""
+        ...
+
+    def term_holders(self, match: MatchQuery, chunk_ids: Sequence[int]) -> list[set[int]]:
+        """For each of the query's terms, which of ``chunk_ids`` hold it."""
         ...
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:

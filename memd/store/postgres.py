@@ -17,9 +17,9 @@ from typing import Any
 
 from memd.errors import StoreError
 from memd.sources.chunker import Chunk
-from memd.store.fts import MatchQuery
 from memd.store.postgres_schema import migrate
-from memd.store.postgres_text import date_and_file_filters, like_prefix, term_test
+from memd.store.postgres_search import TextRows
+from memd.store.postgres_text import HIT, WHOSE, date_and_file_filters, like_prefix
 from memd.store.postgres_vectors import VectorRows, register_embedding
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
 
@@ -28,8 +28,6 @@ STATEMENT_TIMEOUT_MS = 60_000
 # more, and so on): on stale ones PostgreSQL read every vector instead of its HNSW index
 # (169 ms for a query that takes 6 at 20k chunks) until autovacuum caught up.
 ANALYZE_AFTER_ROWS = 5_000
-_HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
-_WHOSE = "f.host, f.workspace"  # after the score: a Hit's last two fields
 
 
 @contextlib.contextmanager
@@ -43,7 +41,7 @@ def database_errors(dsn: str) -> Iterator[None]:
         raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
 
 
-class PostgresStore(VectorRows):
+class PostgresStore(TextRows, VectorRows):
     """One (host, workspace) scope of a shared PostgreSQL database."""
 
     def __init__(self, dsn: str, host: str | None, workspace: str | None, conn: Any) -> None:
@@ -55,6 +53,8 @@ class PostgresStore(VectorRows):
         self._in_files = "TRUE" if team else "host = %s AND workspace = %s"
         self._args: tuple[str, ...] = () if team else (host, workspace)  # type: ignore[assignment]
         self._written, self._analyze_at = 0, ANALYZE_AFTER_ROWS
+        self._counted: tuple[int, float] | None = None  # (chunks, when counted)
+        self._guesses: dict[tuple, int] = {}  # a term's test -> the planner's row estimate
 
     @classmethod
     def open(cls, dsn: str, host: str | None, workspace: str | None) -> PostgresStore:
@@ -319,53 +319,9 @@ class PostgresStore(VectorRows):
         )[0]
         return {"files": files, "chunks": chunks}
 
-    def keyword_search(
-        self,
-        match: MatchQuery,
-        limit: int,
-        since: str | None = None,
-        until: str | None = None,
-        file_ids: Sequence[int] | None = None,
-    ) -> list[Hit]:
-        terms = [term_test(words) for words in match.words]
-        # Each term held adds 1 and its full-text rank: coverage first, then frequency.
-        score = " + ".join(f"(CASE WHEN {t.test} THEN {t.rank} ELSE 0 END)" for t in terms)
-        held = " OR ".join(t.test for t in terms)
-        where, filters = date_and_file_filters(since, until, file_ids)
-        rows = self._q(
-            f"SELECT {_HIT}, {score} AS score, {_WHOSE} FROM memd_chunks c "
-            f"JOIN memd_files f ON f.id = c.file_id WHERE {self._in} "
-            f"AND ({held}){where} ORDER BY score DESC, c.id LIMIT %s",
-            (
-                *[a for t in terms for a in (*t.args, *t.rank_args)],
-                *self._args,
-                *[a for t in terms for a in t.args],
-                *filters,
-                limit,
-            ),
-        )
-        return [Hit(*r[:8], float(r[8]), *r[9:]) for r in rows]
-
-    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
-        (total,) = self._q(
-            "SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            f"WHERE {self._in}",
-            self._args,
-        )[0]
-        out = []
-        for words in match.words:
-            term = term_test(words)
-            rows = self._q(
-                "SELECT c.id FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-                f"WHERE {self._in} AND {term.test}",
-                (*self._args, *term.args),
-            )
-            out.append({r[0] for r in rows})
-        return total, out
-
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
         rows = self._q(
-            f"SELECT {_HIT}, 0, {_WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            f"SELECT {HIT}, 0, {WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
             f"WHERE {self._in} AND c.id = ANY(%s)",
             (*self._args, list(ids)),
         )
@@ -380,7 +336,7 @@ class PostgresStore(VectorRows):
     ) -> list[Hit]:
         where, args = date_and_file_filters(since, until, file_ids)
         rows = self._q(
-            f"SELECT {_HIT}, 0, {_WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
+            f"SELECT {HIT}, 0, {WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
             f"WHERE {self._in} AND f.date IS NOT NULL{where} "
             "ORDER BY f.date DESC, f.path, c.start_line LIMIT %s",
             (*self._args, *args, limit),

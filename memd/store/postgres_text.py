@@ -9,6 +9,10 @@ from typing import Any, NamedTuple
 
 from memd.store.fts import NOSPACE_RUN
 
+# What a ``Hit`` is read from, and whose it is (after the score: a Hit's last two fields).
+HIT = "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, f.source, f.date"
+WHOSE = "f.host, f.workspace"
+
 
 class Term(NamedTuple):
     """One query term (any of its word forms): SQL that a chunk holds it, and SQL of its

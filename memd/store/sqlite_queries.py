@@ -42,17 +42,34 @@ class QueryTables:
     db: apsw.Connection
 
     @guard
-    def term_postings(self, match: MatchQuery) -> tuple[int, list[set[int]]]:
-        """How many chunks there are, and for each FTS5 clause (one query term) the chunks
-        that hold it."""
+    def term_counts(self, match: MatchQuery) -> tuple[int, list[int]]:
+        """How many chunks there are, and how many hold each FTS5 clause (one query term)."""
         (total,) = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        out = []
-        for clause in match.clauses:
-            rows = self.db.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
-            )
-            out.append({r[0] for r in rows})
-        return total, out
+        counts = [
+            self.db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (clause,)
+            ).fetchone()[0]
+            for clause in match.clauses
+        ]
+        return total, counts
+
+    @guard
+    def term_holders(self, match: MatchQuery, chunk_ids: Sequence[int]) -> list[set[int]]:
+        """For each FTS5 clause, which of ``chunk_ids`` hold it."""
+        if not chunk_ids:
+            return [set() for _ in match.clauses]
+        ids = json.dumps(list(chunk_ids))
+        return [
+            {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    "AND rowid IN (SELECT value FROM json_each(?))",
+                    (clause, ids),
+                )
+            }
+            for clause in match.clauses
+        ]
 
     @guard
     def counts(self) -> dict[str, int]:
