@@ -41,7 +41,11 @@ def host(tmp_path, ws):
     transcript = tmp_path / "transcript.jsonl"
     shutil.copy(TRANSCRIPT, transcript)
     ws.write("MEMORY.md", CORE)
-    ws.write("memory/2026-11-24.md", "# 2026-11-24\n\n- Deployed 2.4.1; smoke tests passed.\n")
+    ws.write(
+        "memory/2026-11-24.md",
+        "# 2026-11-24\n\n- Deployed 2.4.1; smoke tests passed.\n"
+        "- Decision: Sam owns the payments gateway from now on.\n",
+    )
     config = tmp_path / "memd.yaml"
     config.write_text(
         f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n"
@@ -159,6 +163,8 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
                       payload("user_prompt_submit", transcript, project), env)  # fmt: skip
     assert "order service moves from MySQL to Postgres 16" in recall.stdout
     assert "(MEMORY.md#L" in recall.stdout and count_tokens(recall.stdout) <= 600
+    # A review waiting is said at the start too (once the daemon has run one).
+    d.call("memory_review")
     # Compaction: an entry naming the session and its lines, once, even if the hook is retried.
     compact = payload("pre_compact_auto", transcript, project)
     for _ in range(2):
@@ -174,6 +180,7 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
                      payload("session_start_compact", transcript, project), env)  # fmt: skip
     assert again.stdout.index("Recent notes") < again.stdout.index("From MEMORY.md")
     assert "6f1d2c3a" in again.stdout
+    assert "memory review proposal" in again.stdout
     # The session goes on, then ends: only the new lines are flushed.
     with transcript.open("a") as f:
         f.write(TRANSCRIPT.read_text().splitlines()[1] + "\n")
@@ -224,3 +231,30 @@ def test_sessions_are_added_to_the_config_when_asked(host):
 
     [source] = load_config(str(config), env).workspace().sessions
     assert source.format == "claude-code"
+
+
+def test_with_a_model_the_hook_flush_keeps_what_it_picks_once(
+    make_config, embed_server, ws, tmp_path
+):
+    from memd.agent.hookflush import hook_flush
+    from memd.memory import Memory
+
+    ws.write("MEMORY.md", "# Memory\n")
+    transcript = tmp_path / "t.jsonl"
+    lines = TRANSCRIPT.read_text().splitlines()
+    secret = "sk-" + "A1b2C3d4" * 6
+    leak = json.loads(lines[1])
+    leak["message"]["content"] = f"my key is {secret}, keep the Postgres 16 plan"
+    transcript.write_text("\n".join([*lines, json.dumps(leak)]) + "\n")
+    llm = {"model": "chat-1", "base_url": embed_server.url, "retries": 0, "timeout_s": 5}
+    embed_server.chat_reply = "- The order service moves to Postgres 16; schema first."
+    hook = json.loads(payload("pre_compact_auto", transcript, tmp_path))
+    with Memory(make_config(flush={"llm": llm})) as memory:
+        answer = hook_flush(memory, hook)
+        assert answer is not None and answer.written
+        assert hook_flush(memory, hook) is None  # retried: nothing new in the transcript
+    [written] = answer.written
+    note = (ws.root / written.path).read_text()
+    assert note.count("The order service moves to Postgres 16; schema first.") == 1
+    sent = json.dumps(embed_server.chat_messages)
+    assert "keep the Postgres 16 plan" in sent and secret not in sent

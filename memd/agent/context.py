@@ -11,6 +11,7 @@ Nothing to say is an empty text: the host then adds nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -22,6 +23,7 @@ from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
 
 _RECENT_DAYS = 3
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ def context(
         parts = [("Recent notes", recent, 0.5), ("From MEMORY.md", core, 0.3)]
     if project[1]:
         parts.append(project)
+    waiting = (memory.reviewer.waiting() or {}).get("waiting", 0)
+    if waiting:  # the agent can settle them (memory_review) when the person asks
+        word = "proposal waits" if waiting == 1 else "proposals wait"
+        parts.append(("Review", [f"{waiting} memory review {word}: memory_review"], 0.05))
     return _fit(parts, budget)
 
 
@@ -95,7 +101,11 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[str], float]:
 
 def _flat(snippet: str) -> str:
     """A result's text on one line, its headings left out (the citation says where)."""
-    kept = [line.strip() for line in snippet.splitlines() if not line.lstrip().startswith("#")]
+    kept = [
+        _BULLET.sub("", line).strip()
+        for line in snippet.splitlines()
+        if not line.lstrip().startswith("#")
+    ]
     return " ".join(line for line in kept if line)
 
 
