@@ -89,6 +89,12 @@ def test_statements_about_one_subject_that_disagree(older, newer, conflict):
         "Flew KLM to Oslo for the client visit.",  # an event
         "Booked the hotel for the offsite: Hotel Adlon in Lisbon.",
         "What is the deploy target?",
+        # Chat: reactions and comparisons (found on locomo-dev's conversations).
+        "Looks like you all had fun.",
+        "It's like an escape.",
+        "It\u2019s moments like these that give me hope.",
+        "The posters were amazing, so much pride and strength!",
+        "The posters were great.",
     ],
 )
 def test_events_activities_and_scoped_statements_are_no_facts(text):

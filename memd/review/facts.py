@@ -28,9 +28,20 @@ _SCOPED = re.compile(
     r"\b(?:today|tonight|yesterday|tomorrow|right now|at the moment|for now)\b",
     re.IGNORECASE,
 )
+_VERDICTS = {"great", "amazing", "awesome", "fun", "cool", "nice", "good", "bad", "so", "very",
+             "really", "beautiful", "wonderful", "fantastic", "lovely", "terrible", "super",
+             "such", "too", "quite", "pretty", "incredible", "perfect", "solid", "strong",
+             "tough", "hard", "easy", "fine", "okay", "ok", "best", "worst",
+             # a value that begins with one of these is a clause about someone, not a value
+             "my", "your", "his", "her", "their", "these", "those", "this", "that", "if",
+             "when", "because", "like"}  # fmt: skip
+# "Looks like", "sounds like": a comparison, not a liking.
+_SEEMING = re.compile(r"\b(?:looks?|looked|sounds?|sounded|seems?|seemed|feels?|felt)$", re.I)
 _FILLER = {"still", "also", "again", "currently", "officially", "definitely"}
 _PRONOUN = {"i", "we", "you", "he", "she", "they", "it", "this", "that", "there", "here",
-            "what", "who", "which", "everyone", "everything", "someone", "something"}  # fmt: skip
+            "what", "who", "which", "everyone", "everything", "someone", "something",
+            "it's", "that's", "there's", "i'm", "we're", "you're", "they're", "he's", "she's",
+            "what's", "life", "things"}  # fmt: skip
 # "We use X for Y", "I prefer X": a pronoun subject that still names a lasting fact.
 _OWN_HABITS = ("we use", "i use", "we run", "i prefer", "we prefer", "i like", "we like")
 _NEGATION = r"(?P<neg>no longer |not |never |don't |doesn't |do not |does not |stopped )?"
@@ -104,7 +115,9 @@ def facts(text: str, speaker: str | None = None) -> list[Fact]:
     """The facts ``text`` states, one per clause at most; ``speaker`` scopes "I"/"my"."""
     found = []
     for clause in re.split(r";|\s[—–]\s|(?<=[.!?])\s+", text):
-        fact = _fact(clause.strip().rstrip(".!"), speaker)
+        if clause.rstrip().endswith("!"):  # an exclamation reacts; it states no value
+            continue
+        fact = _fact(clause.strip().rstrip("."), speaker)
         if fact is not None:
             found.append(fact)
     return found
@@ -125,6 +138,8 @@ def _fact(clause: str, speaker: str | None) -> Fact | None:
         negated = bool(groups.get("neg"))
         if groups.get("verb"):  # "we use X for Y": one value per purpose
             verb = groups["verb"].lower().rstrip("s")
+            if _SEEMING.search(subject):
+                return None
             tool, _, purpose = value.partition(" for ")
             subject = f"{subject} {verb}" + (f" for {purpose}" if purpose else "")
             value = tool if purpose else value
@@ -139,7 +154,7 @@ def _fact(clause: str, speaker: str | None) -> Fact | None:
 
 
 def _subject(text: str, speaker: str | None) -> str | None:
-    first = text.split()[0].lower() if text.split() else ""
+    first = text.split()[0].lower().replace("\u2019", "'") if text.split() else ""
     if first.endswith("ed") and len(first) > 4:  # "Booked the hotel: ...": an event
         return None
     if first in _PRONOUN and not text.lower().startswith(_OWN_HABITS):
@@ -159,8 +174,11 @@ def _value_words(value: str) -> frozenset[str]:
 
 
 def _activity(value: str) -> bool:
-    """A value that is something being done ("working on billing"), not a state."""
-    first = value.split()[0].lower()
+    """A value that is something being done ("working on billing") or a verdict ("great",
+    "so much fun"), not a state that a later one can replace."""
+    first = value.split()[0].lower().strip(",.")
+    if first in _VERDICTS:
+        return True
     return first.endswith("ing") and first not in ("string", "staging", "thing", "morning")
 
 
