@@ -48,8 +48,15 @@ _LABEL = re.compile(
     r"^\W*(?:decision|decided|rule|policy|preference|important|note to self)\b", re.I
 )
 _GREETING = re.compile(r"^\W*(?:hey|hi|hello|thanks|thank you|wow|awesome|congrats|"
-                       r"congratulations|good to see|great to see|lol|haha|sounds good|"
-                       r"that's (?:great|awesome|amazing|cool))\b", re.I)  # fmt: skip
+                       r"congratulations|good to see|great to see|lol|haha|sounds good|agreed|"
+                       r"yes|yeah|yep|sure|oh|aw+|ooh|that's (?:great|awesome|amazing|cool))\b",
+                       re.I)  # fmt: skip
+# Said to someone else (advice, praise, a question back): about them, not a lasting fact.
+_ADDRESSED = re.compile(r"\b(?:you|your|you've|you're|you'll|yourself)\b", re.I)
+_OWN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|we|our|we've|we're)\b", re.I)
+_WISH = re.compile(
+    r"\b(?:i'd love|i would love|i'd like|would be (?:great|fun)|can't wait)\b", re.I
+)
 _PASSING: list[tuple[float, re.Pattern]] = [
     (0.3, re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening|week|month)|"
                      r"yesterday|tomorrow|right now|just now|last (?:night|week|weekend|friday)|"
@@ -96,6 +103,10 @@ def durability(text: str, heading: str) -> tuple[float, list[str]]:
         score -= 0.5
     if _GREETING.match(text):  # a chat turn opens so; a short one is nothing more
         score -= 0.4 if len(text.split()) < 12 else 0.05
+    if len(_ADDRESSED.findall(text)) > len(_OWN.findall(text)):
+        score -= 0.3
+    if _WISH.search(text):
+        score -= 0.25
     for weight, pattern in _PASSING:
         if pattern.search(text):
             score -= weight
