@@ -138,7 +138,8 @@ class Memory:
                 from memd.review.reviewer import Reviewer
 
                 journal = lambda: self.journal  # noqa: E731 (made on first write)
-                self._reviewer = Reviewer(self.workspace, journal, self.config, self.embedder)
+                self._reviewer = Reviewer(self.workspace, journal, self.config, self.embedder,
+                                          isolated=self.db.serving)  # fmt: skip
         return self._reviewer
 
     def _team_search(self) -> TeamSearch:

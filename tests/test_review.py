@@ -282,3 +282,23 @@ def test_the_daemon_reviews_on_schedule_and_says_what_waits(notes, serve):
     [conflict] = d.call("memory_review", kind="conflict")["proposals"]
     d.call("memory_review_apply", dismiss=[conflict["id"]])
     assert d.call("status")["review"]["waiting"] == 1
+
+
+def test_a_large_review_in_the_daemon_runs_in_a_process_of_its_own(notes, monkeypatch):
+    import memd.review.reviewer as reviewer
+
+    with Memory_for(notes) as memory:
+        here = rpc(memory, "memory_review")["proposals"]
+        isolated = reviewer.Reviewer(memory.workspace, lambda: memory.journal, memory.config,
+                                     memory.embedder, isolated=True)  # fmt: skip
+        monkeypatch.setattr(reviewer, "ISOLATE_FROM_CHARS", 0)
+        spawned = []
+        real = reviewer.ProcessPoolExecutor
+
+        def counting(*args, **kwargs):
+            spawned.append(kwargs["mp_context"].get_start_method())
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(reviewer, "ProcessPoolExecutor", counting)
+        there = isolated.run().as_dict()["proposals"]
+    assert spawned == ["spawn"] and there == here and len(here) == 2

@@ -63,6 +63,7 @@ class Index:
         self.cache_size = cache_size
         self.store: Store = SqliteStore.open(path)  # the one place a backend is chosen
         self._concurrent = concurrent_reads
+        self.serving = concurrent_reads  # inside the daemon: many threads read at once
         self._on_corrupt = on_corrupt
         self._on_written = on_written
         self.vectors = self._vector_index()

@@ -20,7 +20,7 @@ PROMOTE_AT = 0.5  # the least score a promotion is proposed at
 REPEATED = 0.3  # what saying it on another day adds
 _SAME_WORDS = 0.6  # share of its content words MEMORY.md must hold for "already there"
 _SAME_MEANING = 0.85  # cosine on the model's 0-1 scale for "already there in meaning"
-_MEANING_CHECKED = 200  # the best candidates checked by meaning (one embedding call each)
+MEANING_CHECKED = 200  # the best candidates checked by meaning (one embedding call each)
 
 # Texts to unit vectors (rows), or None: keyword evidence only.
 Embed = Callable[[list[str]], "np.ndarray"]
@@ -39,13 +39,9 @@ class Promotion:
         return self.said[-1]
 
 
-def promotions(
-    daily: Sequence[Statement],
-    core: Sequence[Statement],
-    embed: Embed | None = None,
-    band: tuple[float, float] = (0.0, 1.0),
-) -> list[Promotion]:
-    """Durable statements of ``daily`` that ``core`` (MEMORY.md) does not hold, best first."""
+def promotions(daily: Sequence[Statement], core: Sequence[Statement]) -> list[Promotion]:
+    """Durable statements of ``daily`` that ``core`` (MEMORY.md) does not hold in words,
+    best first (``known_in_meaning`` checks meaning)."""
     groups: dict[frozenset[str], list[Statement]] = defaultdict(list)
     for s in daily:
         if s.key is None:
@@ -67,8 +63,6 @@ def promotions(
             continue
         found.append(Promotion(said, round(score, 3), why))
     found.sort(key=lambda p: (-p.score, p.newest.date or "", p.newest.line))
-    if embed is not None and core and found:
-        found = _not_in_meaning(found, core, embed, band)
     return found
 
 
@@ -91,13 +85,16 @@ class _WordsHeld:
         return any(count >= _SAME_WORDS * len(words) for count in shared.values())
 
 
-def _not_in_meaning(
-    found: list[Promotion], core: Sequence[Statement], embed: Embed, band: tuple[float, float]
-) -> list[Promotion]:
-    checked = found[:_MEANING_CHECKED]
-    vectors = embed([p.newest.text for p in checked] + [s.text for s in core])
+def known_in_meaning(
+    texts: Sequence[str], core: Sequence[str], embed: Embed, band: tuple[float, float]
+) -> set[int]:
+    """Which of ``texts`` (the best ``MEANING_CHECKED``) one of ``core``'s lines already says
+    in other words: a cosine high on the model's own scale."""
+    checked = list(texts[:MEANING_CHECKED])
+    if not checked or not core:
+        return set()
+    vectors = embed([*checked, *core])
     mine, theirs = vectors[: len(checked)], vectors[len(checked) :]
     lo, hi = band
     closest = ((mine @ theirs.T).max(axis=1) - lo) / (hi - lo)
-    kept = [p for p, c in zip(checked, closest, strict=True) if c < _SAME_MEANING]
-    return kept + found[_MEANING_CHECKED:]
+    return {n for n, c in enumerate(closest) if c >= _SAME_MEANING}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from memd.records import Proposal
 from memd.review.conflicts import conflicts, duplicates
-from memd.review.promote import Embed, promotions
+from memd.review.promote import promotions
 from memd.review.statements import Statement, statements
 
 KINDS = ("promote", "conflict", "duplicate")
@@ -33,8 +33,6 @@ def review(
     notes: Sequence[Note],
     since: str | None = None,
     kinds: Sequence[str] = KINDS,
-    embed: Embed | None = None,
-    band: tuple[float, float] = (0.0, 1.0),
 ) -> list[Proposal]:
     """Every proposal for ``notes``, best first; ``since`` (YYYY-MM-DD) keeps those whose
     newest cited line is a daily note from that day on."""
@@ -54,7 +52,7 @@ def review(
             s for s in daily
             if (since is None or (s.date or "") >= since) and (s.path, s.line) not in taken
         ]  # fmt: skip
-        for p in promotions(recent, core, embed, band):
+        for p in promotions(recent, core):
             s = p.newest
             why = ", ".join(p.why) or "durable wording"
             out.append(

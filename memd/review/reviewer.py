@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,8 +25,9 @@ from memd.embed.providers import Embedder
 from memd.errors import InvalidParams, MemdError
 from memd.log import get_logger
 from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
-from memd.review.promote import Embed
+from memd.review.promote import Embed, known_in_meaning
 from memd.review.review import KINDS, Note, review
+from memd.review.statements import statements
 from memd.sources.layout import Workspace
 from memd.store.private import save_json
 
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
     from memd.write.journal import Journal
 
 log = get_logger()
+
+ISOLATE_FROM_CHARS = 2_000_000  # notes this large are reviewed in a process of their own
 
 
 class Reviewer:
@@ -43,6 +48,7 @@ class Reviewer:
         journal: Callable[[], Journal],
         config: Config,
         embedder: Embedder,
+        isolated: bool = False,
     ) -> None:
         self.workspace, self._journal = workspace, journal  # made on first write
         self._path = config.state_dir / f"review-{workspace.name}.json"
@@ -52,6 +58,9 @@ class Reviewer:
         self._band = embedder.cosine_band
         self._today = lambda: config.flush.now().date().isoformat()
         self._lock = threading.Lock()  # the report file: one reader-writer at a time
+        # In the daemon a review runs in a process of its own: pure Python for seconds, it
+        # would hold the interpreter lock searches and flushes wait for.
+        self._isolated = isolated
 
     def run(self, since: str | None = None, kinds: Sequence[str] = KINDS) -> ReviewAnswer:
         """Review the workspace now; a whole review (no filter) becomes the kept report."""
@@ -62,12 +71,13 @@ class Reviewer:
             raise InvalidParams("since", f"must be a date as YYYY-MM-DD, got {since!r}")
         started = time.monotonic()
         notes = self._notes()
+        proposals = self._propose(notes, since, tuple(kinds))
         warning = None
-        try:
-            proposals = review(notes, since, kinds, self._embed, self._band)
-        except MemdError as exc:  # a dead embedder costs the check by meaning, not the review
-            warning = f"proposals not checked against MEMORY.md by meaning: {exc}"
-            proposals = review(notes, since, kinds, None, self._band)
+        if self._embed is not None and "promote" in kinds:
+            try:
+                proposals = self._drop_known(proposals, notes, self._embed)
+            except MemdError as exc:  # a dead embedder costs the check by meaning only
+                warning = f"proposals not checked against MEMORY.md by meaning: {exc}"
         with self._lock:
             state = self._load()
             closed = set(state["dismissed"]) | set(state["applied"])
@@ -165,6 +175,22 @@ class Reviewer:
             gone = self._journal().forget(p.key, self.workspace.category_of(_key_path(p)))
             return {"action": "forget", "key": p.key, "paths": gone.paths, "at": at}
         raise InvalidParams("ids", f"proposal {p.id} is for you to act on: {p.reason}")
+
+    def _propose(self, notes: list[Note], since: str | None, kinds: tuple) -> list[Proposal]:
+        # A few megabytes of notes take a fraction of a second: not worth a process.
+        if not self._isolated or sum(len(n.text) for n in notes) < ISOLATE_FROM_CHARS:
+            return review(notes, since, kinds)
+        context = multiprocessing.get_context("spawn")  # never fork a threaded daemon
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            return pool.submit(review, notes, since, kinds).result()
+
+    def _drop_known(self, proposals: list[Proposal], notes: list[Note], embed: Embed) -> list:
+        """Promotions MEMORY.md already makes in other words, left out."""
+        core = [s.text for n in notes if n.core for s in statements(n.path, n.text, None)]
+        promos = [p for p in proposals if p.kind == "promote"]
+        texts = [p.text.rsplit(" (", 1)[0] for p in promos]  # without the provenance
+        known = {promos[n].id for n in known_in_meaning(texts, core, embed, self._band)}
+        return [p for p in proposals if p.id not in known]
 
     def _notes(self) -> list[Note]:
         notes = []

@@ -91,9 +91,6 @@ class Daemon:
 
     def run(self) -> int:
         """Serve until SIGTERM or SIGINT; returns the process exit code."""
-        # Background work (a review, an index pass) holds the GIL for at most 1 ms at a
-        # time instead of 5: a search arriving meanwhile waits less for its turn.
-        sys.setswitchinterval(0.001)
         return asyncio.run(self._main())
 
     def _is_writer(self) -> None:
