@@ -155,6 +155,8 @@ class Memory:
         self.searcher.close()
         if self._team is not None:
             self._team.shutdown()
+        if self._reviewer is not None:
+            self._reviewer.close()
         if self._journal is not None:
             self._journal.close()
         self.db.close()

@@ -293,12 +293,12 @@ def test_a_large_review_in_the_daemon_runs_in_a_process_of_its_own(notes, monkey
                                      memory.embedder, isolated=True)  # fmt: skip
         monkeypatch.setattr(reviewer, "ISOLATE_FROM_CHARS", 0)
         spawned = []
-        real = reviewer.ProcessPoolExecutor
+        real = reviewer.multiprocessing.get_context
 
-        def counting(*args, **kwargs):
-            spawned.append(kwargs["mp_context"].get_start_method())
-            return real(*args, **kwargs)
+        def counting(method):
+            spawned.append(method)
+            return real(method)
 
-        monkeypatch.setattr(reviewer, "ProcessPoolExecutor", counting)
+        monkeypatch.setattr(reviewer.multiprocessing, "get_context", counting)
         there = isolated.run().as_dict()["proposals"]
     assert spawned == ["spawn"] and there == here and len(here) == 2

@@ -16,7 +16,6 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +60,7 @@ class Reviewer:
         # In the daemon a review runs in a process of its own: pure Python for seconds, it
         # would hold the interpreter lock searches and flushes wait for.
         self._isolated = isolated
+        self._pools: set = set()  # the process a review runs in, while it runs
 
     def run(self, since: str | None = None, kinds: Sequence[str] = KINDS) -> ReviewAnswer:
         """Review the workspace now; a whole review (no filter) becomes the kept report."""
@@ -180,9 +180,27 @@ class Reviewer:
         # A few megabytes of notes take a fraction of a second: not worth a process.
         if not self._isolated or sum(len(n.text) for n in notes) < ISOLATE_FROM_CHARS:
             return review(notes, since, kinds)
-        context = multiprocessing.get_context("spawn")  # never fork a threaded daemon
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            return pool.submit(review, notes, since, kinds).result()
+        pool = multiprocessing.get_context("spawn").Pool(1)  # never fork a threaded daemon
+        self._pools.add(pool)
+        try:
+            pending = pool.apply_async(review, (notes, since, kinds))
+            while True:
+                try:
+                    return pending.get(timeout=0.2)
+                except multiprocessing.TimeoutError:
+                    if pool not in self._pools:  # closed meanwhile: the daemon is stopping
+                        raise ReviewCancelled(
+                            "the review was cancelled: memd is stopping"
+                        ) from None
+        finally:
+            self._pools.discard(pool)
+            pool.terminate()
+
+    def close(self) -> None:
+        """Stop a review running in a process of its own (the daemon is stopping)."""
+        for pool in list(self._pools):
+            self._pools.discard(pool)
+            pool.terminate()
 
     def _drop_known(self, proposals: list[Proposal], notes: list[Note], embed: Embed) -> list:
         """Promotions MEMORY.md already makes in other words, left out."""
@@ -218,6 +236,10 @@ class Reviewer:
             save_json(self._path, state)
         except OSError as exc:
             log.warning("review_unsaved", path=str(self._path), error=exc.strerror)
+
+
+class ReviewCancelled(MemdError):
+    """A review stopped because memd is stopping."""
 
 
 def _key_path(p: Proposal) -> str:
