@@ -135,7 +135,7 @@ class Reviewer:
         """Carry out proposals by id; each answer says what was written, or why not."""
         if not ids:
             raise InvalidParams("ids", "give at least one proposal id")
-        fresh = {p.id: p for p in review(self._notes())}
+        fresh = {p.id: p for p in self._propose(self._notes(), None, KINDS)}
         done = []
         for pid in dict.fromkeys(ids):
             with self._lock:
