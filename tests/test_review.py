@@ -302,3 +302,26 @@ def test_a_large_review_in_the_daemon_runs_in_a_process_of_its_own(notes, monkey
         monkeypatch.setattr(reviewer.multiprocessing, "get_context", counting)
         there = isolated.run().as_dict()["proposals"]
     assert spawned == ["spawn"] and there == here and len(here) == 2
+
+
+def test_lines_said_twice_are_duplicates_and_only_memds_own_is_removed(ws):
+    core = (
+        "# Memory\n- Deployments go out on Tuesdays and Wednesdays, never on Fridays.\n"
+        "- Deployments go out on Tuesdays and Wednesdays, and never on Fridays.\n"
+    )
+    ws.write("MEMORY.md", core)
+    with Memory_for(ws) as memory:
+        memory.store("db", "main database is Postgres 16 for billing")
+        memory.store("database", "main database is Postgres 16 for billing", category="prefs")
+        found = rpc(memory, "memory_review", kind="duplicate")["proposals"]
+        by_action = {p["action"]: p for p in found}
+        assert set(by_action) == {"none", "forget"}
+        assert by_action["none"]["citations"] == ["MEMORY.md#L2", "MEMORY.md#L3"]
+        forget = by_action["forget"]
+        assert forget["key"] == "database" and forget["citations"][-1].startswith("memory/prefs.md")
+        [refused] = rpc(memory, "memory_review_apply", ids=[by_action["none"]["id"]])["applied"]
+        assert "for you to act on" in refused["error"]
+        [done] = rpc(memory, "memory_review_apply", ids=[forget["id"]])["applied"]
+        assert done["action"] == "forget" and done["paths"] == ["memory/prefs.md"]
+        assert [e.key for e in memory.list().entries] == ["db"]
+    assert (ws.root / "MEMORY.md").read_text().startswith(core)  # the person's lines as they were
