@@ -11,19 +11,17 @@ Nothing to say is an empty text: the host then adds nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.memory import Memory
 from memd.review.durable import durability
-from memd.review.statements import Statement, statements
+from memd.review.statements import Statement, statements, unmarked
 from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
 
 _RECENT_DAYS = 3
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -102,9 +100,7 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[str], float]:
 def _flat(snippet: str) -> str:
     """A result's text on one line, its headings left out (the citation says where)."""
     kept = [
-        _BULLET.sub("", line).strip()
-        for line in snippet.splitlines()
-        if not line.lstrip().startswith("#")
+        unmarked(line).strip() for line in snippet.splitlines() if not line.lstrip().startswith("#")
     ]
     return " ".join(line for line in kept if line)
 

@@ -10,7 +10,6 @@ session and the line range: a hook the host retries writes once.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from memd.errors import InvalidParams
@@ -18,7 +17,7 @@ from memd.memory import Memory
 from memd.records import FlushAnswer
 from memd.sources.redact import redact
 from memd.sources.transcripts import read_transcript
-from memd.store.private import save_json
+from memd.store.private import load_json, save_json
 from memd.write.writer import Entry
 
 _MAX_TURNS_CHARS = 60_000  # what the model is given at most: the newest turns
@@ -47,7 +46,8 @@ def hook_flush(memory: Memory, payload: dict, host: str = "Claude Code") -> Flus
     hook = hook_payload(payload)
     session, path = hook["session_id"], hook["transcript_path"]
     offsets = memory.config.state_dir / "hook-offsets.json"
-    seen = _load(offsets)
+    seen = load_json(offsets)
+    seen = seen if isinstance(seen, dict) else {}
     start = int(seen.get(session, 0))
     lines = _lines(path)
     end = len(lines) if lines is not None else start + 1
@@ -81,11 +81,3 @@ def _lines(path: str | None) -> list[str] | None:
             return f.read().splitlines()
     except OSError:
         return None
-
-
-def _load(path: Path) -> dict:
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        return loaded if isinstance(loaded, dict) else {}
-    except (OSError, ValueError):
-        return {}

@@ -16,6 +16,7 @@ import re
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ def claude_uninstall(path: Path) -> str:
             del settings["hooks"]
     if not removed:
         return f"no memd hooks in {path}"
-    _restore(path, settings, json.dumps(settings, indent=2) + "\n", json.loads)
+    _restore(path, json.dumps(settings, indent=2) + "\n", json.loads)
     return f"removed {counted(removed, 'memd hook')} from {path}"
 
 
@@ -149,7 +150,7 @@ def codex_uninstall(path: Path) -> str:
     end = text.find("\n[", at + len(_CODEX_BLOCK))  # the next table, if any
     after = text[end + 1 :] if end >= 0 else ""
     cleaned = text[:at].rstrip("\n") + ("\n" if text[:at].strip() else "") + after
-    _restore(path, cleaned, cleaned, lambda t: t.strip())
+    _restore(path, cleaned, str.strip)
     return f"removed memd's MCP server from {path}"
 
 
@@ -210,11 +211,12 @@ def _backup(path: Path, before: bytes | None) -> None:
         _write(backup, (_ABSENT if before is None else before).decode("utf-8", "surrogateescape"))
 
 
-def _restore(path: Path, value: Any, text: str, read: Any) -> None:
-    """Write ``text``, or the original bytes when they hold the same ``value``."""
+def _restore(path: Path, text: str, read: Callable[[str], Any]) -> None:
+    """Write ``text``, or the original bytes when ``read`` finds the same in them; an
+    empty ``text`` where no file was removes the file."""
     backup = path.with_name(path.name + ".memd-backup")
     original = backup.read_bytes() if backup.exists() else None
-    if original == _ABSENT and not (value or {}):
+    if original == _ABSENT and not read(text):
         path.unlink()
         backup.unlink()
         return

@@ -63,7 +63,6 @@ class Index:
         self.cache_size = cache_size
         self.store: Store = SqliteStore.open(path)  # the one place a backend is chosen
         self._concurrent = concurrent_reads
-        self.serving = concurrent_reads  # inside the daemon: many threads read at once
         self._on_corrupt = on_corrupt
         self._on_written = on_written
         self.vectors = self._vector_index()
@@ -72,6 +71,11 @@ class Index:
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
         self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
+
+    @property
+    def serving(self) -> bool:
+        """Inside the daemon: many threads read at once."""
+        return self._concurrent
 
     @property
     def vector_key(self) -> str:

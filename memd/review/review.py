@@ -69,19 +69,20 @@ def review(
         for c in found:
             if since is not None and (c.newer.date or "") < since:
                 continue
+            newer = c.newer.citation
+            if c.key is not None:
+                reason = (f"key {c.key.key!r} says {c.key.text!r}; {_where(c.newer)} says "
+                          f"{c.now.value!r}")  # fmt: skip
+                out.append(_proposal("conflict", reason, 0.9, [c.key, c.newer], c.now.value,
+                                     "store", key=c.key.key, newer=newer))  # fmt: skip
+                continue
             reason = (f"{c.label}: {c.was.value!r} ({_where(c.older)}) then {c.now.value!r} "
                       f"({_where(c.newer)})")  # fmt: skip
             if c.changes > 1:
                 reason += f"; changed {c.changes} times"
-            if c.key is not None:
-                reason = (f"key {c.key.key!r} says {c.key.text!r}; {_where(c.newer)} says "
-                          f"{c.now.value!r}")  # fmt: skip
-                prop = _proposal("conflict", reason, 0.9, [c.key, c.newer], c.now.value,
-                                 "store", key=c.key.key)  # fmt: skip
-            else:
-                text = f"{c.newer.text} ({c.newer.citation}; was: {c.older.citation})"
-                prop = _proposal("conflict", reason, 0.8, [c.older, c.newer], text, "append")
-            out.append(_with_newer(prop, c.newer))
+            text = f"{c.newer.text} ({newer}; was: {c.older.citation})"
+            out.append(_proposal("conflict", reason, 0.8, [c.older, c.newer], text, "append",
+                                 newer=newer))  # fmt: skip
     if "duplicate" in kinds and since is None:
         keys = [s for s in (*core, *other, *daily) if s.key is not None]
         for d in duplicates(core, keys):
@@ -114,15 +115,11 @@ def _proposal(
     text: str,
     action: str,
     key: str | None = None,
+    newer: str | None = None,
 ) -> Proposal:
-    citations = [f"{s.path}#L{s.line}" for s in cited[-5:]]
+    citations = [s.citation for s in cited[-5:]]
     return Proposal(proposal_id(kind, cited), kind, reason, score, citations, text, action,
-                    key=key)  # fmt: skip
-
-
-def _with_newer(p: Proposal, newer: Statement) -> Proposal:
-    return Proposal(p.id, p.kind, p.reason, p.score, p.citations, p.text, p.action,
-                    newer.citation, p.key)  # fmt: skip
+                    newer, key)  # fmt: skip
 
 
 def _where(s: Statement) -> str:

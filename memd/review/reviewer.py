@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import multiprocessing
 import threading
 import time
@@ -28,7 +27,7 @@ from memd.review.promote import Embed, known_in_meaning
 from memd.review.review import KINDS, Note, review
 from memd.review.statements import statements
 from memd.sources.layout import Workspace
-from memd.store.private import save_json
+from memd.store.private import load_json, save_json
 
 if TYPE_CHECKING:
     from memd.write.journal import Journal
@@ -61,6 +60,7 @@ class Reviewer:
         # would hold the interpreter lock searches and flushes wait for.
         self._isolated = isolated
         self._pools: set = set()  # the process a review runs in, while it runs
+        self._waiting: tuple[tuple | None, dict | None] | None = None  # (file stamp, counts)
 
     def run(self, since: str | None = None, kinds: Sequence[str] = KINDS) -> ReviewAnswer:
         """Review the workspace now; a whole review (no filter) becomes the kept report."""
@@ -107,11 +107,18 @@ class Reviewer:
 
     def waiting(self) -> dict | None:
         """How many proposals of the kept report wait, and when it was made (None: no
-        review yet)."""
-        report = self.latest()
-        if report is None:
-            return None
-        return {"waiting": report["count"], "reviewed_at": report["reviewed_at"]}
+        review yet). Read again only when the report file changed: in the daemon every
+        answer's activity asks."""
+        try:
+            st = self._path.stat()
+            stamp: tuple | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if self._waiting is None or self._waiting[0] != stamp:
+            report = self.latest()
+            kept = report and {"waiting": report["count"], "reviewed_at": report["reviewed_at"]}
+            self._waiting = (stamp, kept)
+        return dict(self._waiting[1]) if self._waiting[1] else None
 
     def mention(self, prompt: FlushPrompt) -> FlushPrompt:
         """``prompt`` with a word on the proposals waiting, so a heartbeat can act on them."""
@@ -223,13 +230,8 @@ class Reviewer:
         return notes
 
     def _load(self) -> dict:
-        try:
-            state = json.loads(self._path.read_text(encoding="utf-8"))
-            if isinstance(state, dict):
-                return {"dismissed": [], "applied": {}, **state}
-        except (OSError, ValueError):
-            pass  # none yet, or unreadable: start afresh (nothing in the notes is lost)
-        return {"dismissed": [], "applied": {}}
+        state = load_json(self._path)  # none yet, or unreadable: afresh (no note is lost)
+        return {"dismissed": [], "applied": {}, **(state if isinstance(state, dict) else {})}
 
     def _save(self, state: dict) -> None:
         try:

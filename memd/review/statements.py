@@ -62,7 +62,7 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
         if k := keyed.get(n + 1):
             out.append(Statement(path, n + 1, date, heading, key_value(text, k), key=k.key))
             continue
-        body = _BULLET.sub("", raw, count=1)
+        body = unmarked(raw)
         if "<!--" in body:
             body = _COMMENT.sub("", body)
         if ".md#L" in body:
@@ -74,6 +74,11 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
         if len(words(body)) >= 3 and not body.startswith(("|", ">")):
             out.append(Statement(path, n + 1, date, heading, body, speaker))
     return out
+
+
+def unmarked(line: str) -> str:
+    """``line`` without its list marker or checkbox."""
+    return _BULLET.sub("", line, count=1)
 
 
 def words(text: str) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 
 from memd.config import Team
 from memd.errors import StoreError
@@ -18,7 +17,7 @@ from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.postgres import PostgresStore
-from memd.store.private import save_json
+from memd.store.private import load_json, save_json
 
 log = get_logger()
 
@@ -103,12 +102,12 @@ class Publisher:
         return sum(then.get(p) != h for p, h in now.items()) + len(then.keys() - now.keys())
 
     def _load(self) -> tuple[dict[str, str] | None, str | None]:
+        saved = load_json(self._record)  # none, unreadable: known after the next good pass
         try:
-            saved = json.loads(self._record.read_text(encoding="utf-8"))
             if saved["where"] == self._where:  # the same host in the same database
                 return dict(saved["files"]), saved["published_at"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # none yet, or unreadable: the outbox is known after the next good pass
+        except (KeyError, TypeError, ValueError):
+            pass
         return None, None
 
     def _save(self, published: dict[str, str]) -> None:

@@ -42,7 +42,9 @@ class TextRows:
         terms = [term_test(words) for words in match.words]
         # A chunk holding every term outranks one holding fewer (each held term adds 1):
         # when enough hold them all, those are the answer, found by intersecting indexes.
-        if len(terms) > 1:
+        # (Not worth asking when a term has fewer holders than that, by the estimate
+        # term_counts already made.)
+        if len(terms) > 1 and all(self._estimate(t) >= limit for t in terms):
             hits = self._ranked(terms, " AND ", limit, since, until, file_ids)
             if len(hits) >= limit:
                 return hits

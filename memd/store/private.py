@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from memd.log import get_logger
 
@@ -68,6 +69,15 @@ def _tighten(path: Path) -> None:
         log.warning("state_mode_unchanged", path=str(path), error=exc.strerror)
         return
     log.info("state_mode_tightened", path=str(path), was=oct(st.st_mode & 0o777), now=oct(mode))
+
+
+def load_json(path: Path) -> Any:
+    """What ``save_json`` wrote to ``path``; None when there is none or it cannot be read
+    (the caller starts afresh)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def save_json(path: Path, data: object) -> None:

@@ -301,9 +301,9 @@ def append_under(
     with locked(root, rel, header) as f:
         before = read_locked(f.fd)
         text = _decode(before, rel)
-        lines = text.splitlines()
-        if item in (x.rstrip() for x in lines):
-            at = [x.rstrip() for x in lines].index(item) + 1
+        lines = [x.rstrip() for x in text.splitlines()]
+        if item in lines:
+            at = lines.index(item) + 1
             return Written(rel, at, at), False
         headings = [x.strip() for x in lines if x.startswith("#")]
         block = f"{item}\n" if headings[-1:] == [f"## {heading}"] else f"\n## {heading}\n\n{item}\n"
