@@ -62,10 +62,12 @@ class QueryTables:
         return [
             {
                 r[0]
+                # The clause's holders once, probed for each id (with the ids outside, FTS5
+                # runs the match once per id: 16 ms against 1.2 for a SciFact claim).
                 for r in self.db.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                    "AND rowid IN (SELECT value FROM json_each(?))",
-                    (clause, ids),
+                    "SELECT value FROM json_each(?) WHERE value IN "
+                    "(SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)",
+                    (ids, clause),
                 )
             }
             for clause in match.clauses
