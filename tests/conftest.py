@@ -212,6 +212,29 @@ def postgres_dsn(tmp_path_factory) -> str:
     return server.get_uri()
 
 
+def as_role(dsn: str, role: str) -> str:
+    """The same database, connecting as ``role`` (the test server trusts local sockets)."""
+    scheme, _, rest = dsn.partition("://")
+    return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
+
+
+def new_host(dsn: str, host: str) -> str:
+    """A new login role of the team database at ``dsn`` that publishes as ``host``: its DSN
+    (roles are server-wide, so each is named anew)."""
+    import uuid
+
+    import psycopg
+
+    from memd.store import postgres_admin as admin
+
+    role = f"host_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    admin.init(dsn)
+    admin.add_host(dsn, role, host)
+    return as_role(dsn, role)
+
+
 @pytest.fixture
 def team_dsn(postgres_dsn) -> str:
     """A database of its own on the session's PostgreSQL: a team with no one else in it."""

@@ -34,22 +34,6 @@ def test_each_host_and_workspace_sees_only_its_own_rows(postgres_dsn, tmp_path):
             s.close()
 
 
-def test_the_embedding_cache_is_shared_by_every_scope(postgres_dsn, tmp_path):
-    """One embedding per text, team-wide: a vector one host saved is found by another."""
-    a = PostgresStore.open(postgres_dsn, f"a-{tmp_path.name}", "default")
-    b = PostgresStore.open(postgres_dsn, f"b-{tmp_path.name}", "default")
-    try:
-        chunk_id, _ = a.first_chunk(put(a, "MEMORY.md", "shared text"))
-        key = f"key-{tmp_path.name}".encode()
-        with a.transaction():
-            a.save_vectors("m", [(chunk_id, 0, key, b"\x01" * 8, " shared ")], cache_size=1000)
-        assert b.cached_vectors([key]) == {key: b"\x01" * 8}
-        assert b.count_vector_rows("m") == 0  # the vector row itself stays in a's scope
-    finally:
-        a.close()
-        b.close()
-
-
 def test_opening_again_migrates_nothing(postgres_dsn, tmp_path):
     for _ in range(2):
         PostgresStore.open(postgres_dsn, "h", "w").close()

@@ -13,9 +13,11 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memd.errors import StoreError
+from memd.store.dsn import describe, scrub
 from memd.sources.chunker import Chunk
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
@@ -30,15 +32,49 @@ STATEMENT_TIMEOUT_MS = 60_000
 ANALYZE_AFTER_ROWS = 5_000
 
 
+LEASE_S = 180  # a publisher that stops renewing its scope's lease gives it up after this
+
+
+class LeaseHeld(StoreError):
+    """Another daemon publishes this host's workspace: this one must not write to it."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who publishes a scope: a daemon's lasting id (its state folder's) and, for the
+    message another daemon gets, where it runs."""
+
+    holder: str
+    about: str
+
+
 @contextlib.contextmanager
 def database_errors(dsn: str) -> Iterator[None]:
-    """psycopg failures as ``StoreError`` naming the database (without its password)."""
+    """psycopg failures as ``StoreError`` naming the database (never its password)."""
     import psycopg
 
     try:
         yield
     except psycopg.Error as exc:
-        raise StoreError(f"team database {dsn.split('@')[-1]}: {str(exc).strip()}") from exc
+        raise StoreError(f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}") from exc
+
+
+def connect(dsn: str, timeout_s: float = 5.0) -> Any:
+    """An autocommit connection that cannot hang for ever: connecting, each statement and
+    a peer that stops answering all have a limit."""
+    import psycopg
+
+    with database_errors(dsn):
+        return psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=max(1, round(timeout_s)),
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            keepalives_idle=10,
+            keepalives_interval=5,
+            keepalives_count=3,
+            tcp_user_timeout=30_000,  # unacknowledged data: the server's machine is gone
+        )
 
 
 class PostgresStore(TextRows, VectorRows):
@@ -55,23 +91,14 @@ class PostgresStore(TextRows, VectorRows):
         self._written, self._analyze_at = 0, ANALYZE_AFTER_ROWS
         self._counted: tuple[int, float] | None = None  # (chunks, when counted)
         self._guesses: dict[tuple, int] = {}  # a term's test -> the planner's row estimate
+        self.lease: Lease | None = None  # when set, each write first renews it
 
     @classmethod
     def open(cls, dsn: str, host: str | None, workspace: str | None) -> PostgresStore:
         """Connect (autocommit outside ``transaction``), creating the tables if needed;
         ``host`` None: a read-only view of every host's published workspaces."""
-        import psycopg
-
+        conn = connect(dsn)
         with database_errors(dsn):
-            # A database that stops answering must not hold a publisher or a search for
-            # ever: no statement runs longer than this, and a dead peer is noticed.
-            conn = psycopg.connect(
-                dsn,
-                autocommit=True,
-                connect_timeout=5,
-                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
-                keepalives_idle=30,
-            )
             migrate(conn)
             register_embedding(conn)
             # A filtered nearest-vector query keeps scanning the HNSW graph until it has
@@ -97,19 +124,22 @@ class PostgresStore(TextRows, VectorRows):
 
     def replace_damaged(self, reason: str) -> PostgresStore:
         """A scope cannot be damaged apart from the database: empty it and start again."""
-        self._q("DELETE FROM memd_files WHERE host = %s AND workspace = %s", self._scope)
-        self._q("DELETE FROM memd_meta WHERE host = %s AND workspace = %s", self._scope)
+        self._q("SELECT memd_delete_scope(%s, %s)", self._scope)
         return self
 
     def check(self) -> None:
         self._q("SELECT 1")
 
     def size_bytes(self) -> int:
-        (size,) = self._q(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-            "WHERE c.relname LIKE 'memd\\_%%' AND c.relkind = 'r'"
-        )[0]
-        return int(size)
+        """What this view's rows take (a host role may not ask the size of the tables)."""
+        of = f"JOIN memd_files f ON f.id = c.file_id WHERE {self._in}"
+        chunks = self._q(f"SELECT sum(pg_column_size(c.*)) FROM memd_chunks c {of}", self._args)
+        vectors = self._q(
+            "SELECT sum(pg_column_size(v.*)) FROM memd_vectors v "
+            f"JOIN memd_chunks c ON c.id = v.chunk_id {of}",
+            self._args,
+        )
+        return int(chunks[0][0] or 0) + int(vectors[0][0] or 0)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -120,12 +150,35 @@ class PostgresStore(TextRows, VectorRows):
         if self.host is None:
             raise StoreError("the team view is read-only: open a host's scope to write")
         with database_errors(self.dsn), self.db.transaction():
+            if self.lease is not None:
+                self._renew(self.lease)
             yield
         if self._written >= self._analyze_at:
             self._analyze_at = 2 * self._written
-            # A role that may not (PostgreSQL < 17 without ownership) gets a warning, not
-            # an error, and autovacuum does it later.
-            self._q("ANALYZE memd_files, memd_chunks, memd_vectors")
+            # Through memd's function (at most once a minute, whoever asks): a host role
+            # may not ANALYZE, since what allows it also allows locking out every host.
+            self._q("SELECT memd_analyze()")
+
+    def _renew(self, lease: Lease) -> None:
+        """Take or extend this scope's lease, or raise ``LeaseHeld`` naming its holder."""
+        took = self.db.execute(
+            "INSERT INTO memd_leases AS l VALUES (%s, %s, %s, %s, now() + %s * interval '1 s') "
+            "ON CONFLICT (host, workspace) DO UPDATE SET holder = excluded.holder, "
+            "about = excluded.about, until = excluded.until "
+            "WHERE l.holder = excluded.holder OR l.until < now() RETURNING 1",
+            (*self._scope, lease.holder, lease.about, LEASE_S),
+        ).fetchall()
+        if not took:
+            about, left = self.db.execute(
+                "SELECT about, ceil(extract(epoch FROM until - now())) FROM memd_leases "
+                "WHERE host = %s AND workspace = %s",
+                self._scope,
+            ).fetchone()
+            raise LeaseHeld(
+                f"another memd publishes {self.host}/{self.workspace} to the team database "
+                f"({about}); this one publishes nothing until it stops (its lease runs out "
+                f"{int(left)} s after its last write), or give this one its own team.host"
+            )
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         rows = self._q(
@@ -201,7 +254,7 @@ class PostgresStore(TextRows, VectorRows):
             "indexed_at = excluded.indexed_at RETURNING id",
             (*self._scope, meta.path, *values),
         )[0]
-        self._q("DELETE FROM memd_chunks WHERE file_id = %s", (file_id,))
+        self._q("SELECT memd_clear_file(%s, %s)", (self.host, file_id))
         self.append_chunks(file_id, rows)
         return file_id
 
@@ -219,15 +272,16 @@ class PostgresStore(TextRows, VectorRows):
         same = 0  # chunks that did not change keep their ids, and so their vectors
         while same < min(len(old), len(rows)) and old[same][1:] == tuple(rows[same][:4]):
             same += 1
-        self._q("DELETE FROM memd_chunks WHERE id = ANY(%s)", ([r[0] for r in old[same:]],))
+        self._q("SELECT memd_delete_chunks(%s, %s)", (self.host, [r[0] for r in old[same:]]))
         self.append_chunks(file_id, rows[same:])
         return file_id
 
     def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
         self._many(
-            "INSERT INTO memd_chunks(file_id, start_line, end_line, heading, text, tokens, "
-            "fts_heading, fts_body, fts_meta, fts_cjk) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            [(file_id, *r[:5], *r.fts) for r in rows],
+            "INSERT INTO memd_chunks(host, workspace, file_id, start_line, end_line, heading, "
+            "text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) "
+            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            [(*self._scope, file_id, *r[:5], *r.fts) for r in rows],
         )
 
     def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
@@ -246,7 +300,7 @@ class PostgresStore(TextRows, VectorRows):
         )
 
     def delete_files(self, file_ids: Sequence[int]) -> None:
-        self._q("DELETE FROM memd_files WHERE id = ANY(%s)", (list(file_ids),))
+        self._q("SELECT memd_delete_files(%s, %s)", (self.host, list(file_ids)))
 
     def file_meta(self, path: str) -> FileMeta | None:
         rows = self._q(

@@ -8,12 +8,28 @@ from collections.abc import Iterator
 from typing import Any
 
 from memd.store.postgres import database_errors
-from memd.store.postgres_schema import SCHEMA_VERSION, migrate
+from memd.store.postgres_schema import SCHEMA_VERSION, grant_host, migrate
 
-_TABLES = (
-    "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_embedding_cache"
-)
-_SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq, memd_cache_clock"
+_TABLES = "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_leases"
+
+# What any role of the database could otherwise read about rows it may not: PostgreSQL's
+# per-table and per-database counters (pg_stat_user_tables and the functions under it),
+# relation sizes, and how far a sequence has counted. Taken from PUBLIC in memd's database
+# only; superusers and pg_monitor keep them. (The planner's row estimates, pg_class.reltuples
+# and EXPLAIN, stay readable: PostgreSQL has no way to hide them.)
+_REVEALING = r"""
+DO $$ DECLARE f regprocedure; BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace AND (
+            (p.proname ~ '^pg_stat_get_' AND p.proargtypes[0] = 'oid'::regtype)
+            OR p.proname IN ('pg_relation_size', 'pg_total_relation_size', 'pg_table_size',
+                             'pg_indexes_size', 'pg_sequence_last_value'))
+    LOOP
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO pg_monitor', f);
+    END LOOP;
+END $$
+"""
 
 
 @contextlib.contextmanager
@@ -37,25 +53,36 @@ def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
                 f"WHERE vector_dims(embedding) = {int(n)}"
             )
         conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+        _close_side_doors(conn)
     return SCHEMA_VERSION
 
 
 def add_host(dsn: str, role: str, host: str) -> None:
     """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only)."""
-    from psycopg import sql
-
-    who = sql.Identifier(role)
     with _admin(dsn) as conn, conn.transaction():
         conn.execute(
             "INSERT INTO memd_hosts VALUES (%s, %s) ON CONFLICT (role) DO UPDATE SET host = %s",
             (role, host, host),
         )
-        conn.execute(
-            sql.SQL(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {_TABLES} TO {{}}").format(who)
-        )
-        conn.execute(sql.SQL(f"GRANT USAGE, SELECT ON {_SEQUENCES} TO {{}}").format(who))
-        if conn.info.server_version >= 170000:  # so its publisher can ANALYZE after a bulk write
-            conn.execute(sql.SQL(f"GRANT MAINTAIN ON {_TABLES} TO {{}}").format(who))
+        grant_host(conn, role)
+
+
+def _close_side_doors(conn: Any) -> None:
+    """No role makes temporary tables or objects in memd's database unless given them by
+    name, and counters of others' rows are not public (a warning where not allowed)."""
+    from psycopg import sql
+
+    from memd.log import get_logger
+
+    db = sql.Identifier(conn.info.dbname)
+    conn.execute(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(db))
+    (schema,) = conn.execute("SELECT current_schema()").fetchone()
+    conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA {} FROM PUBLIC").format(sql.Identifier(schema)))
+    try:
+        with conn.transaction():
+            conn.execute(_REVEALING)
+    except Exception as exc:  # not a superuser: the tables are safe, the counters are not
+        get_logger().warning("team_counters_public", error=str(exc).strip())
 
 
 def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:

@@ -140,8 +140,152 @@ CREATE EXTENSION IF NOT EXISTS vector;
 ALTER TABLE memd_vectors ADD COLUMN embedding vector;
 """
 
+
+# Trust (issue 27). Every function names its tables with their schema (@s) and runs with a
+# fixed search_path, so a role's temporary table of the same name changes nothing. Host
+# roles hold SELECT, INSERT and UPDATE of named columns only: PostgreSQL lets any role
+# with table-wide UPDATE, DELETE or MAINTAIN lock a table against everyone, so deletes and
+# ANALYZE go through the SECURITY DEFINER functions below, each limited to the caller's
+# own rows. Chunks and vectors carry their file's scope (a foreign key keeps it the
+# file's), so each policy tests indexed columns of its own row against the caller's
+# readable hosts, resolved once per statement. The shared embedding cache goes: a row
+# keyed by a text's hash proved the text was in someone's notes, whoever could read them.
+_V4 = """
+DROP TABLE memd_embedding_cache;
+DROP SEQUENCE memd_cache_clock;
+DROP POLICY memd_read ON memd_files; DROP POLICY memd_own ON memd_files;
+DROP POLICY memd_read ON memd_chunks; DROP POLICY memd_own ON memd_chunks;
+DROP POLICY memd_read ON memd_vectors; DROP POLICY memd_own ON memd_vectors;
+DROP POLICY memd_own ON memd_session_files; DROP POLICY memd_own ON memd_meta;
+DROP FUNCTION memd_may_read(text, text);
+DROP FUNCTION memd_my_host();
+
+ALTER TABLE memd_files ADD CONSTRAINT memd_files_scope UNIQUE (id, host, workspace);
+ALTER TABLE memd_chunks ADD COLUMN host text, ADD COLUMN workspace text;
+UPDATE memd_chunks c SET host = f.host, workspace = f.workspace FROM memd_files f
+    WHERE f.id = c.file_id;
+ALTER TABLE memd_chunks ALTER host SET NOT NULL, ALTER workspace SET NOT NULL,
+    ADD CONSTRAINT memd_chunks_scope FOREIGN KEY (file_id, host, workspace)
+        REFERENCES memd_files (id, host, workspace) ON DELETE CASCADE,
+    ADD CONSTRAINT memd_chunks_scope_id UNIQUE (id, host, workspace);
+ALTER TABLE memd_vectors ADD COLUMN host text, ADD COLUMN workspace text;
+UPDATE memd_vectors v SET host = c.host, workspace = c.workspace FROM memd_chunks c
+    WHERE c.id = v.chunk_id;
+ALTER TABLE memd_vectors ALTER host SET NOT NULL, ALTER workspace SET NOT NULL,
+    ADD CONSTRAINT memd_vectors_scope FOREIGN KEY (chunk_id, host, workspace)
+        REFERENCES memd_chunks (id, host, workspace) ON DELETE CASCADE;
+CREATE INDEX memd_chunks_scope_idx ON memd_chunks (host, workspace);
+
+-- Which daemon publishes a scope: one at a time, or two would delete each other's files.
+CREATE TABLE memd_leases (
+    host text NOT NULL,
+    workspace text NOT NULL,
+    holder text NOT NULL,
+    about text NOT NULL,
+    until timestamptz NOT NULL,
+    PRIMARY KEY (host, workspace)
+);
+
+CREATE FUNCTION memd_my_host() RETURNS text LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT host FROM @s.memd_hosts WHERE role = current_user $$;
+-- The hosts whose every workspace the caller reads (its own, and grants of '*').
+CREATE FUNCTION memd_read_hosts() RETURNS text[] LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT coalesce(array_agg(h), '{}') FROM (
+        SELECT host FROM @s.memd_hosts WHERE role = current_user
+        UNION SELECT host FROM @s.memd_grants WHERE grantee = current_user AND workspace = '*'
+    ) AS t(h) $$;
+-- The single workspaces granted to the caller, as 'host/workspace'.
+CREATE FUNCTION memd_read_scopes() RETURNS text[] LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT coalesce(array_agg(host || '/' || workspace), '{}') FROM @s.memd_grants
+        WHERE grantee = current_user AND workspace <> '*' $$;
+
+CREATE POLICY memd_read ON memd_files FOR SELECT USING (
+    host = ANY ((SELECT @s.memd_read_hosts())::text[])
+    OR host || '/' || workspace = ANY ((SELECT @s.memd_read_scopes())::text[]));
+CREATE POLICY memd_add ON memd_files FOR INSERT WITH CHECK (host = (SELECT @s.memd_my_host()));
+CREATE POLICY memd_change ON memd_files FOR UPDATE USING (host = (SELECT @s.memd_my_host()))
+    WITH CHECK (host = (SELECT @s.memd_my_host()));
+CREATE POLICY memd_read ON memd_chunks FOR SELECT USING (
+    host = ANY ((SELECT @s.memd_read_hosts())::text[])
+    OR host || '/' || workspace = ANY ((SELECT @s.memd_read_scopes())::text[]));
+CREATE POLICY memd_add ON memd_chunks FOR INSERT WITH CHECK (host = (SELECT @s.memd_my_host()));
+CREATE POLICY memd_change ON memd_chunks FOR UPDATE USING (host = (SELECT @s.memd_my_host()))
+    WITH CHECK (host = (SELECT @s.memd_my_host()));
+CREATE POLICY memd_read ON memd_vectors FOR SELECT USING (
+    host = ANY ((SELECT @s.memd_read_hosts())::text[])
+    OR host || '/' || workspace = ANY ((SELECT @s.memd_read_scopes())::text[]));
+CREATE POLICY memd_add ON memd_vectors FOR INSERT WITH CHECK (host = (SELECT @s.memd_my_host()));
+CREATE POLICY memd_own ON memd_session_files FOR ALL
+    USING (EXISTS (SELECT 1 FROM @s.memd_files f
+        WHERE f.id = file_id AND f.host = (SELECT @s.memd_my_host())))
+    WITH CHECK (EXISTS (SELECT 1 FROM @s.memd_files f
+        WHERE f.id = file_id AND f.host = (SELECT @s.memd_my_host())));
+CREATE POLICY memd_own ON memd_meta FOR ALL
+    USING (host = (SELECT @s.memd_my_host())) WITH CHECK (host = (SELECT @s.memd_my_host()));
+ALTER TABLE memd_leases ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_own ON memd_leases FOR ALL
+    USING (host = (SELECT @s.memd_my_host())) WITH CHECK (host = (SELECT @s.memd_my_host()));
+-- Each role sees its own host and its own grants, no one else's.
+ALTER TABLE memd_hosts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_mine ON memd_hosts FOR SELECT USING (role = current_user);
+ALTER TABLE memd_grants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memd_mine ON memd_grants FOR SELECT USING (grantee = current_user);
+
+-- Deletes and ANALYZE, as the tables' owner, of rows the caller may write: its own host's
+-- (or any, for the owner and superusers). Inside a SECURITY DEFINER function current_user
+-- is the owner, so the caller is session_user (a role that may SET ROLE to another is that
+-- role's member, and may act as it anyway).
+CREATE FUNCTION memd_may_write(h text) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT EXISTS (SELECT 1 FROM @s.memd_hosts WHERE role = session_user
+            AND (h IS NULL OR host = h))
+        OR pg_has_role(session_user, (SELECT relowner FROM pg_class
+            WHERE oid = '@s.memd_files'::regclass), 'USAGE') $$;
+CREATE FUNCTION memd_delete_files(h text, ids bigint[]) RETURNS bigint LANGUAGE sql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ WITH d AS (DELETE FROM @s.memd_files WHERE @s.memd_may_write(h) AND host = h
+        AND id = ANY (ids) RETURNING 1) SELECT count(*) FROM d $$;
+CREATE FUNCTION memd_delete_scope(h text, ws text) RETURNS bigint LANGUAGE sql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ DELETE FROM @s.memd_meta WHERE @s.memd_may_write(h) AND host = h AND workspace = ws;
+        WITH d AS (DELETE FROM @s.memd_files WHERE @s.memd_may_write(h) AND host = h
+        AND workspace = ws RETURNING 1) SELECT count(*) FROM d $$;
+CREATE FUNCTION memd_delete_chunks(h text, ids bigint[]) RETURNS bigint LANGUAGE sql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ WITH d AS (DELETE FROM @s.memd_chunks WHERE @s.memd_may_write(h) AND host = h
+        AND id = ANY (ids) RETURNING 1) SELECT count(*) FROM d $$;
+CREATE FUNCTION memd_clear_file(h text, file bigint) RETURNS bigint LANGUAGE sql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ WITH d AS (DELETE FROM @s.memd_chunks WHERE @s.memd_may_write(h) AND host = h
+        AND file_id = file RETURNING 1) SELECT count(*) FROM d $$;
+CREATE FUNCTION memd_drop_vectors(h text, chunk bigint, model_name text, keep_bytes integer)
+    RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ WITH d AS (DELETE FROM @s.memd_vectors WHERE @s.memd_may_write(h) AND host = h
+        AND chunk_id = chunk AND model = model_name AND length(vector) <> keep_bytes
+        RETURNING 1) SELECT count(*) FROM d $$;
+-- The planner's statistics after a bulk write: at most once in 30 s, whoever asks.
+CREATE TABLE memd_analyzed (one boolean PRIMARY KEY CHECK (one), at timestamptz NOT NULL);
+CREATE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN
+        IF NOT @s.memd_may_write(NULL) OR EXISTS (SELECT 1 FROM @s.memd_analyzed
+            WHERE at > now() - interval '30 s') THEN RETURN false; END IF;
+        INSERT INTO @s.memd_analyzed VALUES (true, now())
+            ON CONFLICT (one) DO UPDATE SET at = excluded.at;
+        ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
+        RETURN true;
+    END $$;
+REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[]),
+    memd_delete_scope(text, text), memd_delete_chunks(text, bigint[]),
+    memd_clear_file(text, bigint), memd_drop_vectors(text, bigint, text, integer),
+    memd_analyze() FROM PUBLIC;
+"""
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_V1, _V2, _V3]
+MIGRATIONS = [_V1, _V2, _V3, _V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 
@@ -162,8 +306,12 @@ def migrate(conn: Any) -> None:
                 f"the team database has schema version {version}, newer than this memd "
                 f"({SCHEMA_VERSION}); upgrade memd"
             )
+        schema = _schema(conn)
         for step in range(version, SCHEMA_VERSION):
-            conn.execute(MIGRATIONS[step])
+            conn.execute(MIGRATIONS[step].replace("@s", schema))
+        if version < 4:  # hosts added before: their privileges as they are now given
+            for (role,) in conn.execute("SELECT role FROM memd_hosts").fetchall():
+                grant_host(conn, role)
         if row is None:
             conn.execute("INSERT INTO memd_schema VALUES (%s)", (SCHEMA_VERSION,))
         else:
@@ -176,3 +324,55 @@ def _version(conn: Any) -> int | None:
         return None
     row = conn.execute("SELECT version FROM memd_schema").fetchone()
     return row[0] if row else None
+
+
+# What a host role may do to each table: read (RLS picks the rows), add, and change the
+# columns a publish changes. Never table-wide UPDATE, DELETE or MAINTAIN (each lets a role
+# LOCK the table against every other host); deletes go through memd_delete_*.
+HOST_COLUMNS = {
+    "memd_files": "abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, aliases, "
+    "indexed_at",
+    "memd_chunks": "fts_heading, fts_body, fts_meta, fts_cjk",
+    "memd_vectors": None,
+    "memd_session_files": "read_offset, lines, head, head_bytes, session_id, started, skipped",
+    "memd_meta": "value",
+    "memd_leases": "holder, about, until",
+}
+HOST_FUNCTIONS = (
+    "memd_delete_files(text, bigint[]), memd_delete_scope(text, text), "
+    "memd_delete_chunks(text, bigint[]), memd_clear_file(text, bigint), "
+    "memd_drop_vectors(text, bigint, text, integer), memd_analyze()"
+)
+HOST_SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq"
+
+
+def grant_host(conn: Any, role: str) -> None:
+    """Give ``role`` exactly a host's privileges (taking back any others it was given)."""
+    from psycopg import sql
+
+    who = sql.Identifier(role)
+    tables = ", ".join(HOST_COLUMNS)
+    conn.execute(sql.SQL(f"REVOKE ALL ON {tables} FROM {{}}").format(who))
+    conn.execute(sql.SQL(f"GRANT SELECT, INSERT ON {tables} TO {{}}").format(who))
+    for table, columns in HOST_COLUMNS.items():
+        if columns:
+            conn.execute(sql.SQL(f"GRANT UPDATE ({columns}) ON {table} TO {{}}").format(who))
+    conn.execute(sql.SQL(f"REVOKE ALL ON SEQUENCE {HOST_SEQUENCES} FROM {{}}").format(who))
+    # USAGE (nextval) without SELECT: no reading of how far a sequence has counted.
+    conn.execute(sql.SQL(f"GRANT USAGE ON SEQUENCE {HOST_SEQUENCES} TO {{}}").format(who))
+    conn.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {HOST_FUNCTIONS} TO {{}}").format(who))
+    conn.execute(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(
+        sql.Identifier(conn.info.dbname), who))  # fmt: skip
+
+
+def _schema(conn: Any) -> str:
+    """The schema memd's tables are in (where the first migration made them), quoted."""
+    from psycopg import sql
+
+    (name,) = conn.execute("SELECT current_schema()").fetchone()
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relname = 'memd_files' AND c.relkind = 'r' AND n.nspname !~ '^pg_temp' "
+        "ORDER BY n.nspname = current_schema() DESC LIMIT 1"
+    ).fetchone()
+    return sql.Identifier(row[0] if row else name).as_string(conn)

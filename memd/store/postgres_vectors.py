@@ -1,4 +1,4 @@
-"""PostgreSQL tables of passage vectors and the team-wide embedding cache."""
+"""The PostgreSQL table of passage vectors (pgvector), each row in its file's scope."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import memd.embed.numpy_lazy as np
 from memd.store.vectors import Nearness
 
 _OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
-_TRIM_EVERY = 1024
 
 
 class Embedding:
@@ -48,6 +47,7 @@ class VectorRows:
 
     _in: str  # the scope's condition on files ``f`` (TRUE in a team view)
     _args: tuple[str, ...]  # its arguments
+    _scope: tuple[str | None, str | None]  # (host, workspace) this store writes
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
     _many: Callable[..., None]  # ... and one statement for many rows
 
@@ -89,42 +89,27 @@ class VectorRows:
         )[0][0]
 
     def cached_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        rows = self._q(
-            "SELECT key, vector FROM memd_embedding_cache WHERE key = ANY(%s)", (list(keys),)
-        )
-        return {bytes(k): bytes(v) for k, v in rows}
+        """None: the team store shares no embedding cache (each host keeps its own). A
+        row keyed by a text's hash would prove the text is in notes its reader may not read."""
+        return {}
 
     def save_vectors(
         self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
     ) -> None:
         # A vector of a model that changed size under its name gives way to the new one.
         self._many(
-            "DELETE FROM memd_vectors WHERE chunk_id = %s AND model = %s AND length(vector) != %s",
-            [(chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
+            "SELECT memd_drop_vectors(%s, %s, %s, %s)",
+            [(self._scope[0], chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
         )
         self._many(
-            "INSERT INTO memd_vectors(chunk_id, model, part, vector, terms, embedding) "
-            "SELECT %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) "
-            "ON CONFLICT DO NOTHING",
+            "INSERT INTO memd_vectors(host, workspace, chunk_id, model, part, vector, terms, "
+            "embedding) SELECT %s, %s, %s, %s, %s, %s, %s, %s "
+            "WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) ON CONFLICT DO NOTHING",
             [
-                (cid, model, part, vector, terms, Embedding(vector), cid)
+                (*self._scope, cid, model, part, vector, terms, Embedding(vector), cid)
                 for cid, part, _, vector, terms in rows
             ],
         )
-        self._many(
-            "INSERT INTO memd_embedding_cache VALUES (%s, %s, nextval('memd_cache_clock')) "
-            "ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used",
-            [(key, vector) for _, _, key, vector, _ in rows],
-        )
-        # Trimming reads the whole cache's order: do it each time the clock passes a
-        # thousand, not on every save (a publish saves once a file).
-        (clock,) = self._q("SELECT last_value FROM memd_cache_clock")[0]
-        if rows and clock // _TRIM_EVERY != (clock - len(rows)) // _TRIM_EVERY:
-            self._q(
-                "DELETE FROM memd_embedding_cache WHERE used < (SELECT used FROM "
-                "memd_embedding_cache ORDER BY used DESC OFFSET %s LIMIT 1)",
-                (max(cache_size - 1, 0),),
-            )
 
     def vectors_after(
         self, model: str, after_id: int, limit: int = -1
