@@ -291,6 +291,15 @@ class Config:
     review: Review = field(default_factory=Review)
     source: Path | None = None
 
+    def __post_init__(self) -> None:
+        known = [ws.name for ws in self.workspaces]
+        for name in self.team.publish or ():
+            if name not in known:
+                raise ConfigError(
+                    f"team.publish names workspace {name!r}, which is not configured "
+                    f"(configured: {', '.join(known)})"
+                )
+
     def workspace(self, name: str | None = None) -> WorkspaceConfig:
         """The named workspace, or the first one when ``name`` is None."""
         if name is None:

@@ -336,9 +336,10 @@ class Memory:
             review=activity.review or self.reviewer.waiting(),
         )
 
-    def publish(self, remote: Store) -> PublishReport:
+    def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:
         """Bring this workspace's scope of the team store in line with the local index
-        (``memd.index.publish``); reads only, so any thread may run it."""
+        (``memd.index.publish``; ``progress`` is called after each file); reads only, so
+        any thread may run it."""
         return self.db.read(
             lambda local: publish(
                 local,
@@ -346,6 +347,7 @@ class Memory:
                 self.db.vector_key,
                 self.embedder.cache_key,
                 transcripts=self.config.team.transcripts,
+                progress=progress,
             )
         )
 

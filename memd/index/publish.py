@@ -19,7 +19,9 @@ from memd.sources.passages import passages
 from memd.store.base import Store
 from memd.store.rows import chunk_rows
 
-_VECTORS_SEEN = "published_vector_id"  # the last local vector row a pass has published
+# The last local vector row a pass has published, as "<local index id>:<row id>": a local
+# index made anew (deleted, rebuilt) numbers its rows from 1 again, so its vectors are all new.
+_VECTORS_SEEN = "published_vector_id"
 _PAGE = 2000
 
 
@@ -44,6 +46,7 @@ def publish(
     cache_key: Callable[[str], bytes],
     cache_size: int = 100_000,
     transcripts: bool = False,
+    progress: Callable[[], None] | None = None,
 ) -> PublishReport:
     """Bring ``remote`` (this host's scope of the team store) in line with ``local``.
 
@@ -54,7 +57,9 @@ def publish(
     mine = {p: r for p, r in local.files().items() if transcripts or not is_session_path(p)}
     theirs = remote.files()
     changed = {p for p, row in mine.items() if p not in theirs or theirs[p].hash != row.hash}
-    seen = last = int(remote.get_meta(_VECTORS_SEEN, "0") or 0)
+    index_id = local.get_meta("index_id", "") or ""
+    was_id, _, was_last = (remote.get_meta(_VECTORS_SEEN, "") or "").rpartition(":")
+    seen = last = int(was_last) if was_id == index_id and was_last.isdigit() else 0
     while page := local.vectors_after(vector_key, last, _PAGE):  # vectors embedded since
         last = page[-1][0]
         embedded = local.chunks_by_id(sorted({row[1] for row in page}))
@@ -85,13 +90,15 @@ def publish(
                 remote.save_vectors(vector_key, rows, cache_size)
         report.published += 1
         report.vectors += len(rows)
+        if progress is not None:
+            progress()
     if gone:
         with remote.transaction():
             remote.delete_files([theirs[path].id for path in gone])
         report.removed = len(gone)
-    if last != seen:
+    if last != seen or (was_id, was_last) != (index_id, str(last)):
         with remote.transaction():
-            remote.set_meta(_VECTORS_SEEN, str(last))
+            remote.set_meta(_VECTORS_SEEN, f"{index_id}:{last}")
     report.held = {p: row.hash for p, row in mine.items() if p not in report.skipped}
     report.seconds = time.monotonic() - started
     return report

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
 
 from memd.config import Team
 from memd.errors import StoreError
@@ -16,8 +21,9 @@ from memd.log import get_logger
 from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
-from memd.store.postgres import PostgresStore
-from memd.store.private import load_json, save_json
+from memd.store.dsn import describe
+from memd.store.postgres import Lease, LeaseHeld, PostgresStore
+from memd.store.private import load_json, private_file, save_json
 
 log = get_logger()
 
@@ -40,8 +46,13 @@ class Publisher:
         # path -> hash as the database has it, kept in the state folder: after a restart
         # with the database away, the outbox is still known.
         self._record = memory.config.state_dir / f"team-published-{memory.workspace.name}.json"
-        self._where = f"{team.host_name()}@{(team.dsn or '').rsplit('@', 1)[-1]}"
+        self._where = f"{team.host_name()}@{describe(team.dsn or '')}"
         self._published, self.published_at = self._load()
+        self._lease = Lease(
+            _holder_id(memory.config.state_dir),
+            f"{socket.gethostname()} pid {os.getpid()}, state folder {memory.config.state_dir}",
+        )
+        self._ticked = time.monotonic()  # when the pass running last made progress
 
     def info(self) -> dict:
         return {
@@ -63,19 +74,24 @@ class Publisher:
                 self.kick.clear()
                 try:
                     if remote is None:
-                        remote = await asyncio.to_thread(self._open)
+                        remote = await self._watched(self._open)
                     self.state = "publishing"
-                    report = await asyncio.to_thread(self.memory.publish, remote)
+                    report = await self._watched(self.memory.publish, remote, self._tick)
                 except StoreError as exc:
                     if remote is not None:
                         remote.close()
                         remote = None
-                    if self._published is not None:  # what the last good pass left there
-                        self.outbox = await asyncio.to_thread(self._count_outbox)
+                    await self._count()
                     cooldown = min(max(cooldown * 2, _COOLDOWN_MIN), _COOLDOWN_MAX)
-                    self.state = f"waiting {cooldown:g} s for the team database: {exc}"
-                    log.warning("team_unavailable", workspace=self.memory.workspace.name,
-                                error=str(exc), retry_in_s=cooldown)  # fmt: skip
+                    if isinstance(exc, LeaseHeld):
+                        cooldown = _COOLDOWN_MAX  # no hurry: the other daemon publishes
+                        self.state = f"refused: {exc}"
+                        log.error("team_publish_refused", workspace=self.memory.workspace.name,
+                                  error=str(exc))  # fmt: skip
+                    else:
+                        self.state = f"waiting {cooldown:g} s for the team database: {exc}"
+                        log.warning("team_unavailable", workspace=self.memory.workspace.name,
+                                    error=str(exc), retry_in_s=cooldown)  # fmt: skip
                     await wait_event(self.stop, cooldown)
                     self.kick.set()
                     continue
@@ -91,6 +107,28 @@ class Publisher:
         finally:
             if remote is not None:
                 remote.close()
+
+    def _tick(self) -> None:
+        self._ticked = time.monotonic()
+
+    async def _watched(self, fn, *args):
+        """``fn(*args)`` in a thread; while it makes no progress for ``team.timeout_s`` (a
+        server that stopped answering: TCP still acknowledges a frozen process), status
+        says so and counts the outbox. The call itself ends by its own timeouts."""
+        self._ticked = time.monotonic()
+        task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+        limit = self.team.timeout_s
+        while not (await asyncio.wait({task}, timeout=limit))[0]:
+            silent = time.monotonic() - self._ticked
+            if silent >= limit:
+                self.state = (f"waiting for the team database {describe(self.team.dsn or '')}: "
+                              f"no answer for {silent:.0f} s")  # fmt: skip
+                await self._count()
+        return task.result()
+
+    async def _count(self) -> None:
+        if self._published is not None:  # what the last good pass left there
+            self.outbox = await asyncio.to_thread(self._count_outbox)
 
     def _count_outbox(self) -> int:
         """Files changed, added or removed since the last good pass (read locally only)."""
@@ -120,4 +158,26 @@ class Publisher:
     def _open(self) -> PostgresStore:
         team = self.team
         assert team.dsn is not None  # a publisher exists only for a team with a database
-        return PostgresStore.open(team.dsn, team.host_name(), self.memory.workspace.name)
+        store = PostgresStore.open(team.dsn, team.host_name(), self.memory.workspace.name)
+        store.lease = self._lease
+        return store
+
+
+def _holder_id(state_dir: Path) -> str:
+    """This installation's lasting name as a publisher (kept in its state folder): after a
+    restart it takes its lease back at once; another daemon waits for it to run out."""
+    path = state_dir / "team-holder"
+    try:
+        return path.read_text().strip() or _new_holder(path)
+    except OSError:
+        return _new_holder(path)
+
+
+def _new_holder(path: Path) -> str:
+    holder = uuid.uuid4().hex
+    try:
+        private_file(path)
+        path.write_text(holder + "\n")
+    except OSError as exc:  # a full disk: a lease for this run only
+        log.warning("team_holder_unsaved", path=str(path), error=exc.strerror)
+    return holder

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.errors import StoreError
-from memd.store.dsn import describe, scrub
 from memd.sources.chunker import Chunk
+from memd.store.dsn import describe, scrub
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
 from memd.store.postgres_text import HIT, WHOSE, date_and_file_filters, like_prefix

@@ -126,6 +126,12 @@ def _schema_v5(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v6(db: apsw.Connection) -> None:
+    # A name for this index, made with it: a copy published elsewhere can tell a new index
+    # (whose rows are numbered from 1 again) from the one it copied.
+    db.execute("INSERT OR IGNORE INTO meta VALUES ('index_id', lower(hex(randomblob(16))))")
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
+MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6]
 SCHEMA_VERSION = len(MIGRATIONS)
