@@ -14,16 +14,25 @@ from memd.store.postgres import PostgresStore
 from tests.conftest import Daemon
 
 
-def daemon(tmp_path: Path, name: str, dsn: str, notes: dict[str, str]) -> Daemon:
-    """A `memd serve` of its own workspace, publishing as host ``name``."""
-    root = tmp_path / name
+def daemon(
+    tmp_path: Path,
+    name: str,
+    dsn: str,
+    notes: dict[str, str],
+    folder: str | None = None,
+    team: str = "",
+) -> Daemon:
+    """A `memd serve` of its own workspace (in ``folder``, default ``name``), publishing as
+    host ``name``; ``team`` adds keys to the team section."""
+    root = tmp_path / (folder or name)
+    (root / "ws").mkdir(parents=True, exist_ok=True)
     for rel, text in notes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     config = root / "memd.yaml"
     config.write_text(
         f"workspace: {root / 'ws'}\nstate_dir: {root / 'state'}\nsocket: {root / 'memd.sock'}\n"
-        f"embeddings: {{provider: none}}\nteam: {{dsn: '{dsn}', host: {name}}}\n"
+        f"embeddings: {{provider: none}}\nteam: {{dsn: '{dsn}', host: {name}{team}}}\n"
     )
     env = {**os.environ, "HOME": str(root)}
     return Daemon(config, root / "memd.sock", env, root / "daemon.log").start()

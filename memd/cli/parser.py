@@ -335,7 +335,12 @@ def make_parser() -> Parser:
     p.add_argument("action", choices=["init", "add-host", "grant", "revoke", "status"])
     p.add_argument("role", nargs="?", help="add-host, grant, revoke: the PostgreSQL role")
     p.add_argument("host", nargs="?", help="add-host: the host it publishes as; grant: whose")
-    p.add_argument("team_workspace", nargs="?", metavar="WORKSPACE", help="grant: one (default *)")
+    p.add_argument(
+        "team_workspace",
+        nargs="?",
+        metavar="WORKSPACE",
+        help="grant, revoke: one of the host's workspaces, or --workspace NAME (default *)",
+    )
     p.add_argument("--dsn", help="the database to use (default: team.dsn of the config)")
     p.add_argument(
         "--dims",

@@ -32,7 +32,14 @@ def team(args: argparse.Namespace, config: Config) -> int:
     else:
         if not args.role or not args.host:
             raise InvalidParams("role", f"memd team {action} needs ROLE and HOST")
-        workspace = args.team_workspace or "*"
+        # `memd team grant ROLE HOST --workspace NAME` means the workspace granted, as the
+        # positional WORKSPACE does (not the global option: team commands use none).
+        given = {w for w in (args.team_workspace, getattr(args, "workspace", None)) if w}
+        if len(given) > 1:
+            raise InvalidParams("workspace", "give the workspace once: WORKSPACE or --workspace")
+        workspace = next(iter(given), "*")
+        if action == "add-host" and given:
+            raise InvalidParams("workspace", "add-host takes ROLE and HOST only")
         if action == "add-host":
             admin.add_host(dsn, args.role, args.host)
             print(f"role {args.role} publishes as {args.host}")

