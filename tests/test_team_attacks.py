@@ -391,8 +391,8 @@ def test_a_rebuilt_local_index_publishes_its_vectors_again(openai_config, ws, tm
 
 
 def test_a_second_daemon_as_the_same_host_is_refused_and_deletes_nothing(tmp_path, team_dsn):
-    first = daemon(tmp_path, "laptop-a", team_dsn,
-                   {f"ws/memory/2026-01-{n:02d}.md": f"# Day {n}\n\nNote.\n" for n in range(1, 4)})  # fmt: skip
+    days = {f"ws/memory/2026-01-{n:02d}.md": f"# Day {n}\n\nNote.\n" for n in range(1, 4)}
+    first = daemon(tmp_path, "laptop-a", team_dsn, days)
     second = None
     try:
         wait_published(first)

@@ -27,7 +27,6 @@ from memd.sources.reading import lines_of
 from memd.store.postgres import PostgresStore
 from memd.store.vectors import Nearness, to_blob
 
-
 # Team searches one daemon runs at once, each on a connection of its own (one at a time
 # served about 10 a second whatever the clients; PostgreSQL answers several in parallel).
 CONNECTIONS = 4
