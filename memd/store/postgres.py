@@ -91,6 +91,10 @@ class PostgresStore(TextRows, VectorRows):
         self._written, self._analyze_at = 0, ANALYZE_AFTER_ROWS
         self._counted: tuple[int, float] | None = None  # (chunks, when counted)
         self._guesses: dict[tuple, int] = {}  # a term's test -> the planner's row estimate
+        # A team view's term counts, kept a minute (an idf that precise changes nothing;
+        # counting them was a third of a team search under load); a scope counts anew.
+        self._held: dict[tuple, tuple[int, float]] = {}
+        self._held_for = 60.0 if team else 0.0
         self.lease: Lease | None = None  # when set, each write first renews it
 
     @classmethod

@@ -278,10 +278,28 @@ CREATE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql
         ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
         RETURN true;
     END $$;
+-- The chunks a full-text query matches that the caller may read. Under row-level security
+-- PostgreSQL may not use an index for an operator it cannot prove leaks nothing (@@ is
+-- one), so a search read every row's tsvector (86 ms at 18k chunks; 2.4 as the owner):
+-- this finds them by the GIN index as the owner, with the same rule as the policies (of
+-- session_user: who logged in), and the query around it still reads under the policies.
+CREATE FUNCTION memd_match(q tsquery) RETURNS SETOF bigint LANGUAGE sql STABLE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp ROWS 1000
+    AS $$ WITH me AS (SELECT
+            coalesce((SELECT array_agg(h) FROM (
+                SELECT host FROM @s.memd_hosts WHERE role = session_user
+                UNION SELECT host FROM @s.memd_grants
+                    WHERE grantee = session_user AND workspace = '*') AS t(h)), '{}') AS hosts,
+            coalesce((SELECT array_agg(host || '/' || workspace) FROM @s.memd_grants
+                WHERE grantee = session_user AND workspace <> '*'), '{}') AS scopes,
+            pg_has_role(session_user, (SELECT relowner FROM pg_class
+                WHERE oid = '@s.memd_files'::regclass), 'USAGE') AS everything)
+        SELECT c.id FROM @s.memd_chunks c, me WHERE c.tsv @@ q AND (me.everything
+            OR c.host = ANY (me.hosts) OR c.host || '/' || c.workspace = ANY (me.scopes)) $$;
 REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[]),
     memd_delete_scope(text, text), memd_delete_chunks(text, bigint[]),
     memd_clear_file(text, bigint), memd_drop_vectors(text, bigint, text, integer),
-    memd_analyze() FROM PUBLIC;
+    memd_analyze(), memd_match(tsquery) FROM PUBLIC;
 """
 
 # Each entry moves the schema from version i to i + 1; append, never edit.
@@ -341,7 +359,7 @@ HOST_COLUMNS = {
 HOST_FUNCTIONS = (
     "memd_delete_files(text, bigint[]), memd_delete_scope(text, text), "
     "memd_delete_chunks(text, bigint[]), memd_clear_file(text, bigint), "
-    "memd_drop_vectors(text, bigint, text, integer), memd_analyze()"
+    "memd_drop_vectors(text, bigint, text, integer), memd_analyze(), memd_match(tsquery)"
 )
 HOST_SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq"
 

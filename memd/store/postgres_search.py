@@ -12,6 +12,7 @@ from memd.store.postgres_text import (
     WHOSE,
     Term,
     date_and_file_filters,
+    matching,
     term_test,
 )
 from memd.store.rows import Hit
@@ -30,6 +31,8 @@ class TextRows:
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
     _counted: tuple[int, float] | None  # (chunks, when counted)
     _guesses: dict[tuple, int]  # a term's test -> the planner's row estimate
+    _held: dict[tuple, tuple[int, float]]  # a term's test -> (chunks holding it, when)
+    _held_for: float  # seconds a count in _held is good for
 
     def keyword_search(
         self,
@@ -66,12 +69,15 @@ class TextRows:
         # Terms that very many chunks hold: rank among the first so many holders, not all.
         common = all(self._estimate(t) > COMMON_HOLDERS for t in terms)
         cap = f" LIMIT {COMMON_HOLDERS}" if common else ""
+        found, found_args = matching(terms, join) or ("TRUE", [])
         rows = self._q(
             f"SELECT {HIT}, {score} AS score, {WHOSE} FROM (SELECT c.* FROM memd_chunks c "
-            f"JOIN memd_files f ON f.id = c.file_id WHERE {self._in} AND ({held}){where}{cap}) c "
-            f"JOIN memd_files f ON f.id = c.file_id ORDER BY score DESC, c.id LIMIT %s",
+            f"JOIN memd_files f ON f.id = c.file_id WHERE {found} AND {self._in} AND ({held})"
+            f"{where}{cap}) c JOIN memd_files f ON f.id = c.file_id "
+            "ORDER BY score DESC, c.id LIMIT %s",
             (
                 *[a for t in terms for a in (*t.args, *t.rank_args)],
+                *found_args,
                 *self._args,
                 *[a for t in terms for a in t.args],
                 *filters,
@@ -92,13 +98,24 @@ class TextRows:
             if guess > EXACT_COUNT_UP_TO:
                 counts.append(min(guess, total))
                 continue
+            counts.append(self._holding(term))
+        return total, counts
+
+    def _holding(self, term: Term) -> int:
+        """Chunks this view reads that hold ``term``, counted (and kept ``_held_for``)."""
+        key, now = (term.test, tuple(term.args)), time.monotonic()
+        held = self._held.get(key)
+        if held is None or now - held[1] >= self._held_for:
+            found, found_args = matching([term], " OR ") or ("TRUE", [])
             (n,) = self._q(
                 "SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-                f"WHERE {self._in} AND {term.test}",
-                (*self._args, *term.args),
+                f"WHERE {found} AND {self._in} AND {term.test}",
+                (*found_args, *self._args, *term.args),
             )[0]
-            counts.append(n)
-        return total, counts
+            if len(self._held) > 4096:
+                self._held.clear()
+            held = self._held[key] = (n, now)
+        return held[0]
 
     def term_holders(self, match: MatchQuery, chunk_ids: Sequence[int]) -> list[set[int]]:
         terms = [term_test(words) for words in match.words]

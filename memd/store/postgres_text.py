@@ -22,6 +22,7 @@ class Term(NamedTuple):
     args: list[Any]
     rank: str
     rank_args: list[Any]
+    query: str | None = None  # the term as a tsquery expression (its args: ``args``)
 
 
 def term_test(words: tuple[str, ...]) -> Term:
@@ -33,7 +34,17 @@ def term_test(words: tuple[str, ...]) -> Term:
         return Term("(' ' || c.fts_cjk || ' ') LIKE %s", [pattern], "1", [])
     query = " || ".join("phraseto_tsquery('english', %s)" for _ in words)
     rank = f"1 + ts_rank('{{0.1, 0.5, 0.75, 1.0}}', c.tsv, {query})"
-    return Term(f"c.tsv @@ ({query})", list(words), rank, list(words))
+    return Term(f"c.tsv @@ ({query})", list(words), rank, list(words), f"({query})")
+
+
+def matching(terms: Sequence[Term], join: str) -> tuple[str, list[Any]] | None:
+    """SQL limiting chunk ``c`` to those holding the terms (``join``: " AND " or " OR ")
+    found by the full-text index as readable (``memd_match``), and its args; None when a
+    term is not full-text (a script without spaces: tested row by row)."""
+    if not all(t.query for t in terms):
+        return None
+    query = (" && " if join == " AND " else " || ").join(t.query or "" for t in terms)
+    return f"c.id IN (SELECT memd_match({query}))", [a for t in terms for a in t.args]
 
 
 def like_prefix(text: str) -> str:
