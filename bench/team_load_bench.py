@@ -11,8 +11,8 @@ edits and republishes ``laptop-a``'s notes without pause, each client count in
 ``--seconds``: p50, p95 and searches a second. Local keyword search at 4 clients is the
 yardstick, and one count query is timed as the administrator, as ci-b under row-level
 security (PostgreSQL then reads every row: ``@@`` is not leakproof), and as ci-b the way
-memd asks it (the index's rows through ``memd_match``). Targets (issue 27): 8 clients p95 ≤ 300 ms, ≥ 40 team
-searches a second on 2 cores.
+memd asks it (the index's rows through ``memd_match``). Targets (issue 27): 8 clients
+p95 ≤ 300 ms, ≥ 40 team searches a second on 2 cores.
 """
 
 from __future__ import annotations
