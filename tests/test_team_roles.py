@@ -214,3 +214,47 @@ def test_a_bulk_publish_refreshes_the_planners_statistics(team, monkeypatch):
         store.close()
     # Through memd_analyze: the role itself may not ANALYZE (nor LOCK) the tables.
     assert count(dsn, analyzed) > before
+
+
+def test_a_team_database_of_schema_3_is_upgraded_with_its_rows_and_hosts(team_dsn):
+    """What an older memd made: its rows survive, its hosts lose what let them LOCK."""
+    from memd.store import postgres_schema as schema
+
+    role = f"old_host_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE memd_schema (version integer NOT NULL)")
+        for step in schema.MIGRATIONS[:3]:
+            conn.execute(step)
+        conn.execute("INSERT INTO memd_schema VALUES (3)")
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute("INSERT INTO memd_hosts VALUES (%s, 'laptop-a')", (role,))
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE, MAINTAIN ON memd_files, "
+                     f"memd_chunks, memd_vectors, memd_meta TO {role}")  # fmt: skip
+        conn.execute(
+            "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, size, "
+            "mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', 'MEMORY.md', "
+            "'/m', '/m', 'memory', 1, 1, 'h', 1, 0)"
+        )
+        conn.execute(
+            "INSERT INTO memd_chunks(file_id, start_line, end_line, heading, text, tokens, "
+            "fts_heading, fts_body, fts_meta, fts_cjk) SELECT id, 1, 1, '', 'kept across the "
+            "upgrade', 4, '', 'kept across the upgrade', '', '' FROM memd_files"
+        )
+    host_dsn = as_role(team_dsn, role)
+    with pytest.raises(StoreError, match="only an administrator may make: memd team init"):
+        PostgresStore.open(host_dsn, "laptop-a", "default")
+    assert admin.init(team_dsn) == schema.SCHEMA_VERSION
+    store = PostgresStore.open(host_dsn, "laptop-a", "default")
+    try:
+        assert [h.text for h in store.keyword_search(match_query("upgrade"), 5)] == [
+            "kept across the upgrade"
+        ]
+        put(store, "memory/2026-01-20.md", "written after the upgrade")
+    finally:
+        store.close()
+    with (
+        psycopg.connect(host_dsn, autocommit=True) as conn,
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+        conn.transaction(),
+    ):
+        conn.execute("LOCK TABLE memd_chunks IN ACCESS EXCLUSIVE MODE")

@@ -57,14 +57,27 @@ def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
     return SCHEMA_VERSION
 
 
+HOST_CONNECTIONS = 32
+
+
 def add_host(dsn: str, role: str, host: str) -> None:
-    """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only)."""
+    """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only; at most
+    ``HOST_CONNECTIONS`` connections, unless the role has a limit of its own)."""
+    from psycopg import sql
+
     with _admin(dsn) as conn, conn.transaction():
         conn.execute(
             "INSERT INTO memd_hosts VALUES (%s, %s) ON CONFLICT (role) DO UPDATE SET host = %s",
             (role, host, host),
         )
         grant_host(conn, role)
+        # Enough for a daemon (a publisher per workspace, a few team searches, the CLI),
+        # not enough to take every connection the server has from the other hosts.
+        who = sql.Identifier(role)
+        limit = conn.execute("SELECT rolconnlimit FROM pg_roles WHERE rolname = %s", (role,))
+        if limit.fetchone()[0] < 0:
+            conn.execute(sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(
+                who, sql.Literal(HOST_CONNECTIONS)))  # fmt: skip
 
 
 def _close_side_doors(conn: Any) -> None:

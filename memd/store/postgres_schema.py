@@ -310,30 +310,47 @@ _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 
 def migrate(conn: Any) -> None:
     """Bring the database to ``SCHEMA_VERSION``; refuse one a newer memd made."""
+    import psycopg
+
     from memd.errors import StoreError
 
-    if _version(conn) == SCHEMA_VERSION:
+    current = _version(conn)
+    if current == SCHEMA_VERSION:
         return  # a host's role may not create anything, and need not
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-        conn.execute("CREATE TABLE IF NOT EXISTS memd_schema (version integer NOT NULL)")
-        row = conn.execute("SELECT version FROM memd_schema").fetchone()
-        version = row[0] if row else 0
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the team database has schema version {version}, newer than this memd "
-                f"({SCHEMA_VERSION}); upgrade memd"
-            )
-        schema = _schema(conn)
-        for step in range(version, SCHEMA_VERSION):
-            conn.execute(MIGRATIONS[step].replace("@s", schema))
-        if version < 4:  # hosts added before: their privileges as they are now given
-            for (role,) in conn.execute("SELECT role FROM memd_hosts").fetchall():
-                grant_host(conn, role)
-        if row is None:
-            conn.execute("INSERT INTO memd_schema VALUES (%s)", (SCHEMA_VERSION,))
-        else:
-            conn.execute("UPDATE memd_schema SET version = %s", (SCHEMA_VERSION,))
+    if current is not None and current > SCHEMA_VERSION:
+        raise StoreError(
+            f"the team database has schema version {current}, newer than this memd "
+            f"({SCHEMA_VERSION}); upgrade memd"
+        )
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            _migrate(conn)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        has = "no memd tables" if current is None else f"schema version {current}"
+        raise StoreError(
+            f"the team database has {has} and this memd needs version {SCHEMA_VERSION}, "
+            "which only an administrator may make: memd team init --dsn <an administrator's DSN>"
+        ) from exc
+
+
+def _migrate(conn: Any) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS memd_schema (version integer NOT NULL)")
+    row = conn.execute("SELECT version FROM memd_schema").fetchone()
+    version = row[0] if row else 0
+    if version == SCHEMA_VERSION:
+        return  # another administrator's init got there first
+    schema = _schema(conn)
+    for step in range(version, SCHEMA_VERSION):
+        conn.execute(MIGRATIONS[step].replace("@s", schema))
+    if version < 4:  # hosts added before: their privileges as they are now given
+        hosts = "SELECT role FROM memd_hosts WHERE role IN (SELECT rolname FROM pg_roles)"
+        for (role,) in conn.execute(hosts).fetchall():
+            grant_host(conn, role)
+    if row is None:
+        conn.execute("INSERT INTO memd_schema VALUES (%s)", (SCHEMA_VERSION,))
+    else:
+        conn.execute("UPDATE memd_schema SET version = %s", (SCHEMA_VERSION,))
 
 
 def _version(conn: Any) -> int | None:
