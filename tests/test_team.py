@@ -86,6 +86,16 @@ def test_two_daemons_publish_into_one_database(tmp_path, team_dsn):
             20,
             "an edit to be published",
         )
+
+        # A flush is published at once, not at the next minute's pass (keyword only: no
+        # vectors arrive to kick the publisher either).
+        b.call("memory_flush", entries=[{"text": "The ledger-wombat-7 migration moved to Friday."}])
+        started = time.monotonic()
+        found = a.wait_for(
+            lambda: a.search("ledger-wombat-7", scope="team"), 40, "b's flush in a's team search"
+        )
+        assert time.monotonic() - started < 30  # the periodic pass comes only after 60 s
+        assert found[0]["host"] == "ci-b"
     finally:
         assert a.stop() == 0 and b.stop() == 0
 

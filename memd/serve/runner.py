@@ -196,9 +196,12 @@ class Runner:
         self.urgent.clear()
 
     def _chunks_written(self) -> None:
-        """An index pass or a flush/store wrote chunks: they wait for vectors from now on."""
+        """An index pass or a flush/store wrote chunks: they wait for vectors from now on,
+        and for the team store (a flush must not wait for the minute's publish pass)."""
         self.pending_embeddings = None  # unknown until the embed loop counts: answers count
         self.embed_kick.set()
+        if self.publisher is not None:
+            self.publisher.kick.set()
 
     def rescan(self, rebuild: bool = False) -> None:
         self.sweep = self.scanning = True
