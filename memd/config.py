@@ -84,7 +84,10 @@ class Embeddings:
 @dataclass(frozen=True)
 class Search:
     max_results: int = 6
-    min_score: float = 0.35
+    min_score: float = 0.35  # the relevance floor: results at or above it are strong
+    # An explicit search with fewer strong results is filled up to this many with the best
+    # weak ones, labelled weak (0: strong only). What reaches a model unasked stays strong.
+    min_results: int = 3
     fusion: Literal["weighted", "rrf"] = "weighted"
     vector_weight: float = 0.4
     text_weight: float = 0.6
@@ -107,6 +110,8 @@ class Search:
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
             raise ValueError("max_results must be between 1 and 100")
+        if not 0 <= self.min_results <= 100:
+            raise ValueError("min_results must be between 0 and 100")
         if not 1 <= self.candidate_multiplier <= 50:
             raise ValueError("candidate_multiplier must be between 1 and 50")
         for name in ("min_score", "vector_weight", "text_weight", "mmr_lambda", "decay_floor",

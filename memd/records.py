@@ -43,6 +43,9 @@ class SearchResult(_Record):
     heading: str
     source: str
     citation: str
+    # "strong": at or above the relevance floor; "weak": below it, shown because fewer
+    # than search.min_results were strong.
+    match: str = "strong"
     # A team search says whose note it is (``scope: "team"``); a local one leaves them out.
     host: str | None = field(default=None, metadata={"optional": True})
     workspace: str | None = field(default=None, metadata={"optional": True})

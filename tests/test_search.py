@@ -83,6 +83,7 @@ def test_result_shape_matches_the_contract(notes):
         "heading": "# 2026-01-20 > ## Lunch",
         "source": "daily",
         "citation": "memory/2026-01-20.md#L6-L7",
+        "match": "strong",
     }
     assert 0 < hit["score"] <= 1
 

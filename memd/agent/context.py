@@ -60,7 +60,7 @@ def recall(memory: Memory, prompt: str, budget: int = RECALL_BUDGET) -> Said:
     """The notes above the relevance floor that answer ``prompt``, best first."""
     if not prompt.strip():
         return Said("", 0, 0)
-    answer = memory.search(prompt[:2000], max_results=5)
+    answer = memory.search(prompt[:2000], max_results=5, min_results=0)  # strong only
     lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
     return _fit([("Notes that may help", lines, 1.0)], budget)
 
@@ -92,7 +92,9 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[str], float]:
     name = PurePath(cwd).name if cwd else ""
     if not name or cwd in ("/", str(Path.home())):
         return ("", [], 0.0)
-    answer = memory.search(name.replace("-", " ").replace("_", " "), max_results=4)
+    answer = memory.search(
+        name.replace("-", " ").replace("_", " "), max_results=4, min_results=0
+    )  # what reaches the model unasked: strong matches only
     lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
     return (f"About {name}", lines, 0.2)
 

@@ -76,6 +76,8 @@ def search(r: dict) -> None:
     for n, hit in enumerate(r["results"]):
         if n:
             print()
+        if hit.get("match") == "weak" and (n == 0 or r["results"][n - 1].get("match") != "weak"):
+            print("weaker matches, below the relevance floor:\n")
         heading = f"  {hit['heading']}" if hit["heading"] else ""
         whose = f"{hit['host']}/{hit['workspace']}:" if "host" in hit else ""  # --scope team
         print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}")

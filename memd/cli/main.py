@@ -142,6 +142,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             query=args.query,
             max_results=args.max_results,
             min_score=args.min_score,
+            min_results=args.min_results,
             mode=args.mode,
             paths=args.paths,
             tags=args.tags,

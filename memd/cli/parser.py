@@ -200,6 +200,12 @@ def make_parser() -> Parser:
     p.add_argument("--max-results", type=int, metavar="N", help="how many results (default 6)")
     p.add_argument("--min-score", type=float, metavar="S", help="drop results below this (0-1)")
     p.add_argument(
+        "--min-results",
+        type=int,
+        metavar="N",
+        help="fill up to N with weak matches, below the floor (default: search.min_results)",
+    )
+    p.add_argument(
         "--mode",
         choices=["auto", "hybrid", "keyword", "vector"],
         help="hybrid = meaning and words; keyword or vector alone; auto (default) = hybrid "

@@ -211,16 +211,18 @@ def select(
     settings: Search,
     today: dt.date,
     adjust: Callable[[list[Candidate]], object] | None = None,
+    fill: int = 0,
 ) -> list[SearchResult]:
-    """Drop what is below ``min_score``, decay, diversify, and return the best
-    ``max_results`` in score order.
+    """The best ``max_results`` at or above ``min_score`` (strong), decayed and
+    diversified, in score order; then, while fewer than ``fill`` are strong, the best of
+    those below it (weak), labelled so.
 
     ``min_score`` applies to relevance before decay, so decay reorders but never filters;
     diversity chooses which results are shown, never the order they are shown in.
     """
     # Compared as printed: a score read off a result, given back as min_score, keeps it.
     kept = [c for c in cands if round(c.relevance, 4) >= min_score]
-    for c in kept:
+    for c in cands:
         factor = 1.0
         if settings.decay:
             factor = decay_factor(
@@ -232,8 +234,16 @@ def select(
         adjust(kept)
     if settings.mmr and any(c.vec is not None for c in kept):
         kept = mmr(kept, settings.mmr_lambda, max_results)
-    ordered = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]
-    return [_result(c.hit, c.score) for c in ordered]
+    strong = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]
+    results = [_result(c.hit, c.score) for c in strong]
+    wanted = min(fill, max_results) - len(strong)
+    if wanted > 0:
+        weak = [c for c in cands if round(c.relevance, 4) < min_score]
+        if adjust is not None:
+            adjust(weak)
+        weak.sort(key=lambda c: (-c.score, c.hit.chunk_id))
+        results += [_result(c.hit, c.score, "weak") for c in weak[:wanted]]
+    return results
 
 
 def floored(cands: list[Candidate], min_score: float) -> tuple[int | None, float | None]:
@@ -255,7 +265,7 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}-L{end_line}"
 
 
-def _result(hit: Hit, score: float) -> SearchResult:
+def _result(hit: Hit, score: float, match: str = "strong") -> SearchResult:
     return SearchResult(
         path=hit.path,
         start_line=hit.start_line,
@@ -265,6 +275,7 @@ def _result(hit: Hit, score: float) -> SearchResult:
         heading=hit.heading,
         source=hit.source,
         citation=citation(hit.path, hit.start_line, hit.end_line),
+        match=match,
         host=hit.host,
         workspace=hit.workspace,
     )

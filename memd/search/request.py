@@ -23,7 +23,8 @@ class SearchRequest:
 
     query: str
     max_results: int | None = None
-    min_score: float | None = None
+    min_score: float | None = None  # given: a hard cut (no weak results)
+    min_results: int | None = None  # fill up with weak results to this many (0: none)
     mode: str = "auto"
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
@@ -50,6 +51,13 @@ def resolve(
     min_score = s.min_score if request.min_score is None else float(request.min_score)
     if not 0.0 <= min_score <= 1.0:
         raise InvalidParams("min_score", f"must be between 0.0 and 1.0, got {min_score}")
+    # A caller's own min_score is a hard cut: what it asks to drop is not shown as weak.
+    fill = 0 if request.min_score is not None else s.min_results
+    min_results = fill if request.min_results is None else request.min_results
+    if not 0 <= min_results <= MAX_RESULTS:
+        raise InvalidParams(
+            "min_results", f"must be between 0 and {MAX_RESULTS}, got {min_results}"
+        )
     if request.scope not in SCOPES:
         raise InvalidParams("scope", f"must be local or team, got {request.scope!r}")
     if request.mode not in MODES:
@@ -66,6 +74,7 @@ def resolve(
         request,
         max_results=max_results,
         min_score=min_score,
+        min_results=min(min_results, max_results),
         paths=tuple(request.paths),
         tags=tuple(request.tags),
         sources=tuple(dict.fromkeys(request.sources)),

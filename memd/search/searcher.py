@@ -175,7 +175,8 @@ class Searcher:
             in_time(cands, reading)
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
-                         lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip
+                         lambda kept: adjust(kept, reading, ranking, query, n),
+                         fill=req.min_results or 0)  # fmt: skip
         below, best = floored(cands, req.min_score) if not results else (None, None)
         return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
 

@@ -151,7 +151,7 @@ def merged(
     the same workspace), best first, ``most`` of them."""
     mine = [_whose(r, host, workspace) for r in local]
     others = [r for r in team if (r.host, r.workspace) != (host, workspace)]
-    return sorted([*mine, *others], key=lambda r: -r.score)[:most]
+    return sorted([*mine, *others], key=lambda r: (r.match != "strong", -r.score))[:most]
 
 
 def _whose(result: SearchResult, host: str, workspace: str) -> SearchResult:

@@ -76,7 +76,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
     @tool(
         "Search long-term memory by meaning and keywords; use it before answering about past "
         "work, decisions, preferences or people. Returns the best chunks first, each with "
-        "citation (path#Lstart-Lend), heading, snippet and a 0-1 score, `index` saying "
+        "citation (path#Lstart-Lend), heading, snippet, a 0-1 score and `match` "
+        "('strong', or 'weak': below the relevance floor, shown to fill up), `index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",
         read_only=True,
@@ -86,6 +87,10 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         max_results: int = 6,
         min_score: Annotated[
             float | None, Field(description="drop weaker results (0-1); default from config")
+        ] = None,
+        min_results: Annotated[
+            int | None,
+            Field(description="fill up to this many with weak matches, labelled (0: none)"),
         ] = None,
         mode: Literal["auto", "hybrid", "keyword", "vector"] = "auto",
         paths: Annotated[
@@ -113,6 +118,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "query": query,
                 "max_results": max_results,
                 "min_score": min_score,
+                "min_results": min_results,
                 "mode": mode,
                 "paths": paths,
                 "tags": tags,

@@ -28,6 +28,7 @@ def search_request(p: Params) -> SearchRequest:
         query=p.get("query", str, ""),
         max_results=p.get("max_results", int),
         min_score=p.get("min_score", (int, float)),
+        min_results=p.get("min_results", int),
         mode=p.get("mode", str, "auto"),
         paths=_globs(p.strings("paths")),
         tags=p.strings("tags"),
