@@ -212,21 +212,29 @@ class Memory:
                 progress(done, pending)
         return done
 
-    def embed_missing(self, most: int = 200, seconds: float = 5.0) -> int:
-        """Embed the chunks that have no vector when they are few (at most ``most``), for
-        up to about ``seconds``: a one-shot search without a daemon then ranks as the
-        daemon would. Returns how many were embedded."""
+    def embed_missing(self, most: int = 200) -> int:
+        """Embed the chunks that have no vector when they are few (at most ``most``), and
+        load the local model: a one-shot search without a daemon then ranks as the daemon
+        would, however busy the machine (bounded by the count, not by seconds). Returns how
+        many were embedded."""
         if not self.embedder.enabled:
             return 0
         done = 0
         try:
+            if self.embedder.provider == "local":
+                # Loaded here, unbounded: the query's embedding that follows has a time
+                # bound, and a slow load on a busy machine must not turn it into keywords.
+                self.embedder.embed(["memd"], "query")
             self.db.learn_dimensions()
             pending = self.db.vector_counts()[1]
-            budget = min(seconds, self.config.embeddings.query_timeout_s)
-            if not pending or pending > most or not answers_within(self.embedder, budget):
+            if not pending or pending > most:
                 return 0
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline and (saved := self.embed_step(8)):
+            # An endpoint may be dead or hung: it must not hold a one-shot command for its
+            # retries. The in-process model cannot hang; it may only be slow to load.
+            budget = self.config.embeddings.query_timeout_s
+            if self.embedder.provider != "local" and not answers_within(self.embedder, budget):
+                return 0
+            while saved := self.embed_step(8):
                 done += saved
         except BackendUnavailable:
             pass  # the search says so itself: it answers by keyword, with a warning
