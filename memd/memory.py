@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -393,7 +392,7 @@ def _time_window(reading: TimeReading | None, empty: bool) -> TimeWindow | None:
     if reading is None:
         return None
     shown = reading.as_dict()
-    return TimeWindow(shown["from"], shown["to"], shown["matched"], empty or None)
+    return TimeWindow(shown["from"], shown["to"], shown["matched"], empty or None, shown["ahead"])
 
 
 def open(

@@ -73,6 +73,8 @@ class TimeWindow(_Record):
     matched: str
     # True when no note is dated in the window: the whole question was searched instead.
     empty: bool | None = field(default=None, metadata={"optional": True})
+    # True when the window is still to come: notes that name it first, whatever their date.
+    ahead: bool | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -149,3 +149,32 @@ def test_a_paraphrase_sharing_no_word_ranks_first_and_the_floor_says_so(serve, w
     floored = ask(d, question)  # strong or weak, it is the answer shown first
     assert floored["results"][0]["path"] == written[0]["path"]
     assert floored["results"][0]["match"] in ("strong", "weak")
+
+
+def test_a_question_about_a_time_to_come_finds_the_note_that_names_it(serve, ws):
+    ws.write(
+        "memory/2026-11-20.md",
+        "# 2026-11-20\n\n## API ownership\n"
+        "- Olga takes over the public API in December when Tom moves to payments.\n\n"
+        "## Lunch\n- Tried the new ramen place near the office.\n",
+    )
+    ws.write(
+        "memory/2026-11-24.md",
+        "# 2026-11-24\n\n## Planning\n- The billing export ships in January.\n",
+    )
+    ws.write("memory/2026-11-10.md", "# 2026-11-10\n\n## Deploy\n- The gateway returned 502s.\n")
+    d = serve()
+    now = "2026-11-25T10:00:00"
+
+    def ask(d, query, **params):
+        return d.call("memory_search", query=query, **params)
+
+    for question in ("who takes over the API next month", "who is taking over the API in December"):
+        answer = ask(d, question, now=now, mode="keyword")
+        assert answer["time"]["ahead"] is True and answer["time"]["from"] == "2026-12-01"
+        first = answer["results"][0]
+        assert (first["path"], first["match"]) == ("memory/2026-11-20.md", "strong")
+    listed = ask(d, "what happens next month", now=now, mode="keyword")["results"]
+    assert listed[0]["path"] == "memory/2026-11-20.md"  # it names December; 11-24 does not
+    past = ask(d, "what did we ship in December", now=now, mode="keyword")
+    assert past["time"]["from"] == "2025-12-01" and "ahead" not in past["time"]

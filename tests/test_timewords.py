@@ -93,8 +93,37 @@ def test_as_dict_is_the_answer_shape():
         "from": "2026-03-09",
         "to": "2026-03-15",
         "matched": "last week",
+        "ahead": None,
     }
     assert read_time("before 2026-01-01", NOW).as_dict()["from"] is None
+
+
+LATE_NOVEMBER = dt.datetime(2026, 11, 25, 10, 0)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end", "rest"),
+    [
+        ("who takes over the API next month", D(2026, 12, 1), D(2026, 12, 31),
+         "who takes over the API"),
+        ("who is taking over the API in December", D(2026, 12, 1), D(2026, 12, 31),
+         "who is taking over the API"),
+        ("what is due tomorrow", D(2026, 11, 26), D(2026, 11, 26), "what is due"),
+        ("what is due the day after tomorrow", D(2026, 11, 27), D(2026, 11, 27), "what is due"),
+        ("plans for next week", D(2026, 11, 30), D(2026, 12, 6), "plans"),
+        ("what is scheduled in the next 3 days", D(2026, 11, 26), D(2026, 11, 28),
+         "what is scheduled"),
+        ("the demo next Tuesday", D(2026, 12, 1), D(2026, 12, 1), "the demo"),
+        ("what happens this Friday", D(2026, 11, 27), D(2026, 11, 27), "what happens"),
+        ("who will be on call on Friday", D(2026, 11, 27), D(2026, 11, 27), "who will be on call"),
+        # Asked in the past tense, a month or weekday is the latest one that has begun.
+        ("what did we ship in December", D(2025, 12, 1), D(2025, 12, 31), "what did we ship"),
+        ("what did we do on Friday", D(2026, 11, 20), D(2026, 11, 20), "what did we do"),
+    ],
+)  # fmt: skip
+def test_time_ahead_is_the_coming_window(query, start, end, rest):
+    r = read_time(query, LATE_NOVEMBER)
+    assert (r.start, r.end, r.query) == (start, end, rest)
 
 
 def test_weekend_only_when_the_words_point_at_now():

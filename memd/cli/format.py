@@ -63,6 +63,8 @@ def search(r: dict) -> None:
         note(line)
     if t := r.get("time"):
         read = f"time: '{t['matched']}' read as {t['from'] or '...'} to {t['to'] or '...'}"
+        if t.get("ahead"):
+            read += "; still to come, so the notes that name it come first"
         note(read + ("; no notes from then, so searched without it" if t.get("empty") else ""))
     if not r["results"]:
         if r.get("below_floor"):

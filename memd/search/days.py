@@ -93,8 +93,25 @@ def past(unit: str, n: int, today: dt.date) -> Window:
     return dt.date(today.year - n, today.month, min(today.day, 28)), today
 
 
+def ahead(unit: str, n: int, today: dt.date) -> Window:
+    """The next ``n`` units after today, rolling ("the next two weeks")."""
+    if unit == "day":
+        return today + dt.timedelta(days=1), today + dt.timedelta(days=n)
+    if unit == "week":
+        return today + dt.timedelta(days=1), today + dt.timedelta(weeks=n)
+    if unit == "month":
+        year, month = shift_month(today, n)
+        return today + dt.timedelta(days=1), dt.date(
+            year, month, min(today.day, calendar.monthrange(year, month)[1])
+        )
+    return today + dt.timedelta(days=1), dt.date(today.year + n, today.month, min(today.day, 28))
+
+
 def period(unit: str, offset: int, today: dt.date) -> Window:
-    """This (0) or last (-1) calendar week, month or year."""
+    """This (0), last (-1) or next (1) calendar week, month or year (a day: that day)."""
+    if unit == "day":
+        day = today + dt.timedelta(days=offset)
+        return day, day
     if unit == "week":
         return week_span(today + dt.timedelta(weeks=offset))
     if unit == "month":

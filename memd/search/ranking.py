@@ -238,7 +238,8 @@ def select(
     results = [_result(c.hit, c.score) for c in strong]
     wanted = min(fill, max_results) - len(strong)
     if wanted > 0:
-        weak = [c for c in cands if round(c.relevance, 4) < min_score]
+        # Below the floor, but with some evidence: a candidate at 0 is no match at all.
+        weak = [c for c in cands if 0 < round(c.relevance, 4) < min_score]
         if adjust is not None:
             adjust(weak)
         weak.sort(key=lambda c: (-c.score, c.hit.chunk_id))

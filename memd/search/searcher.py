@@ -37,8 +37,10 @@ from memd.search.timerank import (
     adjust,
     asks_only_when,
     in_time,
+    lift_ahead,
     lift_listing,
     listing,
+    names_of,
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
@@ -105,6 +107,16 @@ class Searcher:
         allowed = file_filter(store, req.paths, req.tags, req.sources)
         if reading is None:
             return self._rank(store, req, None, allowed)
+        if reading.start is not None and reading.end is not None and reading.start > now.date():
+            # A time still to come: notes about it were written before it, so it filters
+            # nothing; the notes that name it come first ("next month", "in December").
+            ahead = dataclasses.replace(reading, ahead=True)
+            # "what happens next month": what the notes call that month is the question.
+            only_when = asks_only_when(reading.query)
+            words = " ".join(names_of(ahead)) if only_when else reading.query
+            ranked = self._rank(store, dataclasses.replace(req, query=words), None, allowed,
+                                ahead=ahead)  # fmt: skip
+            return dataclasses.replace(ranked, time=ahead)
         window = window_filter(reading, req.since, req.until)
         if window is None or not holds_notes(store, window, allowed):
             # Nothing was written then: the window points at no note. A named time ("in
@@ -127,9 +139,10 @@ class Searcher:
         reading: TimeReading | None,
         allowed: dict[int, str] | None,
         window: tuple[str | None, str | None] | None = None,
+        ahead: TimeReading | None = None,
     ) -> Ranked:
         """Candidates from both sides, fused, floored and ordered; ``reading`` is a time
-        window that holds notes."""
+        window that holds notes, ``ahead`` one still to come."""
         assert req.max_results is not None and req.min_score is not None
         now = parse_now(req.now, self._clock)
         asked = dataclasses.replace(req, query=reading.query) if reading else req
@@ -167,6 +180,8 @@ class Searcher:
         }[mode]
         ranking = dataclasses.replace(settings, **weights)
         fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
+        if ahead is not None:
+            lift_ahead(cands, ahead)
         if self.reranker.enabled and cands:
             cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None

@@ -57,6 +57,22 @@ def _day_month(m: re.Match[str], today: dt.date) -> Window | None:
     return days.latest_day(MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
 
 
+# A question about what is to come: a month or weekday named without a year is then the
+# coming one ("who is taking over the API in December", asked in November). A question in
+# the past tense keeps the latest one that has begun, as any question without these words.
+_FUTURE = re.compile(
+    r"\b(?:will|shall|going\s+to|gonna|upcoming|coming|planned\s+for|scheduled|due|"
+    r"(?:is|are|am)\s+\w+ing|takes?\s+over|starts?|begins?|moves?\s+to)\b|'ll\b",
+    re.I,
+)
+_PAST = re.compile(r"\b(?:did|was|were|had|ago|last|previous|went|happened)\b", re.I)
+
+
+def asks_ahead(query: str) -> bool:
+    """Whether ``query`` asks about what is to come (and not in the past tense)."""
+    return bool(_FUTURE.search(query)) and not _PAST.search(query)
+
+
 def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
     word = m["month"]
     bare = not (m["year"] or m["part"] or m.group(0)[: m.start("month") - m.start()].strip())
@@ -64,7 +80,10 @@ def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
     # name counts, and of those two only "March" with its capital.
     if bare and (word.lower() not in _FULL_MONTHS or word in ("may", "May", "march")):
         return None
-    window = days.latest_month(MONTHS[word.lower()], today, _year_of(m))
+    month, year = MONTHS[word.lower()], _year_of(m)
+    if year is None and month > today.month and asks_ahead(m.string):
+        year = today.year  # still ahead this year
+    window = days.latest_month(month, today, year)
     return days.part_of_month(window, m["part"] and m["part"].lower())
 
 
@@ -110,6 +129,18 @@ def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
     return days.period(m["unit"].lower(), 0, today)
 
 
+def _next_rule(m: re.Match[str], today: dt.date) -> Window | None:
+    unit = m["unit"].lower()
+    if m["n"] is None:  # "next week": the calendar week after this one
+        return days.period(unit, 1, today)
+    return days.ahead(unit, _number(m["n"]), today)
+
+
+def _tomorrow(m: re.Match[str], today: dt.date) -> Window | None:
+    day = today + dt.timedelta(days=2 if "after" in m.group(0).lower() else 1)
+    return day, day
+
+
 def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
     if m["plural"] or _EVERY.search(m.string[: m.start()]):
         return None  # "on Fridays", "every second Tuesday": a rule, not a day
@@ -123,6 +154,10 @@ def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
     weekday = WEEKDAYS.index(m["weekday"].lower())
     if which == "this":
         day = days.week_span(today)[0] + dt.timedelta(days=weekday)
+    elif which == "next":  # the one in the calendar week after this one
+        day = days.week_span(today)[0] + dt.timedelta(days=7 + weekday)
+    elif not which and asks_ahead(m.string):  # "who is on call on Friday": the coming one
+        day = today + dt.timedelta(days=(weekday - today.weekday()) % 7 or 7)
     else:
         day = days.latest_weekday(weekday, today, before_today=which in ("last", "past"))
     return day, day
@@ -164,8 +199,12 @@ _RULES_EN: list[_Rule] = [
     (re.compile(rf"\b(?:(?:in|over|during|for|within)\s+)?(?P<the>the\s+)?(?P<which>last|past|previous)"
                 rf"\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I), _past_rule),
     (re.compile(rf"\b{_LEAD}(?:this|current)\s+{_UNIT}\b", re.I), _this_rule),
-    (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this)\s+)?{_WEEKDAY}\b", re.I),
-     _weekday_rule),
+    (re.compile(rf"\b(?:(?:in|over|during|for|within)\s+)?(?:the\s+)?(?:next|coming|upcoming)"
+                rf"\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I), _next_rule),
+    (re.compile(r"\b(?:(?:on|for|by)\s+)?(?:the\s+day\s+after\s+)?tomorrow"
+                r"(?:\s+(?:morning|afternoon|evening|night))?\b", re.I), _tomorrow),
+    (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this|next)\s+)?{_WEEKDAY}\b",
+                re.I), _weekday_rule),
     (re.compile(r"\b(?:(?P<lead>on|over|at|during)\s+)?(?P<the>the\s+)?"
                 r"(?:(?P<which>last|this|past|next)\s+)?weekend\b", re.I), _weekend_rule),
 ]  # fmt: skip

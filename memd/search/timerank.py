@@ -93,6 +93,35 @@ def lift_listing(cands: list[Candidate], matched: list[Candidate]) -> None:
         c.relevance += LISTING_LIFT * evidence.get(c.hit.chunk_id, 0.0)
 
 
+# A chunk that names a window still to come ("in December", "next week", 2026-12-03) has
+# said something about it: notes about a coming time were written before it, so their
+# dates say nothing and their words say which.
+AHEAD = 0.25
+
+
+def names_of(reading: TimeReading) -> list[str]:
+    """What a note may call a window: its months' names, its days' weekdays (a week or
+    less) and dates, and the words the question used ("next week"), longest first."""
+    assert reading.start is not None and reading.end is not None
+    names, day = {reading.matched.lower()}, reading.start
+    span = (reading.end - reading.start).days
+    while day <= reading.end:
+        names |= {day.strftime("%B").lower(), day.strftime("%Y-%m")}
+        if span < 7:
+            names |= {day.strftime("%A").lower(), day.isoformat()}
+        day += dt.timedelta(days=1 if span < 62 else 28)
+    return sorted(names, key=len, reverse=True)
+
+
+def lift_ahead(cands: list[Candidate], reading: TimeReading) -> None:
+    """Count naming a window still to come as evidence, before the relevance floor."""
+    alternatives = "|".join(re.escape(n) for n in names_of(reading))
+    names = re.compile(rf"\b(?:{alternatives})\b", re.I)
+    for c in cands:
+        if names.search(f"{c.hit.heading}\n{c.hit.text}"):
+            c.relevance = AHEAD + (1 - AHEAD) * c.relevance
+
+
 def in_time(cands: list[Candidate], reading: TimeReading) -> None:
     """Count being dated inside the window as evidence, before the relevance floor."""
     for c in cands:

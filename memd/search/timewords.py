@@ -31,6 +31,7 @@ class TimeReading:
     end: dt.date | None
     matched: str  # the time words as written, e.g. "last week"
     query: str
+    ahead: bool = False  # the window is still to come (set by the searcher, which knows now)
 
     def contains(self, day: str | dt.date) -> bool:
         """Whether ``day`` (a date or YYYY-MM-DD) falls inside the window."""
@@ -43,6 +44,7 @@ class TimeReading:
             "from": self.start.isoformat() if self.start else None,
             "to": self.end.isoformat() if self.end else None,
             "matched": self.matched,
+            "ahead": self.ahead or None,
         }
 
 
