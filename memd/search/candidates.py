@@ -3,6 +3,7 @@ request's filters, and the evidence (terms, best passage) that the ranking stage
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -48,12 +49,27 @@ def file_filter(
     return allowed
 
 
+_WORDS = re.compile(r"\w+")
+
+
 @dataclass(frozen=True)
 class QueryTerms:
     """A query's terms and each one's idf weight."""
 
     match: MatchQuery
     weights: list[float]
+    found: list[bool]  # whether any chunk holds each term
+
+    def titled(self, heading: str) -> float:
+        """The idf-weighted share of the terms some chunk holds that the section's own
+        heading holds: a section titled "Database" is about databases."""
+        own = set(_WORDS.findall(heading.rsplit(">", 1)[-1].lower()))
+        held = [
+            any(set(_WORDS.findall(form.lower())) <= own for form in forms)
+            for forms in self.match.words
+        ]
+        weights = [w if found else 0.0 for w, found in zip(self.weights, self.found, strict=True)]
+        return coverage(weights, held)
 
     def held(self, store: Store, chunk_ids: Sequence[int]) -> dict[int, list[bool]]:
         """For each of ``chunk_ids``, which of the terms it holds."""
@@ -67,7 +83,7 @@ def query_terms(store: Store, query: str) -> QueryTerms | None:
     if match is None:
         return None
     total, counts = store.term_counts(match)
-    return QueryTerms(match, [idf(n, total) for n in counts])
+    return QueryTerms(match, [idf(n, total) for n in counts], [n > 0 for n in counts])
 
 
 def keyword_candidates(
@@ -90,7 +106,12 @@ def keyword_candidates(
     query_idf = sum(terms.weights)
     held = terms.held(store, [h.chunk_id for h in hits])
     return [
-        Candidate(h, per_term(h.bm25, query_idf), coverage(terms.weights, held[h.chunk_id]))
+        Candidate(
+            h,
+            per_term(h.bm25, query_idf),
+            coverage(terms.weights, held[h.chunk_id]),
+            titled=terms.titled(h.heading),
+        )
         for h in hits
     ]
 
