@@ -21,7 +21,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def index_report(r: dict) -> None:
+def index_report(r: dict, warnings: bool = True) -> None:
+    """An index pass's counts, and its warnings unless they were logged as they came."""
     print(
         f"indexed in {r['seconds']:.2f} s: {r['added']} added, {r['changed']} changed, "
         f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
@@ -29,7 +30,7 @@ def index_report(r: dict) -> None:
     )
     if r.get("embedded"):
         print(f"embedded {r['embedded']} chunks")
-    for w in r["warnings"]:
+    for w in r["warnings"] if warnings else ():
         note(f"warning: {w}")
 
 

@@ -18,7 +18,7 @@ from memd.index.regrow import Tail, regrow, tail_of
 from memd.log import get_logger
 from memd.sources.chunker import chunk_with_restart
 from memd.sources.layout import FileEntry, stat_stamp
-from memd.sources.markdown import parse
+from memd.sources.markdown import is_drawing, parse
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
 log = get_logger()
@@ -126,7 +126,8 @@ def prepare(job: Job) -> Prepared:
         grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
     ):
         # Only appended to: re-chunk the end, keep every earlier chunk.
-        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases)
+        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases,
+                     job.tail.date)  # fmt: skip
         rows = chunk_rows(meta, grown.chunks, first=False)
         retag = grown.tags != job.tail.tags
         return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
@@ -144,10 +145,10 @@ def prepare(job: Job) -> Prepared:
             f"not valid UTF-8 (first bad byte at offset {exc.start}); "
             "indexed with replacement characters"
         )
-    doc = parse(text)
+    doc = parse(text, drawing=is_drawing(e.path))
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
-    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases)
+    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     tail = tail_of(data, digest, doc, restart) if clean else None
     return Prepared(
         entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
@@ -162,13 +163,15 @@ def _meta(
     lines: int,
     tags: tuple[str, ...],
     aliases: tuple[str, ...],
+    date: str | None,
 ) -> FileMeta:
+    """A file's facts; its date from its name, else from its front matter."""
     return FileMeta(
         path=e.path,
         abspath=e.abspath,
         realpath=e.realpath,
         source=e.source,
-        date=e.date,
+        date=e.date or date,
         size=len(data),
         mtime_ns=stat_stamp(st),
         hash=digest,

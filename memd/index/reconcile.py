@@ -30,7 +30,9 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
 # 2: a heading alone joins the text under it; a daily note's date leads its headings.
 # 3: the headings that open a long section keep at least its first line with them.
-CHUNK_FORMAT = 3
+# 4: Obsidian: comments, Dataview queries and drawings' data hidden; links name their
+#    targets; front matter gives dates; bad front matter is not text; dated file names.
+CHUNK_FORMAT = 4
 
 Progress = Callable[[int, int], None]
 

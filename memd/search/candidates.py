@@ -3,8 +3,10 @@ request's filters, and the evidence (terms, best passage) that the ranking stage
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.search.ranking import Candidate, cosine_score, coverage, idf, passage_agreement, per_term
@@ -12,8 +14,17 @@ from memd.search.request import SearchRequest
 from memd.sources.globs import GlobSet
 from memd.sources.layout import is_session_path
 from memd.store.base import Store
-from memd.store.fts import MatchQuery, TermMatcher, match_query
+from memd.store.fts import NOSPACE_RUN, MatchQuery, TermMatcher, match_query
+from memd.store.rows import Hit
 from memd.store.vectors import VectorIndex
+
+# A note's name (its file name or an alias) typed as the whole query: the reader means that
+# note, as Obsidian's quick switcher takes them. It ranks first in every mode.
+NAMED_RELEVANCE = 1.0
+_NAME_WORDS = 12  # a longer query is no note's name
+_NAMED_POOL = 20  # notes whose tags, aliases or name hold the query's words, looked at
+_NAMED_SOURCES = ("extra", "memory")  # notes with names (a daily note's is its date)
+_WORD = re.compile(r"\w+")
 
 
 def holds_notes(
@@ -35,17 +46,82 @@ def file_filter(
     if not paths and not tags and one_source is None:
         return None
     globs = GlobSet(paths)
-    wanted = {t.lower().lstrip("#") for t in tags}
+    wanted = {t.lower().lstrip("#").rstrip("/") for t in tags}
     allowed = {}
     for file_id, path, file_tags in store.file_tags():
         if one_source is not None and (one_source == "sessions") != is_session_path(path):
             continue
         if globs and not globs.match(path):
             continue
-        if wanted and not wanted & {t.lower() for t in file_tags}:
+        if wanted and not wanted & _tag_paths(file_tags):
             continue
         allowed[file_id] = path
     return allowed
+
+
+def _tag_paths(tags: Sequence[str]) -> set[str]:
+    """Tags and their parents, lower-case: ``#a/b/c`` is also ``a/b`` and ``a``, as
+    Obsidian's nested tags are."""
+    out = set()
+    for tag in tags:
+        parts = tag.lower().split("/")
+        out.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return out
+
+
+def name_key(text: str) -> str:
+    """A note's name or a query as the two are compared: its words, lower-case."""
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def named(store: Store, req: SearchRequest, allowed: Mapping[int, str] | None) -> list[Hit]:
+    """First chunks of notes whose file name or an alias is the query itself (its words
+    in order, any case and punctuation)."""
+    key = name_key(req.query)
+    if not key or allowed == {} or len(key.split()) > _NAME_WORDS or NOSPACE_RUN.search(key):
+        return []
+    # Names live in each note's first chunk's meta column (memd.store.rows.chunk_rows).
+    phrase = f'meta : "{key}"'
+    hits = store.keyword_search(
+        MatchQuery(phrase, (phrase,), ((key,),)),
+        limit=_NAMED_POOL,
+        since=req.since,
+        until=req.until,
+        file_ids=None if allowed is None else list(allowed),
+    )
+    out = []
+    for hit in hits:
+        if hit.source not in _NAMED_SOURCES:
+            continue
+        if name_key(_title(hit.path)) == key or _has_alias(store, hit.path, key):
+            out.append(hit)
+    return out
+
+
+def _title(path: str) -> str:
+    name = PurePosixPath(path).name.removesuffix(".md")
+    return name.removesuffix(".excalidraw")
+
+
+def _has_alias(store: Store, path: str, key: str) -> bool:
+    meta = store.file_meta(path)
+    return meta is not None and any(name_key(alias) == key for alias in meta.aliases)
+
+
+def lift_named(cands: list[Candidate], hits: list[Hit]) -> list[Candidate]:
+    """The candidates with each named note's chunk at ``NAMED_RELEVANCE`` (added when
+    neither side proposed it)."""
+    if not hits:
+        return cands
+    by_id = {c.hit.chunk_id: c for c in cands}
+    out = list(cands)
+    for hit in hits:
+        c = by_id.get(hit.chunk_id)
+        if c is None:
+            c = Candidate(hit)
+            out.append(c)
+        c.relevance = max(c.relevance, NAMED_RELEVANCE)
+    return out
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from memd.search.candidates import (
     file_filter,
     holds_notes,
     keyword_candidates,
+    lift_named,
+    named,
     query_terms,
     vector_candidates,
 )
@@ -173,6 +175,7 @@ class Searcher:
         if reading is not None:  # the question says when: recency no longer matters
             ranking = dataclasses.replace(ranking, decay=False)
             in_time(cands, reading)
+        cands = lift_named(cands, named(store, asked, allowed))
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
                          lambda kept: adjust(kept, reading, ranking, query, n))  # fmt: skip

@@ -105,7 +105,8 @@ class Workspace:
                 return None
             if root.include and not root.include.match(rel):
                 return None
-            return ("extra", None)
+            # Obsidian's Daily Notes name a day's note by its date, in any folder.
+            return ("extra", daily_date(parts[-1]))
         if len(parts) == 1:
             return ("core", None) if rel in CORE_NAMES else None
         if parts[0] != MEMORY_DIR:
@@ -254,7 +255,11 @@ class Workspace:
     ) -> FileEntry | None:
         """The entry of a file memd indexes, as it is on disk now; ``realpath`` when the
         walk knows it (a plain file in a checked folder)."""
-        kind = self.classify(root, rel, walked) if not root.is_file else ("extra", None)
+        kind = (
+            self.classify(root, rel, walked)
+            if not root.is_file
+            else ("extra", daily_date(root.path.name))
+        )
         if kind is None:
             return None
         try:

@@ -9,6 +9,7 @@ when the text holds only the structures it follows.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,15 @@ class Document:
     tags: tuple[str, ...] = ()  # front matter tags, then inline #tags
     aliases: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    date: str | None = None  # front matter's ``date:`` or ``created:`` (YYYY-MM-DD)
+    # The lines as a reader of the rendered note sees them: comments, Dataview queries and
+    # a drawing's data blank (None: the same as ``lines``). Chunks are cut on these.
+    visible: list[str] | None = None
+
+    @property
+    def shown(self) -> list[str]:
+        """``visible``, or ``lines`` when nothing is hidden."""
+        return self.lines if self.visible is None else self.visible
 
 
 # A block rule that cannot match a text is skipped: markdown-it tries every rule on every
@@ -91,26 +101,34 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def parse(text: str) -> Document:
-    """Parse Markdown text into lines, front matter fields and top-level blocks."""
+def parse(text: str, drawing: bool = False) -> Document:
+    """Parse Markdown text into lines, front matter fields and top-level blocks;
+    ``drawing`` for an Excalidraw file (``*.excalidraw.md``): only its text elements."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = split_lines(text)
     warnings: list[str] = []
-    body_start, tags, aliases = _front_matter(lines, warnings)
-    return _parse_body(lines, body_start, tags, aliases, warnings)
+    fm = _front_matter(lines, warnings)
+    return _parse_body(lines, fm, warnings, drawing)
 
 
 def parse_lines(lines: list[str]) -> Document:
     """Parse lines that continue a document from a line where a top-level block starts
     (no front matter): its blocks are those a parse of the whole file has there."""
-    return _parse_body(lines, 0, (), (), [])
+    return _parse_body(lines, _FrontMatter(), [])
+
+
+def is_drawing(path: str) -> bool:
+    """Whether a file is an Obsidian Excalidraw drawing (its prose is its text elements)."""
+    return path.endswith(".excalidraw.md")
 
 
 def _parse_body(
-    lines: list[str], body_start: int, tags: tuple, aliases: tuple, warnings: list[str]
+    lines: list[str], fm: _FrontMatter, warnings: list[str], drawing: bool = False
 ) -> Document:
-    body = lines[body_start:]
+    body_start = fm.end
+    shown = _unhidden(lines, body_start, drawing)
+    body = (lines if shown is None else shown)[body_start:]
     found = scan(body)
     if found is None:
         blocks, code = _tokenized_blocks(body, body_start)
@@ -118,15 +136,62 @@ def _parse_body(
     else:
         blocks = _cover_found(found[0], body_start, len(lines))
         code = found[1]
+    queries = [(a, b) for a, b in code if _QUERY_FENCE.match(body[a])]
+    if queries:  # a Dataview query is no prose: Obsidian shows its results instead
+        shown = list(lines) if shown is None else shown
+        for a, b in queries:
+            shown[body_start + a : body_start + b] = [""] * (b - a)
+        body = shown[body_start:]
     inline = inline_tags(body, code)
     return Document(
         lines=lines,
         blocks=blocks,
         body_start=body_start,
-        tags=tuple(dict.fromkeys([*tags, *inline])),
-        aliases=aliases,
+        tags=tuple(dict.fromkeys([*fm.tags, *inline])),
+        aliases=fm.aliases,
         warnings=warnings,
+        date=fm.date,
+        visible=shown,
     )
+
+
+_QUERY_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,}) *(?:dataview|dataviewjs|query)\b", re.I)
+_COMMENT = re.compile(r"%%.*?(?:%%|\Z)", re.DOTALL)
+_FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
+_DRAWING_TEXT = re.compile(r"#{1,6} Text Elements\s*")
+_DRAWING_END = re.compile(r"%%\s*|#{1,6} (?:Drawing|Embedded [Ff]iles|Element Links)\b.*")
+
+
+def _unhidden(lines: list[str], start: int, drawing: bool) -> list[str] | None:
+    """The lines from ``start`` with Obsidian comments (``%% ... %%``, inline or over
+    lines, outside code fences) blanked, and for a drawing all but its text elements;
+    None when nothing is hidden."""
+    if drawing:
+        out = [""] * len(lines)
+        inside = False
+        for n in range(start, len(lines)):
+            if _DRAWING_TEXT.fullmatch(lines[n]):
+                inside = True
+            elif inside and _DRAWING_END.fullmatch(lines[n]):
+                break
+            if inside:
+                out[n] = lines[n]
+        return out
+    if not any("%%" in line for line in lines[start:]):
+        return None
+    out = list(lines)
+    comment = fence = False
+    for n in range(start, len(lines)):
+        line = lines[n]
+        if not comment and _FENCE_LINE.match(line):
+            fence = not fence
+        if fence or ("%%" not in line and not comment):
+            continue
+        text = ("%%" if comment else "") + line  # a comment still open from a line above
+        shown = _COMMENT.sub(" ", text)
+        comment = text.count("%%") % 2 == 1
+        out[n] = shown if shown.strip() else ""
+    return out
 
 
 def _cover_found(found: list[Found], first: int, total: int) -> list[Block]:
@@ -212,14 +277,28 @@ def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
     return found
 
 
-def readable(text: str) -> str:
-    """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown, ``[[Note#Part]]`` →
-    Note Part, ``![[file]]`` → file, ``> [!note]`` → ``> note:``."""
+def readable(text: str, targets: bool = False) -> str:
+    """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown (and Note, with
+    ``targets``), ``[[Note#Part]]`` → Note Part, ``![[file]]`` → file, ``> [!note]`` →
+    ``> note:``; comments, Dataview queries and block ids (`` ^id``) dropped."""
+    if "%%" in text:
+        text = _COMMENT.sub(" ", text)
+    if "```" in text or "~~~" in text:
+        text = _QUERY_BLOCK.sub("", text)
+    if "^" in text:
+        text = _BLOCK_ID.sub("", text)
     if "[[" in text:
-        text = _WIKILINK.sub(_link_text, text)
+        text = _WIKILINK.sub(_with_target if targets else _link_text, text)
     if "[!" in text:
         text = _CALLOUT.sub(r"\1\2:", text)
     return text
+
+
+_QUERY_BLOCK = re.compile(
+    r"^ {0,3}(`{3,}|~{3,}) *(?:dataview|dataviewjs|query)\b.*?(?:^ {0,3}\1[ \t]*$|\Z)",
+    re.I | re.M | re.S,
+)
+_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
 
 
 def _link_text(m: re.Match[str]) -> str:
@@ -227,6 +306,13 @@ def _link_text(m: re.Match[str]) -> str:
     if shown:
         return shown
     return f"{target} {part}".strip() if part else target
+
+
+def _with_target(m: re.Match[str]) -> str:
+    """A link as its words and the name of the note it points to, so either finds it."""
+    shown = _link_text(m)
+    target = m.group(1).rsplit("/", 1)[-1].strip()
+    return shown if not target or target in shown else f"{shown} ({target})"
 
 
 def _children(tokens: list, i: int) -> list:
@@ -257,39 +343,68 @@ def _cover(blocks: list[Block], first: int, total: int) -> list[Block]:
     return out
 
 
-def _front_matter(lines: list[str], warnings: list[str]) -> tuple[int, tuple, tuple]:
-    """``(first body line, tags, aliases)``; malformed front matter stays body text."""
+@dataclass(frozen=True)
+class _FrontMatter:
+    end: int = 0  # first body line
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    date: str | None = None
+
+
+def _front_matter(lines: list[str], warnings: list[str]) -> _FrontMatter:
+    """The fields of the front matter; front matter that is not a YAML mapping is still
+    front matter (Obsidian hides it too), so it is skipped with a warning."""
     if not lines or lines[0].rstrip() != "---":
-        return 0, (), ()
+        return _FrontMatter()
     for end in range(1, min(len(lines), _FM_MAX_LINES)):
         if lines[end].rstrip() in ("---", "..."):
             break
     else:
-        return 0, (), ()
+        return _FrontMatter()
     try:
         data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
     except yaml.YAMLError as exc:
-        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); indexed as text")
-        return 0, (), ()
+        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); not indexed")
+        return _FrontMatter(end + 1)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        warnings.append("front matter is not a mapping; indexed as text")
-        return 0, (), ()
+        warnings.append("front matter is not a mapping; not indexed")
+        return _FrontMatter(end + 1)
     tags = _names(data.get("tags") or data.get("tag"), r"[,\s]+")
-    return end + 1, tags, _names(data.get("aliases"), r",")
+    aliases = _names(data.get("aliases") or data.get("alias"), r",")
+    when = next((d for key in ("date", "created") if (d := _iso_date(data.get(key)))), None)
+    return _FrontMatter(end + 1, tags, aliases, when)
 
 
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ISO_DAY = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})(?:[T ]|\s*$)")
+
+
+def _iso_date(value: object) -> str | None:
+    """``YYYY-MM-DD`` of a front matter date (a YAML date, a timestamp, or text that starts
+    with one), else None."""
+    if isinstance(value, dt.date):  # a datetime is a date too
+        return dt.date(value.year, value.month, value.day).isoformat()
+    m = _ISO_DAY.match(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        return None
 
 
 def _names(value: object, separators: str) -> tuple[str, ...]:
-    """Obsidian accepts a list or a separated string; tags with or without '#'."""
+    """Obsidian accepts a list or a separated string; tags with or without '#'. Empty
+    items (``- `` with nothing after it, YAML null) and nested mappings are no names."""
     if value is None:
         return ()
     items = value if isinstance(value, list) else re.split(separators, str(value))
     out = []
     for item in items:
+        if item is None or isinstance(item, (dict, list)):
+            continue
         name = str(item).strip().lstrip("#").strip()
         if name and name not in out:
             out.append(name)

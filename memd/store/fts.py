@@ -56,8 +56,9 @@ class FtsRow(NamedTuple):
 
 def fts_row(heading: str, body: str, meta: str = "") -> FtsRow:
     """Split chunk text into FTS columns: spaced scripts as words, the rest as bigrams.
-    Obsidian links count as the text a reader sees."""
-    body = readable(body)
+    Obsidian links count as the text a reader sees, and as the name of the note they
+    point to."""
+    body = readable(body, targets=True)
     runs = [
         *NOSPACE_RUN.findall(heading),
         *NOSPACE_RUN.findall(body),
