@@ -12,7 +12,7 @@ repeats the title (hidden in a ``%%`` comment, as the plugin writes them).
 Asks each topic's title and its alias (known item: is the topic note first?) and a
 question written to share no content word with the topic note (paraphrase: first, in
 the top 3?), in each mode, with ``min_score`` at its default: a known item the relevance
-floor drops is a miss. Writes bench/results/vault.json.
+floor drops is a miss (paraphrases also at ``min_score`` 0). Writes bench/results/vault.json.
 """
 
 from __future__ import annotations
@@ -140,17 +140,24 @@ def main() -> int:
                 "alias@1": _at(memory, aliases, mode, 1),
                 "paraphrase@1": _at(memory, paraphrases, mode, 1),
                 "paraphrase@3": _at(memory, paraphrases, mode, 3),
+                # What meaning finds below the floor (an explicit search shows it, marked).
+                "paraphrase@1 min_score 0": _at(memory, paraphrases, mode, 1, 0.0),
+                "paraphrase@3 min_score 0": _at(memory, paraphrases, mode, 3, 0.0),
             }
             print(mode, result[mode])
     write_result(result, args.out)
     return 0
 
 
-def _at(memory: Memory, asked: list[tuple[str, str]], mode: str, k: int) -> float:
-    """The share of questions whose note is among the first ``k`` results."""
+def _at(
+    memory: Memory, asked: list[tuple[str, str]], mode: str, k: int, floor: float | None = None
+) -> float:
+    """The share of questions whose note is among the first ``k`` results (at the default
+    ``min_score`` unless ``floor`` is given)."""
     hits = 0
     for question, note in asked:
-        results = memory.search(question, mode=mode, max_results=max(k, 3)).results
+        options = {} if floor is None else {"min_score": floor}
+        results = memory.search(question, mode=mode, max_results=max(k, 3), **options).results
         hits += note in [r.path for r in results[:k]]
     return round(hits / len(asked), 3)
 

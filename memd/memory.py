@@ -47,6 +47,7 @@ from memd.records import (
     TimeWindow,
 )
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
+from memd.search.candidates import backlinks
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
 from memd.search.timewords import TimeReading
@@ -299,7 +300,9 @@ class Memory:
         full, inside = self.workspace.resolve(path)
         if not inside and self.db.read(lambda s: s.file_realpath(path)) != os.path.realpath(full):
             raise PathRefused(f"path {path!r} leads outside the workspace through a symlink")
-        return read_lines(full, path, start, lines, self.workspace.name)
+        found = read_lines(full, path, start, lines, self.workspace.name)
+        linking = self.db.read(lambda s: backlinks(s, path))
+        return dataclasses.replace(found, backlinks=linking) if linking else found
 
     def status(self) -> Status:
         """Counts, freshness and where things live."""

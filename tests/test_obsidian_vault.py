@@ -117,8 +117,22 @@ def test_dates_from_daily_note_names_and_front_matter(cli):
 
 
 def test_a_link_finds_its_note_by_target_and_by_its_words(cli):
-    assert paths(cli, "polysemanticity") == ["Notes/Interpretability.md"]
+    """The linking note holds the link's words and the target's name; the target, which
+    never says "polysemanticity", is found by the words of the link to it (anchor text)."""
+    assert set(paths(cli, "polysemanticity")) == {
+        "Notes/Interpretability.md",
+        "Notes/Neuron Superposition.md",
+    }
     assert "Notes/Interpretability.md" in paths(cli, "neuron superposition", "--mode", "keyword")
+
+
+def test_a_note_lists_the_notes_that_link_to_it(cli):
+    assert cli("index").returncode == 0
+    out = cli("get", "vault/Notes/Neuron Superposition.md", "--json")
+    assert json.loads(out.stdout)["backlinks"] == ["vault/Notes/Interpretability.md#L1-L3"]
+    assert "backlinks" not in json.loads(cli("get", "vault/Notes/Drafts.md", "--json").stdout)
+    out = cli("get", "vault/Notes/Neuron Superposition.md")
+    assert "linked from vault/Notes/Interpretability.md#L1-L3" in out.stderr
 
 
 def test_json_into_a_closed_pipe_is_no_traceback(cli, ws):
@@ -174,3 +188,5 @@ def test_the_daemon_ranks_names_first_in_hybrid_mode(serve, embed_server, ws, va
     assert [r["path"] for r in since] == ["vault/Daily/2025-01-08.md"]
     assert d.search("zeppelins", mode="keyword") == []
     assert [r["path"] for r in d.search("kites", tags=["placeholder"])] == ["vault/Notes/Drafts.md"]
+    got = d.call("memory_get", path="vault/Notes/Neuron Superposition.md")
+    assert got["backlinks"] == ["vault/Notes/Interpretability.md#L1-L3"]

@@ -91,6 +91,8 @@ def get(r: dict) -> int:
         note(f"memd: {r['path']} has {counted(total, 'line')}; --from {r['from']} is past the end")
         return 1
     sys.stdout.write(r["text"])
+    if r.get("backlinks"):
+        note("-- linked from " + ", ".join(r["backlinks"]))
     if r["next_from"]:
         note(
             f"-- lines {r['from']}-{r['from'] + r['lines'] - 1} of {r['total_lines']}; "

@@ -301,6 +301,17 @@ _QUERY_BLOCK = re.compile(
 _BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
 
 
+def links(text: str) -> list[tuple[str, str]]:
+    """``(target note's name, the words a reader sees)`` of each wikilink in ``text``."""
+    if "[[" not in text:
+        return []
+    return [
+        (m.group(1).rsplit("/", 1)[-1].strip(), _link_text(m))
+        for m in _WIKILINK.finditer(text)
+        if not m.group(0).startswith("!")
+    ]
+
+
 def _link_text(m: re.Match[str]) -> str:
     target, part, shown = m.group(1), m.group(2), m.group(3)
     if shown:
