@@ -126,6 +126,16 @@ def test_a_link_finds_its_note_by_target_and_by_its_words(cli):
     assert "Notes/Interpretability.md" in paths(cli, "neuron superposition", "--mode", "keyword")
 
 
+def test_canvas_text_nodes_are_notes_cited_in_the_canvas(cli):
+    (hit,) = json.loads(cli("search", "heirloom tomato", "--json").stdout)["results"]
+    assert hit["citation"] == "vault/Boards/Garden Plan.canvas#L5-L5"
+    assert hit["snippet"] == "## Seeds\nOrder heirloom tomato seeds in February"
+    assert paths(cli, "fence", "--tag", "chores") == ["Boards/Garden Plan.canvas"]
+    assert paths(cli, "Garden Plan")[0] == "Boards/Garden Plan.canvas"  # its name
+    shown = cli("get", "vault/Boards/Garden Plan.canvas", "--from", "5", "--lines", "1", "--json")
+    assert '"id":"n3"' in json.loads(shown.stdout)["text"]  # the cited line is the node's
+
+
 def test_a_note_lists_the_notes_that_link_to_it(cli):
     assert cli("index").returncode == 0
     out = cli("get", "vault/Notes/Neuron Superposition.md", "--json")

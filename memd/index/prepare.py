@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
 from memd.log import get_logger
+from memd.sources.canvas import canvas_chunks, is_canvas
 from memd.sources.chunker import chunk_with_restart
 from memd.sources.layout import FileEntry, stat_stamp
 from memd.sources.markdown import is_drawing, parse
@@ -145,6 +146,11 @@ def prepare(job: Job) -> Prepared:
             f"not valid UTF-8 (first bad byte at offset {exc.start}); "
             "indexed with replacement characters"
         )
+    if is_canvas(e.path):
+        chunks, tags, lines, problems = canvas_chunks(text)
+        meta = _meta(e, data, st, digest, lines, tags, (), None)
+        warnings.extend(problems)
+        return Prepared(entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings))
     doc = parse(text, drawing=is_drawing(e.path))
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)

@@ -153,8 +153,8 @@ def backlinks(store: Store, path: str, limit: int = 50) -> list[str]:
 
 
 def _title(path: str) -> str:
-    name = PurePosixPath(path).name.removesuffix(".md")
-    return name.removesuffix(".excalidraw")
+    name = PurePosixPath(path).name
+    return name.removesuffix(".canvas").removesuffix(".md").removesuffix(".excalidraw")
 
 
 def _has_alias(store: Store, path: str, key: str) -> bool:
