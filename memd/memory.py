@@ -349,6 +349,7 @@ class Memory:
                 self.db.vector_key,
                 self.embedder.cache_key,
                 transcripts=self.config.team.transcripts,
+                hide=self.config.chunking.hide,
             )
         )
 

@@ -104,6 +104,17 @@ def test_comments_queries_and_drawing_data_are_not_indexed(cli):
     assert hit["start_line"] == 9 and "^a1B2c3" in hit["snippet"]  # snippets stay as written
 
 
+def test_hidden_text_is_indexed_when_the_config_says_so(make_config, ws, vault):
+    with Memory(make_config(extra_paths=[str(vault)], chunking={"hide": ["queries"]})) as m:
+        m.index()
+        found = [r.path for r in m.search("zeppelins", min_score=0).results]
+        assert found == ["vault/Notes/Drafts.md"]  # comments are text now
+        assert [r.path for r in m.search("angle", min_score=0).results] == [
+            "vault/Drawings/Sketch.excalidraw.md"
+        ]
+        assert m.search("rating", min_score=0).results == []  # queries are still hidden
+
+
 def test_dates_from_daily_note_names_and_front_matter(cli):
     assert paths(cli, "plumber", "--since", "2025-01-08", "--until", "2025-01-08") == [
         "Daily/2025-01-08.md"

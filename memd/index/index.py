@@ -290,7 +290,7 @@ class Index:
         parts = [
             (chunk_id, n, text)
             for chunk_id, heading, body, date, path in pending
-            for n, text in enumerate(passages(heading, body, date, path))
+            for n, text in enumerate(passages(heading, body, date, path, self.chunking.hide))
         ]
         keys = [self.embedder.cache_key(text) for _, _, text in parts]
         cached = self.read(lambda store: store.cached_vectors(keys))

@@ -124,12 +124,12 @@ def prepare(job: Job) -> Prepared:
     entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
     chunking = job.chunking
     if job.tail is not None and (
-        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
+        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap, chunking.hide)
     ):
         # Only appended to: re-chunk the end, keep every earlier chunk.
         meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases,
                      job.tail.date)  # fmt: skip
-        rows = chunk_rows(meta, grown.chunks, first=False)
+        rows = chunk_rows(meta, grown.chunks, first=False, hide=chunking.hide)
         retag = grown.tags != job.tail.tags
         return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
     digest = hashlib.sha256(data).hexdigest()
@@ -150,14 +150,19 @@ def prepare(job: Job) -> Prepared:
         chunks, tags, lines, problems = canvas_chunks(text)
         meta = _meta(e, data, st, digest, lines, tags, (), None)
         warnings.extend(problems)
-        return Prepared(entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings))
-    doc = parse(text, drawing=is_drawing(e.path))
+        rows = chunk_rows(meta, chunks, hide=chunking.hide)
+        return Prepared(entry, meta=meta, rows=rows, warnings=tuple(warnings))
+    doc = parse(text, drawing=is_drawing(e.path), hide=chunking.hide)
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
     meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     tail = tail_of(data, digest, doc, restart) if clean else None
     return Prepared(
-        entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
+        entry,
+        meta=meta,
+        rows=chunk_rows(meta, chunks, hide=chunking.hide),
+        warnings=tuple(warnings),
+        tail=tail,
     )
 
 

@@ -13,8 +13,10 @@ re-chunked as before.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
 from memd.sources.markdown import Document, parse_lines, split_lines
 
@@ -57,7 +59,9 @@ def tail_of(data: bytes, digest: str, doc: Document, restart: Restart | None) ->
     )
 
 
-def regrow(data: bytes, old: Tail, budget: int, overlap: int) -> Regrown | None:
+def regrow(
+    data: bytes, old: Tail, budget: int, overlap: int, hide: Collection[str] = HIDDEN_TEXT
+) -> Regrown | None:
     """Chunks of ``data`` from ``old``'s restart line on, if ``data`` is ``old``'s file
     with text appended; None if it is not (then re-chunk it whole)."""
     if len(data) <= old.size or b"%%" in data[old.size :]:
@@ -71,7 +75,7 @@ def regrow(data: bytes, old: Tail, budget: int, overlap: int) -> Regrown | None:
     except UnicodeDecodeError:
         return None  # the whole file then, with its warning
     lines = split_lines(text)
-    doc = parse_lines(lines)
+    doc = parse_lines(lines, hide)
     chunks, restart = chunk_with_restart(doc, budget, overlap, old.stack)
     if not chunks or restart is None:
         return None

@@ -9,24 +9,21 @@ when the text holds only the structures it follows.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
-import yaml
-
+from memd.config import HIDDEN_TEXT
 from memd.log import get_logger
 from memd.sources.blockscan import Found, scan
+from memd.sources.frontmatter import FrontMatter, front_matter
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 log = get_logger()
-
-_FM_MAX_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -101,21 +98,22 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def parse(text: str, drawing: bool = False) -> Document:
+def parse(text: str, drawing: bool = False, hide: Collection[str] = HIDDEN_TEXT) -> Document:
     """Parse Markdown text into lines, front matter fields and top-level blocks;
-    ``drawing`` for an Excalidraw file (``*.excalidraw.md``): only its text elements."""
+    ``drawing`` for an Excalidraw file (``*.excalidraw.md``): only its text elements.
+    ``hide``: which of comments, queries and drawings' data are no text."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = split_lines(text)
     warnings: list[str] = []
-    fm = _front_matter(lines, warnings)
-    return _parse_body(lines, fm, warnings, drawing)
+    fm = front_matter(lines, warnings)
+    return _parse_body(lines, fm, warnings, hide, drawing)
 
 
-def parse_lines(lines: list[str]) -> Document:
+def parse_lines(lines: list[str], hide: Collection[str] = HIDDEN_TEXT) -> Document:
     """Parse lines that continue a document from a line where a top-level block starts
     (no front matter): its blocks are those a parse of the whole file has there."""
-    return _parse_body(lines, _FrontMatter(), [])
+    return _parse_body(lines, FrontMatter(), [], hide)
 
 
 def is_drawing(path: str) -> bool:
@@ -124,10 +122,14 @@ def is_drawing(path: str) -> bool:
 
 
 def _parse_body(
-    lines: list[str], fm: _FrontMatter, warnings: list[str], drawing: bool = False
+    lines: list[str],
+    fm: FrontMatter,
+    warnings: list[str],
+    hide: Collection[str],
+    drawing: bool = False,
 ) -> Document:
     body_start = fm.end
-    shown = _unhidden(lines, body_start, drawing)
+    shown = _unhidden(lines, body_start, drawing and "drawings" in hide, "comments" in hide)
     body = (lines if shown is None else shown)[body_start:]
     found = scan(body)
     if found is None:
@@ -136,7 +138,7 @@ def _parse_body(
     else:
         blocks = _cover_found(found[0], body_start, len(lines))
         code = found[1]
-    queries = [(a, b) for a, b in code if _QUERY_FENCE.match(body[a])]
+    queries = [(a, b) for a, b in code if "queries" in hide and _QUERY_FENCE.match(body[a])]
     if queries:  # a Dataview query is no prose: Obsidian shows its results instead
         shown = list(lines) if shown is None else shown
         for a, b in queries:
@@ -162,7 +164,7 @@ _DRAWING_TEXT = re.compile(r"#{1,6} Text Elements\s*")
 _DRAWING_END = re.compile(r"%%\s*|#{1,6} (?:Drawing|Embedded [Ff]iles|Element Links)\b.*")
 
 
-def _unhidden(lines: list[str], start: int, drawing: bool) -> list[str] | None:
+def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> list[str] | None:
     """The lines from ``start`` with Obsidian comments (``%% ... %%``, inline or over
     lines, outside code fences) blanked, and for a drawing all but its text elements;
     None when nothing is hidden."""
@@ -177,7 +179,7 @@ def _unhidden(lines: list[str], start: int, drawing: bool) -> list[str] | None:
             if inside:
                 out[n] = lines[n]
         return out
-    if not any("%%" in line for line in lines[start:]):
+    if not comments or not any("%%" in line for line in lines[start:]):
         return None
     out = list(lines)
     comment = fence = False
@@ -277,13 +279,14 @@ def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
     return found
 
 
-def readable(text: str, targets: bool = False) -> str:
+def readable(text: str, targets: bool = False, hide: Collection[str] = HIDDEN_TEXT) -> str:
     """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown (and Note, with
     ``targets``), ``[[Note#Part]]`` → Note Part, ``![[file]]`` → file, ``> [!note]`` →
-    ``> note:``; comments, Dataview queries and block ids (`` ^id``) dropped."""
-    if "%%" in text:
+    ``> note:``; block ids (`` ^id``) dropped, and comments and Dataview queries as
+    ``hide`` says."""
+    if "%%" in text and "comments" in hide:
         text = _COMMENT.sub(" ", text)
-    if "```" in text or "~~~" in text:
+    if ("```" in text or "~~~" in text) and "queries" in hide:
         text = _QUERY_BLOCK.sub("", text)
     if "^" in text:
         text = _BLOCK_ID.sub("", text)
@@ -352,75 +355,3 @@ def _cover(blocks: list[Block], first: int, total: int) -> list[Block]:
         end = blocks[n + 1].start if n + 1 < len(blocks) else total
         out.append(Block(start, max(end, b.end), b.heading_level, b.title, b.parts))
     return out
-
-
-@dataclass(frozen=True)
-class _FrontMatter:
-    end: int = 0  # first body line
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    date: str | None = None
-
-
-def _front_matter(lines: list[str], warnings: list[str]) -> _FrontMatter:
-    """The fields of the front matter; front matter that is not a YAML mapping is still
-    front matter (Obsidian hides it too), so it is skipped with a warning."""
-    if not lines or lines[0].rstrip() != "---":
-        return _FrontMatter()
-    for end in range(1, min(len(lines), _FM_MAX_LINES)):
-        if lines[end].rstrip() in ("---", "..."):
-            break
-    else:
-        return _FrontMatter()
-    try:
-        data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
-    except yaml.YAMLError as exc:
-        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); not indexed")
-        return _FrontMatter(end + 1)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        warnings.append("front matter is not a mapping; not indexed")
-        return _FrontMatter(end + 1)
-    tags = _names(data.get("tags") or data.get("tag"), r"[,\s]+")
-    aliases = _names(data.get("aliases") or data.get("alias"), r",")
-    when = next((d for key in ("date", "created") if (d := _iso_date(data.get(key)))), None)
-    return _FrontMatter(end + 1, tags, aliases, when)
-
-
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_ISO_DAY = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})(?:[T ]|\s*$)")
-
-
-def _iso_date(value: object) -> str | None:
-    """``YYYY-MM-DD`` of a front matter date (a YAML date, a timestamp, or text that starts
-    with one), else None."""
-    if isinstance(value, dt.date):  # a datetime is a date too
-        return dt.date(value.year, value.month, value.day).isoformat()
-    m = _ISO_DAY.match(value) if isinstance(value, str) else None
-    if m is None:
-        return None
-    try:
-        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
-    except ValueError:
-        return None
-
-
-def _names(value: object, separators: str) -> tuple[str, ...]:
-    """Obsidian accepts a list or a separated string; tags with or without '#'. Empty
-    items (``- `` with nothing after it, YAML null) and nested mappings are no names."""
-    if value is None:
-        return ()
-    items = value if isinstance(value, list) else re.split(separators, str(value))
-    out = []
-    for item in items:
-        if item is None or isinstance(item, (dict, list)):
-            continue
-        name = str(item).strip().lstrip("#").strip()
-        if name and name not in out:
-            out.append(name)
-    return tuple(out)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
