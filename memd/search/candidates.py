@@ -115,6 +115,7 @@ def anchored(
 def _named(
     store: Store, key: str, req: SearchRequest, allowed: Mapping[int, str] | None
 ) -> list[Hit]:
+    """First chunks of the notes named ``key`` (a ``name_key``) that pass the filters."""
     if not key or allowed == {} or len(key.split()) > _NAME_WORDS or NOSPACE_RUN.search(key):
         return []
     # Names live in each note's first chunk's meta column (memd.store.rows.chunk_rows).
@@ -130,7 +131,9 @@ def _named(
     for hit in hits:
         if hit.source not in _NAMED_SOURCES:
             continue
-        if name_key(_title(hit.path)) == key or _has_alias(store, hit.path, key):
+        # Aliases are read from this host's index only: a team hit is named by its title.
+        local = hit.host is None
+        if name_key(_title(hit.path)) == key or (local and _has_alias(store, hit.path, key)):
             out.append(hit)
     return out
 
