@@ -157,9 +157,9 @@ def test_a_note_lists_the_notes_that_link_to_it(cli):
 
 
 def test_json_into_a_closed_pipe_is_no_traceback(cli, ws):
-    for i in range(60):
+    for i in range(100):  # answers of over 64 KiB, more than a pipe holds
         ws.write(f"memory/n{i}.md", f"# N{i}\ncommon {'lorem ' * 150}\n")
-    command = f"'{sys.executable}' -m memd search common --max-results 60 --json | head -c 100"
+    command = f"'{sys.executable}' -m memd search common --max-results 100 --json | head -c 100"
     out = subprocess.run(command, shell=True, capture_output=True, text=True, env=cli.env)
     assert len(out.stdout) == 100
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
