@@ -191,8 +191,7 @@ class Memory:
         return self._commit(self.db.rebuild)
 
     def embed_step(self, limit: int = 32, quiet_since: float | None = None) -> int:
-        """Embed up to ``limit`` chunks that have no vector (off the writer), save them (on
-        it); returns how many were saved."""
+        """Embed up to ``limit`` chunks with no vector (off the writer), save them (on it)."""
         rows = self.db.embed_prepare(limit, quiet_since)
         if rows:
             self._commit(lambda: self.db.save_embeddings(rows))

@@ -50,8 +50,9 @@ class Regrown:
 def tail_of(data: bytes, digest: str, doc: Document, restart: Restart | None) -> Tail | None:
     """The ``Tail`` of a file just chunked whole, if a later append can re-chunk from a
     point after its first chunk (else None: a re-chunk would be the whole file anyway)."""
-    # An Obsidian comment may run across the restart line: such files are chunked whole.
-    if not _can_restart(data, restart) or b"%%" in data:
+    # An Obsidian comment may run across the restart line, and front matter not closed yet
+    # may be closed by an append (its text then is no text): such files are chunked whole.
+    if not _can_restart(data, restart) or b"%%" in data or _open_front_matter(data):
         return None
     offset = line_offset(data, restart.line)
     return Tail(
@@ -98,6 +99,14 @@ def regrow(
         for c in chunks
     ]
     return Regrown(digest, old.line + len(lines), tags, old.line + 1, shifted, tail)
+
+
+def _open_front_matter(data: bytes) -> bool:
+    """Whether ``data`` opens front matter (a first line ``---``) that no line closes."""
+    lines = data.split(b"\n")
+    if lines[0].rstrip() != b"---":
+        return False
+    return not any(line.rstrip() in (b"---", b"...") for line in lines[1:])
 
 
 def _can_restart(data: bytes, restart: Restart | None) -> bool:
