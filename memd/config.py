@@ -23,10 +23,20 @@ DEFAULT_WORKSPACE_NAME = "default"
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 
+# What Obsidian never shows as prose and memd leaves out of the index by default:
+# %% comments %%, Dataview queries, and an Excalidraw drawing's data.
+HIDDEN_TEXT: tuple[Literal["comments", "queries", "drawings"], ...] = (
+    "comments",
+    "queries",
+    "drawings",
+)
+
+
 @dataclass(frozen=True)
 class Chunking:
     tokens: int = 400
     overlap: int = 120
+    hide: tuple[Literal["comments", "queries", "drawings"], ...] = HIDDEN_TEXT
 
     def __post_init__(self) -> None:
         if self.tokens < 16:

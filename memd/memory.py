@@ -46,6 +46,7 @@ from memd.records import (
     TimeWindow,
 )
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
+from memd.search.candidates import backlinks
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
 from memd.search.timewords import TimeReading
@@ -189,8 +190,7 @@ class Memory:
         return self._commit(self.db.rebuild)
 
     def embed_step(self, limit: int = 32, quiet_since: float | None = None) -> int:
-        """Embed up to ``limit`` chunks that have no vector (off the writer), save them (on
-        it); returns how many were saved."""
+        """Embed up to ``limit`` chunks with no vector (off the writer), save them (on it)."""
         rows = self.db.embed_prepare(limit, quiet_since)
         if rows:
             self._commit(lambda: self.db.save_embeddings(rows))
@@ -306,7 +306,9 @@ class Memory:
         full, inside = self.workspace.resolve(path)
         if not inside and self.db.read(lambda s: s.file_realpath(path)) != os.path.realpath(full):
             raise PathRefused(f"path {path!r} leads outside the workspace through a symlink")
-        return read_lines(full, path, start, lines, self.workspace.name)
+        found = read_lines(full, path, start, lines, self.workspace.name)
+        linking = self.db.read(lambda s: backlinks(s, path))
+        return dataclasses.replace(found, backlinks=linking) if linking else found
 
     def status(self) -> Status:
         """Counts, freshness and where things live."""
@@ -344,9 +346,8 @@ class Memory:
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:
-        """Bring this workspace's scope of the team store in line with the local index
-        (``memd.index.publish``; ``progress`` is called after each file); reads only, so
-        any thread may run it."""
+        """Bring this workspace's team scope in line with the local index (reads only: any
+        thread may run it); ``progress`` is called after each file published."""
         return self.db.read(
             lambda local: publish(
                 local,
@@ -355,6 +356,7 @@ class Memory:
                 self.embedder.cache_key,
                 transcripts=self.config.team.transcripts,
                 progress=progress,
+                hide=self.config.chunking.hide,
             )
         )
 

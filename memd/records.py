@@ -109,6 +109,8 @@ class Lines(_Record):
     # Another host's note (``host`` given): the lines it published, and when.
     host: str | None = field(default=None, metadata={"optional": True})
     published_at: str | None = field(default=None, metadata={"optional": True})
+    # Citations of the chunks that link to this note (``[[Note]]``), for a named note.
+    backlinks: list[str] | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

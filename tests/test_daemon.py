@@ -113,7 +113,8 @@ def test_a_search_right_after_a_cold_start_waits_for_the_first_pass(serve, ws):
     for i in range(800):
         ws.write(f"memory/n{i}.md", f"# N{i}\n\nfiller text {i} " * 20 + "\n")
     ws.write("memory/zz.md", "# Pick\n\nWe picked the okapi logo.\n")
-    d = serve()
+    # Long enough for the first pass over 800 files on a busy machine (3 s by default).
+    d = serve("search: {first_pass_wait: 60}\n")
     answer = d.call("memory_search", query="okapi logo")
     assert [r["path"] for r in answer["results"]] == ["memory/zz.md"]
     assert answer["index"]["stale"] is False

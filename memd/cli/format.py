@@ -21,7 +21,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def index_report(r: dict) -> None:
+def index_report(r: dict, warnings: bool = True) -> None:
+    """An index pass's counts, and its warnings unless they were logged as they came."""
     print(
         f"indexed in {r['seconds']:.2f} s: {r['added']} added, {r['changed']} changed, "
         f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
@@ -29,7 +30,7 @@ def index_report(r: dict) -> None:
     )
     if r.get("embedded"):
         print(f"embedded {r['embedded']} chunks")
-    for w in r["warnings"]:
+    for w in r["warnings"] if warnings else ():
         note(f"warning: {w}")
 
 
@@ -94,6 +95,8 @@ def get(r: dict) -> int:
         note(f"memd: {r['path']} has {counted(total, 'line')}; --from {r['from']} is past the end")
         return 1
     sys.stdout.write(r["text"])
+    if r.get("backlinks"):
+        note("-- linked from " + ", ".join(r["backlinks"]))
     if r["next_from"]:
         note(
             f"-- lines {r['from']}-{r['from'] + r['lines'] - 1} of {r['total_lines']}; "

@@ -31,6 +31,21 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memd`` command line; returns the exit code."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
+        return code
+    except BrokenPipeError:
+        # The reader closed the pipe (``| head``): what it wanted it has. Python would
+        # complain again when flushing at exit, so stdout goes nowhere from now on.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
@@ -230,8 +245,8 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> in
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0
-    if not as_json:
-        cli_format.index_report(result)
+    if not as_json:  # this process's pass logged each file's warning already
+        cli_format.index_report(result, warnings=False)
     if pending and no_embed:
         if not as_json:
             cli_format.note(

@@ -23,7 +23,7 @@ from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, sa
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
 from memd.records import Activity, Freshness, IndexReport
-from memd.sources.layout import Workspace
+from memd.sources.layout import Workspace, is_note
 from memd.sources.passages import FORMAT as PASSAGES
 from memd.sources.passages import passages
 from memd.store.base import Store
@@ -163,7 +163,7 @@ class Index:
         disk (memd's own flush, a save that changed nothing): no edit waits there."""
         located = {}
         for path in paths:
-            found = self.workspace.locate(path) if path.endswith(".md") else None
+            found = self.workspace.locate(path) if is_note(path) else None
             if found is not None and found[1] is not None:
                 located[found[0]] = (path, found[1])
         if not located:
@@ -226,14 +226,14 @@ class Index:
             rest = paths - transcripts
             return combine(report, self.sync_paths(rest, cancel)) if rest else report
         for path in paths:
-            if path.endswith(".md"):
+            if is_note(path):
                 continue
             shown = self.workspace.shown(path)
             # Editors also create and delete stray files (vim's '4913'): only a folder,
             # or a path that held indexed files, calls for a whole pass.
             if os.path.isdir(path) or (shown and self.store.has_files_under(shown)):
                 return self.sync(cancel=cancel)
-        md = [p for p in paths if p.endswith(".md")]
+        md = [p for p in paths if is_note(p)]
         return self._write(
             lambda: reconcile_paths(
                 self.store, self.workspace, self.chunking, md, cancel=cancel, tails=self.tails
@@ -290,7 +290,7 @@ class Index:
         parts = [
             (chunk_id, n, text)
             for chunk_id, heading, body, date, path in pending
-            for n, text in enumerate(passages(heading, body, date, path))
+            for n, text in enumerate(passages(heading, body, date, path, self.chunking.hide))
         ]
         keys = [self.embedder.cache_key(text) for _, _, text in parts]
         cached = self.read(lambda store: store.cached_vectors(keys))

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
 from memd.log import get_logger
+from memd.sources.canvas import canvas_chunks, is_canvas
 from memd.sources.chunker import chunk_with_restart
 from memd.sources.layout import FileEntry, stat_stamp
-from memd.sources.markdown import parse
+from memd.sources.markdown import is_drawing, parse
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
 log = get_logger()
@@ -123,11 +124,12 @@ def prepare(job: Job) -> Prepared:
     entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
     chunking = job.chunking
     if job.tail is not None and (
-        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap)
+        grown := regrow(data, job.tail, chunking.tokens, chunking.overlap, chunking.hide)
     ):
         # Only appended to: re-chunk the end, keep every earlier chunk.
-        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases)
-        rows = chunk_rows(meta, grown.chunks, first=False)
+        meta = _meta(e, data, st, grown.hash, grown.lines, grown.tags, job.tail.aliases,
+                     job.tail.date)  # fmt: skip
+        rows = chunk_rows(meta, grown.chunks, first=False, hide=chunking.hide)
         retag = grown.tags != job.tail.tags
         return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
     digest = hashlib.sha256(data).hexdigest()
@@ -144,13 +146,23 @@ def prepare(job: Job) -> Prepared:
             f"not valid UTF-8 (first bad byte at offset {exc.start}); "
             "indexed with replacement characters"
         )
-    doc = parse(text)
+    if is_canvas(e.path):
+        chunks, tags, lines, problems = canvas_chunks(text)
+        meta = _meta(e, data, st, digest, lines, tags, (), None)
+        warnings.extend(problems)
+        rows = chunk_rows(meta, chunks, hide=chunking.hide)
+        return Prepared(entry, meta=meta, rows=rows, warnings=tuple(warnings))
+    doc = parse(text, drawing=is_drawing(e.path), hide=chunking.hide)
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
-    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases)
+    meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     tail = tail_of(data, digest, doc, restart) if clean else None
     return Prepared(
-        entry, meta=meta, rows=chunk_rows(meta, chunks), warnings=tuple(warnings), tail=tail
+        entry,
+        meta=meta,
+        rows=chunk_rows(meta, chunks, hide=chunking.hide),
+        warnings=tuple(warnings),
+        tail=tail,
     )
 
 
@@ -162,13 +174,15 @@ def _meta(
     lines: int,
     tags: tuple[str, ...],
     aliases: tuple[str, ...],
+    date: str | None,
 ) -> FileMeta:
+    """A file's facts; its date from its name, else from its front matter."""
     return FileMeta(
         path=e.path,
         abspath=e.abspath,
         realpath=e.realpath,
         source=e.source,
-        date=e.date,
+        date=e.date or date,
         size=len(data),
         mtime_ns=stat_stamp(st),
         hash=digest,

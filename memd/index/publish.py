@@ -10,9 +10,10 @@ What differs between the two is the outbox.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk
 from memd.sources.layout import is_session_path
 from memd.sources.passages import passages
@@ -47,11 +48,13 @@ def publish(
     cache_size: int = 100_000,
     transcripts: bool = False,
     progress: Callable[[], None] | None = None,
+    hide: Collection[str] = HIDDEN_TEXT,
 ) -> PublishReport:
     """Bring ``remote`` (this host's scope of the team store) in line with ``local``.
 
     Raises ``StoreError`` when either store fails; the next pass takes up from there.
-    ``cache_key`` names a passage's vector in the team-wide embedding cache."""
+    ``cache_key`` names a passage's vector as the local cache does; ``hide`` is the
+    workspace's ``Chunking.hide``."""
     started = time.monotonic()
     report = PublishReport()
     mine = {p: r for p, r in local.files().items() if transcripts or not is_session_path(p)}
@@ -78,12 +81,14 @@ def publish(
             report.skipped.append(path)
             continue
         with remote.transaction():
-            file_id = remote.replace_file(meta, chunk_rows(meta, [c for _, c in chunks]))
+            rows_out = chunk_rows(meta, [c for _, c in chunks], hide=hide)
+            file_id = remote.replace_file(meta, rows_out)
             ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
             rows = []
             for new_id, (old_id, chunk) in zip(ids, chunks, strict=True):
                 held = vectors.get(old_id, [])
-                keys = _keys(cache_key, chunk, meta.date, path, [part for part, _, _ in held])
+                parts = [part for part, _, _ in held]
+                keys = _keys(cache_key, chunk, meta.date, path, parts, hide)
                 for (part, blob, terms), key in zip(held, keys, strict=True):
                     rows.append((new_id, part, key, blob, terms))
             if rows:
@@ -105,11 +110,16 @@ def publish(
 
 
 def _keys(
-    cache_key: Callable[[str], bytes], chunk: Chunk, date: str | None, path: str, parts: list[int]
+    cache_key: Callable[[str], bytes],
+    chunk: Chunk,
+    date: str | None,
+    path: str,
+    parts: list[int],
+    hide: Collection[str],
 ) -> list[bytes]:
     """The cache keys of a chunk's passages ``parts``: what the local embedder named them
     (the passages cut once for them all)."""
     if not parts:
         return []
-    texts = passages(chunk.heading, chunk.text, date, path)
+    texts = passages(chunk.heading, chunk.text, date, path, hide)
     return [cache_key(texts[n] if n < len(texts) else f"{path}#{n}") for n in parts]

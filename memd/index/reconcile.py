@@ -30,7 +30,9 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
 # 2: a heading alone joins the text under it; a daily note's date leads its headings.
 # 3: the headings that open a long section keep at least its first line with them.
-CHUNK_FORMAT = 3
+# 4: Obsidian: comments, Dataview queries and drawings' data hidden; links name their
+#    targets; front matter gives dates; bad front matter is not text; dated file names.
+CHUNK_FORMAT = 4
 
 Progress = Callable[[int, int], None]
 
@@ -112,7 +114,7 @@ def _sync(
 ) -> IndexReport:
     report = IndexReport()
     tails = {} if tails is None else tails
-    settings = f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}"
+    settings = f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}/{','.join(chunking.hide)}"
     if store.get_meta("chunking", settings) != settings:
         full = True  # chunks cut with other settings would not match the new ones
     known = changes.known
@@ -144,7 +146,7 @@ def _sync(
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
                 for p in batch:
-                    _apply(store, p, known, report, tails)
+                    _apply(store, p, known, report, tails, chunking.hide)
             done += len(batch)
             if progress:
                 progress(done, len(jobs))
@@ -174,7 +176,9 @@ def _sync(
     return report
 
 
-def _apply(store: Store, p: Prepared, known: dict, report: IndexReport, tails: Tails) -> None:
+def _apply(
+    store: Store, p: Prepared, known: dict, report: IndexReport, tails: Tails, hide: tuple
+) -> None:
     row = known.get(p.entry.path)
     for w in p.warnings:
         report.warnings.append(f"{p.entry.path}: {w}")
@@ -193,7 +197,7 @@ def _apply(store: Store, p: Prepared, known: dict, report: IndexReport, tails: T
         file_id = store.replace_tail(p.meta, p.from_line, p.rows)
         if p.retag:  # tags are searchable on a file's first chunk
             chunk_id, first = store.first_chunk(file_id)
-            store.replace_fts(chunk_id, chunk_rows(p.meta, [first])[0].fts)
+            store.replace_fts(chunk_id, chunk_rows(p.meta, [first], hide=hide)[0].fts)
         report.chunks += len(p.rows)
         report.changed += 1
     else:

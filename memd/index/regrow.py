@@ -13,8 +13,10 @@ re-chunked as before.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
 from memd.sources.markdown import Document, parse_lines, split_lines
 
@@ -30,6 +32,7 @@ class Tail:
     stack: tuple[tuple[int, str], ...]
     tags: tuple[str, ...]
     aliases: tuple[str, ...]
+    date: str | None = None  # from the front matter
 
 
 @dataclass(frozen=True)
@@ -47,16 +50,22 @@ class Regrown:
 def tail_of(data: bytes, digest: str, doc: Document, restart: Restart | None) -> Tail | None:
     """The ``Tail`` of a file just chunked whole, if a later append can re-chunk from a
     point after its first chunk (else None: a re-chunk would be the whole file anyway)."""
-    if not _can_restart(data, restart):
+    # An Obsidian comment may run across the restart line, and front matter not closed yet
+    # may be closed by an append (its text then is no text): such files are chunked whole.
+    if not _can_restart(data, restart) or b"%%" in data or _open_front_matter(data):
         return None
     offset = line_offset(data, restart.line)
-    return Tail(len(data), digest, restart.line, offset, restart.stack, doc.tags, doc.aliases)
+    return Tail(
+        len(data), digest, restart.line, offset, restart.stack, doc.tags, doc.aliases, doc.date
+    )
 
 
-def regrow(data: bytes, old: Tail, budget: int, overlap: int) -> Regrown | None:
+def regrow(
+    data: bytes, old: Tail, budget: int, overlap: int, hide: Collection[str] = HIDDEN_TEXT
+) -> Regrown | None:
     """Chunks of ``data`` from ``old``'s restart line on, if ``data`` is ``old``'s file
     with text appended; None if it is not (then re-chunk it whole)."""
-    if len(data) <= old.size:
+    if len(data) <= old.size or b"%%" in data[old.size :]:
         return None
     hasher = hashlib.sha256(memoryview(data)[: old.size])
     if hasher.hexdigest() != old.hash:
@@ -67,7 +76,7 @@ def regrow(data: bytes, old: Tail, budget: int, overlap: int) -> Regrown | None:
     except UnicodeDecodeError:
         return None  # the whole file then, with its warning
     lines = split_lines(text)
-    doc = parse_lines(lines)
+    doc = parse_lines(lines, hide)
     chunks, restart = chunk_with_restart(doc, budget, overlap, old.stack)
     if not chunks or restart is None:
         return None
@@ -83,12 +92,21 @@ def regrow(data: bytes, old: Tail, budget: int, overlap: int) -> Regrown | None:
             restart.stack,
             tags,
             old.aliases,
+            old.date,
         )
     shifted = [
         Chunk(c.start_line + old.line, c.end_line + old.line, c.heading, c.text, c.tokens)
         for c in chunks
     ]
     return Regrown(digest, old.line + len(lines), tags, old.line + 1, shifted, tail)
+
+
+def _open_front_matter(data: bytes) -> bool:
+    """Whether ``data`` opens front matter (a first line ``---``) that no line closes."""
+    lines = data.split(b"\n")
+    if lines[0].rstrip() != b"---":
+        return False
+    return not any(line.rstrip() in (b"---", b"...") for line in lines[1:])
 
 
 def _can_restart(data: bytes, restart: Restart | None) -> bool:

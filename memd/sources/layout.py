@@ -38,6 +38,13 @@ _SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 _CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
 _DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
+# Files read in extra roots: Markdown notes, and Obsidian canvases (their text nodes).
+NOTE_SUFFIXES = (".md", ".canvas")
+
+
+def is_note(path: str) -> bool:
+    """Whether a file name is of a kind memd reads (in an extra root)."""
+    return path.endswith(NOTE_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ class Workspace:
         """``(source, date)`` for a root-relative path memd indexes, else None; ``walked``
         when a walk reached it, so no part of it is a hidden or ignored name."""
         parts = rel.split("/")
-        if not rel.endswith(".md") or (not walked and any(_ignored(p) for p in parts)):
+        if not is_note(rel) or (not walked and any(_ignored(p) for p in parts)):
             return None
         if self.exclude and self.exclude.match(rel):
             return None
@@ -105,7 +112,10 @@ class Workspace:
                 return None
             if root.include and not root.include.match(rel):
                 return None
-            return ("extra", None)
+            # Obsidian's Daily Notes name a day's note by its date, in any folder.
+            return ("extra", daily_date(parts[-1]))
+        if not rel.endswith(".md"):
+            return None
         if len(parts) == 1:
             return ("core", None) if rel in CORE_NAMES else None
         if parts[0] != MEMORY_DIR:
@@ -177,7 +187,7 @@ class Workspace:
 
     def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
         if root.is_file:
-            if root.path.suffix != ".md":
+            if not is_note(root.path.name):
                 log.warning("extra_path_not_markdown", path=str(root.path))
             elif entry := self._entry(root, root.prefix, str(root.path)):
                 yield entry
@@ -227,7 +237,7 @@ class Workspace:
                 )
                 if not pruned:
                     yield from self._walk_dir(root, Path(e.path), child, seen)
-            elif e.name.endswith(".md"):
+            elif is_note(e.name):
                 # A plain file in a folder whose real path is known needs no realpath():
                 # that walk of every path component was most of a no-change pass.
                 known = None if e.is_symlink() or not plain_ok else inside + e.name
@@ -254,7 +264,11 @@ class Workspace:
     ) -> FileEntry | None:
         """The entry of a file memd indexes, as it is on disk now; ``realpath`` when the
         walk knows it (a plain file in a checked folder)."""
-        kind = self.classify(root, rel, walked) if not root.is_file else ("extra", None)
+        kind = (
+            self.classify(root, rel, walked)
+            if not root.is_file
+            else ("extra", daily_date(root.path.name))
+        )
         if kind is None:
             return None
         try:

@@ -10,22 +10,20 @@ when the text holds only the structures it follows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
-import yaml
-
+from memd.config import HIDDEN_TEXT
 from memd.log import get_logger
 from memd.sources.blockscan import Found, scan
+from memd.sources.frontmatter import FrontMatter, front_matter
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 log = get_logger()
-
-_FM_MAX_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -49,6 +47,15 @@ class Document:
     tags: tuple[str, ...] = ()  # front matter tags, then inline #tags
     aliases: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    date: str | None = None  # front matter's ``date:`` or ``created:`` (YYYY-MM-DD)
+    # The lines as a reader of the rendered note sees them: comments, Dataview queries and
+    # a drawing's data blank (None: the same as ``lines``). Chunks are cut on these.
+    visible: list[str] | None = None
+
+    @property
+    def shown(self) -> list[str]:
+        """``visible``, or ``lines`` when nothing is hidden."""
+        return self.lines if self.visible is None else self.visible
 
 
 # A block rule that cannot match a text is skipped: markdown-it tries every rule on every
@@ -91,26 +98,39 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def parse(text: str) -> Document:
-    """Parse Markdown text into lines, front matter fields and top-level blocks."""
+def parse(text: str, drawing: bool = False, hide: Collection[str] = HIDDEN_TEXT) -> Document:
+    """Parse Markdown text into lines, front matter fields and top-level blocks;
+    ``drawing`` for an Excalidraw file (``*.excalidraw.md``): only its text elements.
+    ``hide``: which of comments, queries and drawings' data are no text."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = split_lines(text)
     warnings: list[str] = []
-    body_start, tags, aliases = _front_matter(lines, warnings)
-    return _parse_body(lines, body_start, tags, aliases, warnings)
+    fm = front_matter(lines, warnings)
+    return _parse_body(lines, fm, warnings, hide, drawing)
 
 
-def parse_lines(lines: list[str]) -> Document:
+def parse_lines(lines: list[str], hide: Collection[str] = HIDDEN_TEXT) -> Document:
     """Parse lines that continue a document from a line where a top-level block starts
     (no front matter): its blocks are those a parse of the whole file has there."""
-    return _parse_body(lines, 0, (), (), [])
+    return _parse_body(lines, FrontMatter(), [], hide)
+
+
+def is_drawing(path: str) -> bool:
+    """Whether a file is an Obsidian Excalidraw drawing (its prose is its text elements)."""
+    return path.endswith(".excalidraw.md")
 
 
 def _parse_body(
-    lines: list[str], body_start: int, tags: tuple, aliases: tuple, warnings: list[str]
+    lines: list[str],
+    fm: FrontMatter,
+    warnings: list[str],
+    hide: Collection[str],
+    drawing: bool = False,
 ) -> Document:
-    body = lines[body_start:]
+    body_start = fm.end
+    shown = _unhidden(lines, body_start, drawing and "drawings" in hide, "comments" in hide)
+    body = (lines if shown is None else shown)[body_start:]
     found = scan(body)
     if found is None:
         blocks, code = _tokenized_blocks(body, body_start)
@@ -118,15 +138,62 @@ def _parse_body(
     else:
         blocks = _cover_found(found[0], body_start, len(lines))
         code = found[1]
+    queries = [(a, b) for a, b in code if "queries" in hide and _QUERY_FENCE.match(body[a])]
+    if queries:  # a Dataview query is no prose: Obsidian shows its results instead
+        shown = list(lines) if shown is None else shown
+        for a, b in queries:
+            shown[body_start + a : body_start + b] = [""] * (b - a)
+        body = shown[body_start:]
     inline = inline_tags(body, code)
     return Document(
         lines=lines,
         blocks=blocks,
         body_start=body_start,
-        tags=tuple(dict.fromkeys([*tags, *inline])),
-        aliases=aliases,
+        tags=tuple(dict.fromkeys([*fm.tags, *inline])),
+        aliases=fm.aliases,
         warnings=warnings,
+        date=fm.date,
+        visible=shown,
     )
+
+
+_QUERY_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,}) *(?:dataview|dataviewjs|query)\b", re.I)
+_COMMENT = re.compile(r"%%.*?(?:%%|\Z)", re.DOTALL)
+_FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
+_DRAWING_TEXT = re.compile(r"#{1,6} Text Elements\s*")
+_DRAWING_END = re.compile(r"%%\s*|#{1,6} (?:Drawing|Embedded [Ff]iles|Element Links)\b.*")
+
+
+def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> list[str] | None:
+    """The lines from ``start`` with Obsidian comments (``%% ... %%``, inline or over
+    lines, outside code fences) blanked, and for a drawing all but its text elements;
+    None when nothing is hidden."""
+    if drawing:
+        out = [""] * len(lines)
+        inside = False
+        for n in range(start, len(lines)):
+            if _DRAWING_TEXT.fullmatch(lines[n]):
+                inside = True
+            elif inside and _DRAWING_END.fullmatch(lines[n]):
+                break
+            if inside:
+                out[n] = lines[n]
+        return out
+    if not comments or not any("%%" in line for line in lines[start:]):
+        return None
+    out = list(lines)
+    comment = fence = False
+    for n in range(start, len(lines)):
+        line = lines[n]
+        if not comment and _FENCE_LINE.match(line):
+            fence = not fence
+        if fence or ("%%" not in line and not comment):
+            continue
+        text = ("%%" if comment else "") + line  # a comment still open from a line above
+        shown = _COMMENT.sub(" ", text)
+        comment = text.count("%%") % 2 == 1
+        out[n] = shown if shown.strip() else ""
+    return out
 
 
 def _cover_found(found: list[Found], first: int, total: int) -> list[Block]:
@@ -212,14 +279,40 @@ def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
     return found
 
 
-def readable(text: str) -> str:
-    """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown, ``[[Note#Part]]`` →
-    Note Part, ``![[file]]`` → file, ``> [!note]`` → ``> note:``."""
+def readable(text: str, targets: bool = False, hide: Collection[str] = HIDDEN_TEXT) -> str:
+    """Obsidian syntax as a reader sees it: ``[[Note|shown]]`` → shown (and Note, with
+    ``targets``), ``[[Note#Part]]`` → Note Part, ``![[file]]`` → file, ``> [!note]`` →
+    ``> note:``; block ids (`` ^id``) dropped, and comments and Dataview queries as
+    ``hide`` says."""
+    if "%%" in text and "comments" in hide:
+        text = _COMMENT.sub(" ", text)
+    if ("```" in text or "~~~" in text) and "queries" in hide:
+        text = _QUERY_BLOCK.sub("", text)
+    if "^" in text:
+        text = _BLOCK_ID.sub("", text)
     if "[[" in text:
-        text = _WIKILINK.sub(_link_text, text)
+        text = _WIKILINK.sub(_with_target if targets else _link_text, text)
     if "[!" in text:
         text = _CALLOUT.sub(r"\1\2:", text)
     return text
+
+
+_QUERY_BLOCK = re.compile(
+    r"^ {0,3}(`{3,}|~{3,}) *(?:dataview|dataviewjs|query)\b.*?(?:^ {0,3}\1[ \t]*$|\Z)",
+    re.I | re.M | re.S,
+)
+_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
+
+
+def links(text: str) -> list[tuple[str, str]]:
+    """``(target note's name, the words a reader sees)`` of each wikilink in ``text``."""
+    if "[[" not in text:
+        return []
+    return [
+        (m.group(1).rsplit("/", 1)[-1].strip(), _link_text(m))
+        for m in _WIKILINK.finditer(text)
+        if not m.group(0).startswith("!")
+    ]
 
 
 def _link_text(m: re.Match[str]) -> str:
@@ -227,6 +320,13 @@ def _link_text(m: re.Match[str]) -> str:
     if shown:
         return shown
     return f"{target} {part}".strip() if part else target
+
+
+def _with_target(m: re.Match[str]) -> str:
+    """A link as its words and the name of the note it points to, so either finds it."""
+    shown = _link_text(m)
+    target = m.group(1).rsplit("/", 1)[-1].strip()
+    return shown if not target or target in shown else f"{shown} ({target})"
 
 
 def _children(tokens: list, i: int) -> list:
@@ -255,46 +355,3 @@ def _cover(blocks: list[Block], first: int, total: int) -> list[Block]:
         end = blocks[n + 1].start if n + 1 < len(blocks) else total
         out.append(Block(start, max(end, b.end), b.heading_level, b.title, b.parts))
     return out
-
-
-def _front_matter(lines: list[str], warnings: list[str]) -> tuple[int, tuple, tuple]:
-    """``(first body line, tags, aliases)``; malformed front matter stays body text."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0, (), ()
-    for end in range(1, min(len(lines), _FM_MAX_LINES)):
-        if lines[end].rstrip() in ("---", "..."):
-            break
-    else:
-        return 0, (), ()
-    try:
-        data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
-    except yaml.YAMLError as exc:
-        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); indexed as text")
-        return 0, (), ()
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        warnings.append("front matter is not a mapping; indexed as text")
-        return 0, (), ()
-    tags = _names(data.get("tags") or data.get("tag"), r"[,\s]+")
-    return end + 1, tags, _names(data.get("aliases"), r",")
-
-
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _names(value: object, separators: str) -> tuple[str, ...]:
-    """Obsidian accepts a list or a separated string; tags with or without '#'."""
-    if value is None:
-        return ()
-    items = value if isinstance(value, list) else re.split(separators, str(value))
-    out = []
-    for item in items:
-        name = str(item).strip().lstrip("#").strip()
-        if name and name not in out:
-            out.append(name)
-    return tuple(out)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

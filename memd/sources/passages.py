@@ -15,8 +15,10 @@ computed when embedding, and the same text always gives the same passages (and c
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import PurePosixPath
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import count_tokens, encoder
 from memd.sources.layout import spoken_date
 from memd.sources.markdown import readable
@@ -32,12 +34,19 @@ _ITEM = re.compile(r"^ ?(?:[-*+]|\d{1,9}[.)])\s")  # a top-level list item start
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 
 
-def passages(heading: str, text: str, date: str | None = None, path: str = "") -> list[str]:
-    """The texts to embed for one chunk, in order; never empty for a non-blank chunk."""
+def passages(
+    heading: str,
+    text: str,
+    date: str | None = None,
+    path: str = "",
+    hide: Collection[str] = HIDDEN_TEXT,
+) -> list[str]:
+    """The texts to embed for one chunk, in order; never empty for a non-blank chunk;
+    ``hide`` as ``Chunking.hide``."""
     header = context_header(heading, date, path)
     out = []
     for piece in _pack([piece for block in _blocks(text) for piece in _cut(block)]):
-        body = _EMPHASIS.sub(r"\2", readable(piece))[:_MODEL_MAX_CHARS]
+        body = _EMPHASIS.sub(r"\2", readable(piece, hide=hide))[:_MODEL_MAX_CHARS]
         out.append(f"{header}\n{body}" if header else body)
     if not out and text.strip():
         out.append(f"{header}\n{text.strip()[:_MODEL_MAX_CHARS]}" if header else text.strip())

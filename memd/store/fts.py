@@ -10,12 +10,13 @@ one-character query finds it by prefix.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import apsw
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.markdown import readable
 from memd.sources.wordforms import forms
 
@@ -54,10 +55,11 @@ class FtsRow(NamedTuple):
     cjk: str
 
 
-def fts_row(heading: str, body: str, meta: str = "") -> FtsRow:
+def fts_row(heading: str, body: str, meta: str = "", hide: Collection[str] = HIDDEN_TEXT) -> FtsRow:
     """Split chunk text into FTS columns: spaced scripts as words, the rest as bigrams.
-    Obsidian links count as the text a reader sees."""
-    body = readable(body)
+    Obsidian links count as the text a reader sees, and as the name of the note they
+    point to."""
+    body = readable(body, targets=True, hide=hide)
     runs = [
         *NOSPACE_RUN.findall(heading),
         *NOSPACE_RUN.findall(body),

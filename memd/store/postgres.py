@@ -13,12 +13,12 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from memd.errors import StoreError
 from memd.sources.chunker import Chunk
 from memd.store.dsn import describe, scrub
+from memd.store.postgres_lease import Lease, renew
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
 from memd.store.postgres_text import HIT, WHOSE, date_and_file_filters, like_prefix
@@ -30,22 +30,6 @@ STATEMENT_TIMEOUT_MS = 60_000
 # more, and so on): on stale ones PostgreSQL read every vector instead of its HNSW index
 # (169 ms for a query that takes 6 at 20k chunks) until autovacuum caught up.
 ANALYZE_AFTER_ROWS = 5_000
-
-
-LEASE_S = 180  # a publisher that stops renewing its scope's lease gives it up after this
-
-
-class LeaseHeld(StoreError):
-    """Another daemon publishes this host's workspace: this one must not write to it."""
-
-
-@dataclass(frozen=True)
-class Lease:
-    """Who publishes a scope: a daemon's lasting id (its state folder's) and, for the
-    message another daemon gets, where it runs."""
-
-    holder: str
-    about: str
 
 
 @contextlib.contextmanager
@@ -155,34 +139,13 @@ class PostgresStore(TextRows, VectorRows):
             raise StoreError("the team view is read-only: open a host's scope to write")
         with database_errors(self.dsn), self.db.transaction():
             if self.lease is not None:
-                self._renew(self.lease)
+                renew(self.db, self.host, self.workspace, self.lease)
             yield
         if self._written >= self._analyze_at:
             self._analyze_at = 2 * self._written
             # Through memd's function (at most once a minute, whoever asks): a host role
             # may not ANALYZE, since what allows it also allows locking out every host.
             self._q("SELECT memd_analyze()")
-
-    def _renew(self, lease: Lease) -> None:
-        """Take or extend this scope's lease, or raise ``LeaseHeld`` naming its holder."""
-        took = self.db.execute(
-            "INSERT INTO memd_leases AS l VALUES (%s, %s, %s, %s, now() + %s * interval '1 s') "
-            "ON CONFLICT (host, workspace) DO UPDATE SET holder = excluded.holder, "
-            "about = excluded.about, until = excluded.until "
-            "WHERE l.holder = excluded.holder OR l.until < now() RETURNING 1",
-            (*self._scope, lease.holder, lease.about, LEASE_S),
-        ).fetchall()
-        if not took:
-            about, left = self.db.execute(
-                "SELECT about, ceil(extract(epoch FROM until - now())) FROM memd_leases "
-                "WHERE host = %s AND workspace = %s",
-                self._scope,
-            ).fetchone()
-            raise LeaseHeld(
-                f"another memd publishes {self.host}/{self.workspace} to the team database "
-                f"({about}); this one publishes nothing until it stops (its lease runs out "
-                f"{int(left)} s after its last write), or give this one its own team.host"
-            )
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         rows = self._q(

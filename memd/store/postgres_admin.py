@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memd.store.postgres import database_errors
-from memd.store.postgres_schema import SCHEMA_VERSION, grant_host, migrate
+from memd.store.postgres_roles import grant_host
+from memd.store.postgres_schema import SCHEMA_VERSION, migrate
 
 _TABLES = "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_leases"
 

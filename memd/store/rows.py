@@ -4,11 +4,12 @@ positions, and chunks found by a query. Every backend writes and returns these.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk
 from memd.sources.layout import spoken_date
 from memd.store.fts import FtsRow, fts_row
@@ -69,9 +70,15 @@ class ChunkRow(NamedTuple):
     fts: FtsRow
 
 
-def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk], first: bool = True) -> list[ChunkRow]:
+def chunk_rows(
+    meta: FileMeta,
+    chunks: Sequence[Chunk],
+    first: bool = True,
+    hide: Collection[str] = HIDDEN_TEXT,
+) -> list[ChunkRow]:
     """Prepare a file's chunks for ``Store.replace_file`` (cheap to send between processes);
-    ``first`` False when they follow the file's first chunk (``Store.replace_tail``)."""
+    ``first`` False when they follow the file's first chunk (``Store.replace_tail``);
+    ``hide`` as ``Chunking.hide``."""
     # Tags, aliases and a custom note's name go on its first chunk only, so a match on
     # them finds the note once rather than once per chunk.
     title = "" if meta.source == "daily" else Path(meta.path).stem
@@ -82,7 +89,7 @@ def chunk_rows(meta: FileMeta, chunks: Sequence[Chunk], first: bool = True) -> l
     rows = []
     for n, c in enumerate(chunks):
         heading = f"{day} {_heading_words(c.heading)}".strip()
-        fts = fts_row(heading, c.text, first_meta if n == 0 and first else "")
+        fts = fts_row(heading, c.text, first_meta if n == 0 and first else "", hide)
         rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, c.tokens, fts))
     return rows
 
