@@ -212,29 +212,21 @@ class Memory:
         return done
 
     def embed_missing(self, most: int = 200) -> int:
-        """Embed the chunks that have no vector when they are few (at most ``most``), and
-        load the local model: a one-shot search without a daemon then ranks as the daemon
-        would, however busy the machine (bounded by the count, not by seconds). Returns how
-        many were embedded."""
+        """Load the local model and embed the chunks with no vector if at most ``most``: a
+        one-shot search then ranks as the daemon would, however busy the machine."""
         if not self.embedder.enabled:
             return 0
-        done = 0
+        done, local = 0, self.embedder.provider == "local"
         try:
-            if self.embedder.provider == "local":
-                # Loaded here, unbounded: the query's embedding that follows has a time
-                # bound, and a slow load on a busy machine must not turn it into keywords.
+            if local:  # unbounded here: the query's own embedding has a time bound
                 self.embedder.embed(["memd"], "query")
             self.db.learn_dimensions()
             pending = self.db.vector_counts()[1]
-            if not pending or pending > most:
-                return 0
-            # An endpoint may be dead or hung: it must not hold a one-shot command for its
-            # retries. The in-process model cannot hang; it may only be slow to load.
+            # An endpoint may be dead or hung; the in-process model may only be slow.
             budget = self.config.embeddings.query_timeout_s
-            if self.embedder.provider != "local" and not answers_within(self.embedder, budget):
-                return 0
-            while saved := self.embed_step(8):
-                done += saved
+            if 0 < pending <= most and (local or answers_within(self.embedder, budget)):
+                while saved := self.embed_step(8):
+                    done += saved
         except BackendUnavailable:
             pass  # the search says so itself: it answers by keyword, with a warning
         return done
