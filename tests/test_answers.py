@@ -178,3 +178,29 @@ def test_a_question_about_a_time_to_come_finds_the_note_that_names_it(serve, ws)
     assert listed[0]["path"] == "memory/2026-11-20.md"  # it names December; 11-24 does not
     past = ask(d, "what did we ship in December", now=now, mode="keyword")
     assert past["time"]["from"] == "2025-12-01" and "ahead" not in past["time"]
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] is not installed")
+def test_the_right_note_below_the_floor_is_shown_weak_and_kept_from_recall(serve, ws):
+    """A question in other words than the note's: the note is the best candidate, shown
+    (strong or labelled weak), while what reaches a model unasked stays strong-only."""
+    on_call = "- Priya carries the pager overnight, from 22:00 to 07:00, for the whole team."
+    ws.write("memory/2026-11-12.md", f"# 2026-11-12\n\n## On-call\n{on_call}\n")
+    ws.write("memory/2026-11-13.md", "# 2026-11-13\n\n## Lunch\n- Tried the new ramen place.\n")
+    ws.write("memory/2026-11-14.md", "# 2026-11-14\n\n## Roadmap\n- Dana owns the Q1 roadmap.\n")
+    # A query's embedding may take its time on a busy machine: not what is tested here.
+    d = serve("embeddings: {provider: local, debounce_ms: 0, query_timeout_s: 60}\n")
+    d.wait_for(
+        lambda: (s := d.call("status"))["chunks"] == 3 and s["pending_embeddings"] == 0,
+        timeout=120,
+        what="vectors",
+    )
+    answer = d.call("memory_search", query="who handles paging at night")
+    assert answer["mode"] == "hybrid"
+    first = answer["results"][0]
+    assert first["path"] == "memory/2026-11-12.md"
+    assert first["match"] == ("strong" if first["score"] >= 0.35 else "weak")
+    unrelated = d.call("memory_search", query="what colour is the payments dashboard")
+    assert {r["match"] for r in unrelated["results"]} <= {"weak"}  # shown, and said so
+    recalled = d.call("memory_recall", prompt="what colour is the payments dashboard")
+    assert "ramen" not in json.dumps(recalled) and "roadmap" not in json.dumps(recalled)

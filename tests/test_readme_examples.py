@@ -117,7 +117,11 @@ def test_every_readme_shell_example_runs(user):
                 assert "Postgres 16" in out.stdout and "not indexed yet" not in out.stderr
             if "demo/config.yaml search" in command:  # a fresh state folder, no daemon
                 assert "no chunk has a vector" not in out.stderr, out.stderr
-                assert "# 2026-01-20 > ## Database" in out.stdout, out.stdout
+                # First, with a clear margin, however busy the machine (embedding is
+                # bounded by the demo's chunk count, not by seconds).
+                first, second = [ln for ln in out.stdout.splitlines() if ln[:1].isdigit()][:2]
+                assert first.endswith("# 2026-01-20 > ## Database"), out.stdout
+                assert float(first.split()[0]) >= float(second.split()[0]) + 0.05, out.stdout
             ran += 1
         assert ran >= 20
     finally:
