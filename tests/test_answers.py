@@ -108,11 +108,11 @@ def test_weak_matches_fill_up_an_answer_labelled_and_strong_only_says_why(serve,
     d = serve()
     weak = ask(d, "payments dashboard colours")
     assert weak["results"] and {r["match"] for r in weak["results"]} == {"weak"}
-    assert len(weak["results"]) <= 3 and all(r["score"] < 0.35 for r in weak["results"])
+    assert len(weak["results"]) <= 5 and all(r["score"] < 0.38 for r in weak["results"])
     strong_only = ask(d, "payments dashboard colours", min_results=0)
     assert strong_only["results"] == [] and strong_only["below_floor"] >= 1
-    assert 0 < strong_only["best_score"] < 0.35
-    assert ask(d, "payments dashboard colours", min_score=0.35)["results"] == []  # a hard cut
+    assert 0 < strong_only["best_score"] < 0.38
+    assert ask(d, "payments dashboard colours", min_score=0.38)["results"] == []  # a hard cut
 
     def cli(*args):
         command = [sys.executable, "-m", "memd", "--config", str(d.config_path), *args]
@@ -190,16 +190,19 @@ def test_the_right_note_below_the_floor_is_shown_weak_and_kept_from_recall(serve
     ws.write("memory/2026-11-14.md", "# 2026-11-14\n\n## Roadmap\n- Dana owns the Q1 roadmap.\n")
     # A query's embedding may take its time on a busy machine: not what is tested here.
     d = serve("embeddings: {provider: local, debounce_ms: 0, query_timeout_s: 60}\n")
-    d.wait_for(
-        lambda: (s := d.call("status"))["chunks"] == 3 and s["pending_embeddings"] == 0,
+    question = "who handles paging at night"
+    answer = d.wait_for(
+        lambda: (
+            (a := d.call("memory_search", query=question))["mode"] == "hybrid"
+            and not a["index"]["pending_embeddings"]
+            and a
+        ),
         timeout=120,
-        what="vectors",
+        what="an answer by meaning over every chunk",
     )
-    answer = d.call("memory_search", query="who handles paging at night")
-    assert answer["mode"] == "hybrid"
     first = answer["results"][0]
     assert first["path"] == "memory/2026-11-12.md"
-    assert first["match"] == ("strong" if first["score"] >= 0.35 else "weak")
+    assert first["match"] == ("strong" if first["score"] >= 0.38 else "weak")
     unrelated = d.call("memory_search", query="what colour is the payments dashboard")
     assert {r["match"] for r in unrelated["results"]} <= {"weak"}  # shown, and said so
     recalled = d.call("memory_recall", prompt="what colour is the payments dashboard")

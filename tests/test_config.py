@@ -19,7 +19,7 @@ def test_defaults_without_any_file(tmp_path):
     assert cfg.workspace().path == tmp_path / "clawd"
     assert cfg.state_dir == tmp_path / ".local" / "state" / "memd"
     assert cfg.chunking.tokens == 400 and cfg.chunking.overlap == 120
-    assert cfg.search.max_results == 6 and cfg.search.min_score == 0.35
+    assert cfg.search.max_results == 6 and cfg.search.min_score == 0.38
     assert cfg.source is None
 
 
