@@ -46,7 +46,7 @@ from memd.records import (
     StoreAnswer,
     TimeWindow,
 )
-from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
+from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings, not_caught_up
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
 from memd.search.timewords import TimeReading
@@ -243,10 +243,7 @@ class Memory:
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
         late = None
         if wait_fresh > 0 and not self._catch_up(min(wait_fresh, MAX_WAIT_FRESH)):
-            late = (
-                f"the index had not caught up with the files after {wait_fresh:g} s "
-                "(wait_fresh); results may miss the latest edits"
-            )
+            late = not_caught_up(min(wait_fresh, MAX_WAIT_FRESH))
         request, cut = bound_request(request)
         if request.scope == "team" and not self.config.team.enabled:
             raise InvalidParams("scope", "'team' needs a team section with a dsn in the config")

@@ -31,6 +31,7 @@ from memd.configfile import load_config
 from memd.errors import ConfigError, DaemonError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
+from memd.search.bounds import join_warnings, not_caught_up
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.pools import Pool
@@ -116,32 +117,36 @@ class Daemon:
         epoch = self._epoch
         self._active[epoch] += 1
         try:
-            if method == "memory_search":
-                await self._wait_fresh(params)
-            return await asyncio.get_running_loop().run_in_executor(
+            late = await self._wait_fresh(params) if method == "memory_search" else None
+            answer = await asyncio.get_running_loop().run_in_executor(
                 pool, call, self.open_memory, method, params
             )
+            if late is not None:
+                answer["warning"] = join_warnings(late, answer.get("warning"))
+            return answer
         finally:
             self._active[epoch] -= 1
             if not self._active[epoch]:
                 del self._active[epoch]
             self._close_retired()
 
-    async def _wait_fresh(self, params: Any) -> None:
-        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; the
-        search then says in its answer whether the index caught up."""
+    async def _wait_fresh(self, params: Any) -> str | None:
+        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; returns
+        the answer's warning when the index did not catch up in time."""
         if not isinstance(params, Mapping):
-            return
+            return None
         try:
             seconds = wait_fresh(params.get("wait_fresh"))
             runner = self.runners[self.config.workspace(params.get("workspace")).name]
         except (MemdError, KeyError, TypeError):
-            return  # the method itself refuses the bad parameter
+            return None  # the method itself refuses the bad parameter
         if not runner.first_pass.is_set():
             # Just started: an answer from an index still being filled would be "nothing".
             await wait_event(runner.first_pass, self.config.search.first_pass_wait)
-        if seconds > 0:
-            await runner.catch_up(seconds)
+        if seconds <= 0:
+            return None
+        caught, waited = await runner.catch_up(seconds)
+        return None if caught else not_caught_up(waited)
 
     def _close_retired(self) -> None:
         """Close the memories a reload replaced once no request that began before it runs
