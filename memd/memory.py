@@ -87,6 +87,7 @@ class Memory:
         self.workspace = Workspace(config.workspace(workspace))
         zone = ZoneInfo(config.flush.timezone) if config.flush.timezone else None  # None: local
         self.sessions = Sessions(config.workspace(workspace).sessions, zone, config.chunking)
+        self._own_embedder = embedder is None  # one passed in is the caller's to close
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.db = Index(
             database_path(config, self.workspace.name),
@@ -160,6 +161,8 @@ class Memory:
         if self._journal is not None:
             self._journal.close()
         self.db.close()
+        if self._own_embedder:
+            self.embedder.close()
 
     def __enter__(self) -> Memory:
         return self

