@@ -50,7 +50,11 @@ def snapshot(pid: int, state: Path, log: Path) -> dict:
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
     )
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    children = [  # a child belongs to the thread that started it
+        child
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in _read(task / "children").split()
+    ]
     size = lambda p: p.stat().st_size / 2**20 if p.exists() else 0.0  # noqa: E731
     db = state / "index-default.sqlite"
     return {
@@ -64,6 +68,13 @@ def snapshot(pid: int, state: Path, log: Path) -> dict:
         "wal_mb": round(size(Path(f"{db}-wal")), 2),
         "log_mb": round(size(log), 3),
     }
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:  # the thread ended meanwhile
+        return ""
 
 
 def slope_mb_per_h(samples: list[dict]) -> float | None:
