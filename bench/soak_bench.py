@@ -106,7 +106,7 @@ class Soak:
         self.probe_ms: dict[int, list[float]] = {n: [] for n in READER_COUNTS}
         self.misses: dict[int, list] = {n: [] for n in READER_COUNTS}
         self.created: list[Path] = []
-        self.deleted: list[str] = []
+        self.deleted: list[tuple[str, str]] = []  # (its unique word, its path)
         self.reloads = 0
 
     def count(self, key: str, n: int = 1) -> None:
@@ -155,7 +155,8 @@ class Soak:
             path = self.created.pop(rng.randrange(len(self.created)))
             text = path.read_text()
             path.unlink()
-            self.deleted.append(text.split("fresh note ", 1)[1].strip())
+            word = text.split("fresh note ", 1)[1].strip()
+            self.deleted.append((word, str(path.relative_to(self.root))))
         self.count(f"edit {kind}")
 
     def search_loop(self) -> None:
@@ -368,14 +369,12 @@ def main() -> int:
                 {"t_s": round(time.monotonic() - soak.started), **snapshot(proc.pid, state, log)}
             )
             with Client(sock, timeout=30) as c:
-                found_deleted = sum(
-                    bool(
-                        c.call("memory_search", {"query": token, "min_score": 0, "wait_fresh": 2})[
-                            "results"
-                        ]
-                    )
-                    for token in soak.deleted[-50:]
-                )
+                # By path: with vectors, other "fresh note"s answer the word too.
+                found_deleted = 0
+                for word, gone in soak.deleted[-50:]:
+                    params = {"query": word, "min_score": 0, "wait_fresh": 2}
+                    results = c.call("memory_search", params)["results"]
+                    found_deleted += any(r["path"] == gone for r in results)
             reloads = reload_growth(soak, args.reloads, state, log)
             stopping = time.monotonic()
             proc.send_signal(signal.SIGTERM)
