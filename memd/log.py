@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -42,6 +44,31 @@ class _Logger:
                 stdlib.log(number, "%s %s", event, shown, exc_info=level == "exception")
 
         return emit
+
+
+class Tally:
+    """Steady work's log: each event at debug, and at info one line a minute with the
+    sums of its counts (written with the first event after the minute is up)."""
+
+    def __init__(self, event: str, every_s: float = 60.0) -> None:
+        self.event, self.every_s = event, every_s
+        self._lock = threading.Lock()
+        self._sums: dict[str, int] = {}
+        self._since = time.monotonic()
+
+    def add(self, **counts: Any) -> None:
+        log = get_logger()
+        log.debug(self.event, **counts)
+        with self._lock:
+            for key, value in counts.items():
+                if isinstance(value, int | float):
+                    self._sums[key] = self._sums.get(key, 0) + value
+            self._sums["events"] = self._sums.get("events", 0) + 1
+            seconds = time.monotonic() - self._since
+            if seconds < self.every_s:
+                return
+            sums, self._sums, self._since = self._sums, {}, time.monotonic()
+        log.info(f"{self.event}_summary", seconds=round(seconds), **sums)
 
 
 def get_logger() -> Any:

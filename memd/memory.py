@@ -45,7 +45,7 @@ from memd.records import (
     StoreAnswer,
     TimeWindow,
 )
-from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings
+from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings, not_caught_up
 from memd.search.candidates import backlinks
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
@@ -87,6 +87,7 @@ class Memory:
         self.workspace = Workspace(config.workspace(workspace))
         zone = ZoneInfo(config.flush.timezone) if config.flush.timezone else None  # None: local
         self.sessions = Sessions(config.workspace(workspace).sessions, zone, config.chunking)
+        self._own_embedder = embedder is None  # one passed in is the caller's to close
         self.embedder = embedder if embedder is not None else make_embedder(config.embeddings)
         self.db = Index(
             database_path(config, self.workspace.name),
@@ -160,6 +161,8 @@ class Memory:
         if self._journal is not None:
             self._journal.close()
         self.db.close()
+        if self._own_embedder:
+            self.embedder.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -242,10 +245,7 @@ class Memory:
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
         late = None
         if wait_fresh > 0 and not self._catch_up(min(wait_fresh, MAX_WAIT_FRESH)):
-            late = (
-                f"the index had not caught up with the files after {wait_fresh:g} s "
-                "(wait_fresh); results may miss the latest edits"
-            )
+            late = not_caught_up(min(wait_fresh, MAX_WAIT_FRESH))
         request, cut = bound_request(request)
         if request.scope == "team" and not self.config.team.enabled:
             raise InvalidParams("scope", "'team' needs a team section with a dsn in the config")

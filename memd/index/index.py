@@ -96,6 +96,7 @@ class Index:
                 reader.close()
             self._readers.clear()
         self.store.close()
+        self.vectors = self._vector_index()  # the matrix is freed now, not at a later GC
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -55,6 +55,34 @@ class Prepared:
     tail: Tail | None = None
 
 
+_spawned = 0  # pools of spawned processes alive in this process
+_spawned_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def spawned_pool() -> Iterator[None]:
+    """Hold while a pool of spawned processes lives (drop the pool inside): when the last
+    one ends, multiprocessing's resource tracker, a process of ~13 MB that would otherwise
+    live as long as the daemon, is stopped too (the next pool starts another)."""
+    global _spawned
+    with _spawned_lock:
+        _spawned += 1
+    try:
+        yield
+    finally:
+        with _spawned_lock:
+            _spawned -= 1
+            if _spawned == 0:
+                import gc
+                from multiprocessing import resource_tracker
+
+                # The pool's semaphores unregister when collected: after the tracker
+                # stopped, that would start it again.
+                gc.collect()
+                with contextlib.suppress(Exception):
+                    resource_tracker._resource_tracker._stop()
+
+
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
@@ -69,21 +97,23 @@ def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
     done = 0
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
-    )
-    try:
-        for prepared in pool.map(prepare, jobs, chunksize=32):
-            yield prepared
-            done += 1
-    except (BrokenProcessPool, OSError) as exc:
-        # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
-        # the files still get indexed, only more slowly.
-        log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
-        yield from map(prepare, jobs[done:])
-    finally:
-        # Also reached when the caller stops early: drop the queued work, do not wait it out.
-        pool.shutdown(wait=True, cancel_futures=True)
+    with spawned_pool():
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
+        )
+        try:
+            for prepared in pool.map(prepare, jobs, chunksize=32):
+                yield prepared
+                done += 1
+        except (BrokenProcessPool, OSError) as exc:
+            # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
+            # the files still get indexed, only more slowly.
+            log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
+            yield from map(prepare, jobs[done:])
+        finally:
+            # Also reached when the caller stops early: drop the queued work, do not wait.
+            pool.shutdown(wait=True, cancel_futures=True)
+            del pool
 
 
 def _die_with(parent: int) -> None:

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from memd.config import Chunking
 from memd.index.prepare import Job, Prepared, prepare_all
 from memd.index.regrow import Tail
-from memd.log import get_logger
+from memd.log import Tally, get_logger
 from memd.records import IndexReport
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
 
 log = get_logger()
+_WATCHED_PASSES = Tally("index_pass")
 
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
@@ -163,16 +164,13 @@ def _sync(
         store.set_meta("last_indexed_at", str(time.time()))
     report.seconds = time.perf_counter() - started
     if report.touched or report.warnings:
-        log.info(
-            "index_pass",
-            workspace=workspace.name,
-            added=report.added,
-            changed=report.changed,
-            removed=report.removed,
-            skipped=report.skipped,
-            chunks=report.chunks,
-            ms=round(report.seconds * 1000),
-        )
+        fields = dict(workspace=workspace.name, added=report.added, changed=report.changed,
+                      removed=report.removed, skipped=report.skipped, chunks=report.chunks,
+                      ms=round(report.seconds * 1000))  # fmt: skip
+        if changes.trust_stat:  # a whole pass (start, reconcile): rare, worth a line
+            log.info("index_pass", **fields)
+        else:  # a watcher's few files: one a save, so a summary a minute
+            _WATCHED_PASSES.add(**fields)
     return report
 
 

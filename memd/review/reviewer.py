@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from memd.config import Config
 from memd.embed.providers import Embedder
 from memd.errors import InvalidParams, MemdError
+from memd.index.prepare import spawned_pool
 from memd.log import get_logger
 from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
 from memd.review.promote import Embed, known_in_meaning
@@ -187,21 +188,24 @@ class Reviewer:
         # A few megabytes of notes take a fraction of a second: not worth a process.
         if not self._isolated or sum(len(n.text) for n in notes) < ISOLATE_FROM_CHARS:
             return review(notes, since, kinds)
-        pool = multiprocessing.get_context("spawn").Pool(1)  # never fork a threaded daemon
-        self._pools.add(pool)
-        try:
-            pending = pool.apply_async(review, (notes, since, kinds))
-            while True:
-                try:
-                    return pending.get(timeout=0.2)
-                except multiprocessing.TimeoutError:
-                    if pool not in self._pools:  # closed meanwhile: the daemon is stopping
-                        raise ReviewCancelled(
-                            "the review was cancelled: memd is stopping"
-                        ) from None
-        finally:
-            self._pools.discard(pool)
-            pool.terminate()
+        with spawned_pool():
+            pool = multiprocessing.get_context("spawn").Pool(1)  # never fork a threaded daemon
+            self._pools.add(pool)
+            pending = None
+            try:
+                pending = pool.apply_async(review, (notes, since, kinds))
+                while True:
+                    try:
+                        return pending.get(timeout=0.2)
+                    except multiprocessing.TimeoutError:
+                        if pool not in self._pools:  # closed meanwhile: memd is stopping
+                            raise ReviewCancelled(
+                                "the review was cancelled: memd is stopping"
+                            ) from None
+            finally:
+                self._pools.discard(pool)
+                pool.terminate()
+                del pool, pending
 
     def close(self) -> None:
         """Stop a review running in a process of its own (the daemon is stopping)."""

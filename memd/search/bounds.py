@@ -67,3 +67,11 @@ def bound_request(request: R) -> tuple[R, str | None]:
 
 def join_warnings(*warnings: str | None) -> str | None:
     return "; ".join(w for w in warnings if w) or None
+
+
+def not_caught_up(waited: float) -> str:
+    """The warning of a ``wait_fresh`` search that gave up after ``waited`` seconds."""
+    return (
+        f"the index had not caught up with the files after {waited:.2g} s "
+        "(wait_fresh); results may miss the latest edits"
+    )

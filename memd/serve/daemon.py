@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import dataclasses
 import fcntl
+import gc
 import os
 import signal
 import sys
@@ -31,6 +33,7 @@ from memd.configfile import load_config
 from memd.errors import ConfigError, DaemonError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
+from memd.search.bounds import join_warnings, not_caught_up
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.pools import Pool
@@ -116,32 +119,36 @@ class Daemon:
         epoch = self._epoch
         self._active[epoch] += 1
         try:
-            if method == "memory_search":
-                await self._wait_fresh(params)
-            return await asyncio.get_running_loop().run_in_executor(
+            late = await self._wait_fresh(params) if method == "memory_search" else None
+            answer = await asyncio.get_running_loop().run_in_executor(
                 pool, call, self.open_memory, method, params
             )
+            if late is not None:
+                answer["warning"] = join_warnings(late, answer.get("warning"))
+            return answer
         finally:
             self._active[epoch] -= 1
             if not self._active[epoch]:
                 del self._active[epoch]
             self._close_retired()
 
-    async def _wait_fresh(self, params: Any) -> None:
-        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; the
-        search then says in its answer whether the index caught up."""
+    async def _wait_fresh(self, params: Any) -> str | None:
+        """A search with ``wait_fresh`` waits here, on the loop, holding no thread; returns
+        the answer's warning when the index did not catch up in time."""
         if not isinstance(params, Mapping):
-            return
+            return None
         try:
             seconds = wait_fresh(params.get("wait_fresh"))
             runner = self.runners[self.config.workspace(params.get("workspace")).name]
         except (MemdError, KeyError, TypeError):
-            return  # the method itself refuses the bad parameter
+            return None  # the method itself refuses the bad parameter
         if not runner.first_pass.is_set():
             # Just started: an answer from an index still being filled would be "nothing".
             await wait_event(runner.first_pass, self.config.search.first_pass_wait)
-        if seconds > 0:
-            await runner.catch_up(seconds)
+        if seconds <= 0:
+            return None
+        caught, waited = await runner.catch_up(seconds)
+        return None if caught else not_caught_up(waited)
 
     def _close_retired(self) -> None:
         """Close the memories a reload replaced once no request that began before it runs
@@ -149,7 +156,7 @@ class Daemon:
         oldest = min(self._active, default=self._epoch)
         for entry in [e for e in self._retired if e[0] < oldest]:
             self._retired.remove(entry)
-            self._writer.submit(_close_all, entry[1])
+            self._writer.submit(_release, entry[1])
 
     async def _open_runners(self, config: Config) -> dict[str, Runner]:
         loop = asyncio.get_running_loop()
@@ -182,8 +189,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self._reload()))
-        for runner in self.runners.values():
-            runner.start()
+        self._start_runners()
         background = [asyncio.create_task(self._periodic_reconcile())]
         if (interval := watchdog_interval(self.env)) is not None:
             background.append(asyncio.create_task(self._watchdog(interval)))
@@ -239,8 +245,17 @@ class Daemon:
     async def _periodic_reconcile(self) -> None:
         while True:
             await asyncio.sleep(self.config.watch.reconcile_minutes * 60)
-            for runner in self.runners.values():
-                runner.rescan()
+            self._rescan_all()
+
+    def _rescan_all(self) -> None:
+        for runner in self.runners.values():
+            runner.rescan()
+
+    def _start_runners(self) -> None:
+        # Not inline in a long-lived coroutine: its loop variable would keep the last
+        # runner, and all a reload replaced with it (the model, the vectors), alive.
+        for runner in self.runners.values():
+            runner.start()
 
     async def _watchdog(self, interval: float) -> None:
         while True:
@@ -271,8 +286,7 @@ class Daemon:
         await self._close_runners()
         self.config = new
         self.runners = await self._open_runners(new)
-        for runner in self.runners.values():
-            runner.start()
+        self._start_runners()
         self._retired.append((self._epoch, [r.memory for r in old.values()]))
         self._epoch += 1
         self._close_retired()
@@ -317,6 +331,24 @@ def _close_all(memories: list[Memory]) -> None:
     for memory in memories:
         with contextlib.suppress(Exception):
             memory.close()
+
+
+def _release(memories: list[Memory]) -> None:
+    """Close what a reload replaced and free it now: its runners, tasks and memories hold
+    one another in cycles that only a full collection frees, and an idle daemon may not
+    run one for hours (eight reloads kept 35 MB each with the local model)."""
+    _close_all(memories)
+    memories.clear()
+    gc.collect()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc only): what a freed model's
+    engine and a dropped matrix left in the allocator's arenas would otherwise count in
+    RSS for the life of the daemon."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _take_lock(state_dir: Path) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memd.config import Team
 from memd.errors import StoreError
-from memd.log import get_logger
+from memd.log import Tally, get_logger
 from memd.memory import Memory
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
@@ -27,6 +27,7 @@ from memd.store.postgres_lease import Lease, LeaseHeld
 from memd.store.private import load_json, private_file, save_json
 
 log = get_logger()
+_PUBLISHED = Tally("published")  # after each edit: a summary a minute
 
 _EVERY_S = 60.0  # a pass even without a kick: vectors saved elsewhere, a database back
 _COOLDOWN_MIN, _COOLDOWN_MAX = 1.0, 60.0
@@ -102,9 +103,9 @@ class Publisher:
                 await asyncio.to_thread(self._save, report.held)
                 self.state, self.outbox = "idle", len(report.skipped)
                 if report.published or report.removed:
-                    log.info("published", workspace=self.memory.workspace.name,
-                             files=report.published, removed=report.removed,
-                             vectors=report.vectors, seconds=round(report.seconds, 3))  # fmt: skip
+                    _PUBLISHED.add(workspace=self.memory.workspace.name, files=report.published,
+                                   removed=report.removed, vectors=report.vectors,
+                                   seconds=round(report.seconds, 3))  # fmt: skip
         finally:
             if remote is not None:
                 remote.close()

@@ -46,11 +46,20 @@ class Runner:
         self.config = config
         self.cancel = cancel  # set when the daemon stops: an index pass ends early
         self.loop = loop
+        # What waits to be indexed, shared with answers on other threads: a tripwire event
+        # is drained and counted under this lock, so no answer can take an event from the
+        # kernel and leave it, uncounted, where another answer (or a catch-up) misses it.
+        self._lock = threading.Lock()
         self.pending: set[str] = set()
         self.in_flight = 0
         self.sweep = True  # what the index missed while memd was not running
         self.rebuild = False
         self.scanning = True  # a whole-workspace pass is queued or running
+        # Changes taken in so far (files or a whole pass), and how many of them an ended
+        # pass has indexed: a catch-up waits for the count it saw when it began.
+        self._seen = 1
+        self._indexed = 0
+        self._passed = asyncio.Event()  # set (and replaced) when a pass ends
         self.scan_done = self.scan_total = 0
         self.first_pass = asyncio.Event()  # set once the first whole pass has ended
         self.watcher_state = "not running"
@@ -70,9 +79,9 @@ class Runner:
             concurrent_reads=True,
             activity=self.activity,
             commit=commit,
-            on_corrupt=lambda: self.loop.call_soon_threadsafe(self.rescan, True),
+            on_corrupt=lambda: self.rescan(True),
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
-            catch_up=lambda _seconds: not self.activity().stale,  # waited in dispatch
+            catch_up=lambda _seconds: True,  # waited in dispatch, which tells if it was late
         )
         self.publisher = (
             Publisher(self.memory, config.team, self.stop, self.first_pass)
@@ -88,8 +97,9 @@ class Runner:
     def activity(self) -> Activity:
         """What this workspace's loops are doing right now, counting every file event the
         kernel has queued up to this instant (not only those the watcher handed on)."""
-        tripped, lost = self._drain_elsewhere()
-        waiting = self.pending | tripped
+        with self._lock:
+            lost = self._take_in_locked()[1]
+            waiting, in_flight, scanning = set(self.pending), self.in_flight, self.scanning
         if 0 < len(waiting) <= _SETTLED_CHECK:
             # A flush's own append is already indexed when it answers; its file event is
             # still queued for the watcher, but no edit waits there.
@@ -97,8 +107,8 @@ class Runner:
         return Activity(
             daemon=True,
             watcher=self.watcher_state,
-            pending_files=len(waiting) + self.in_flight,
-            scanning=self.scanning or lost,
+            pending_files=len(waiting) + in_flight,
+            scanning=scanning or lost,
             scan_done=self.scan_done,
             scan_total=self.scan_total,
             embeddings=self.embeddings,
@@ -139,49 +149,71 @@ class Runner:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def changed(self, paths: set[str]) -> None:
+        """Files changed (any thread): index them after the debounce."""
         if paths:
-            self.pending |= paths
-            self.last_event = self.loop.time()
-            self.kick.set()
+            with self._lock:
+                self._add_locked(paths)
+            self._wake()
 
-    def _drain(self) -> bool:
-        """On the loop: take in what the watcher's tripwire saw; None where there is none."""
+    def rescan(self, rebuild: bool = False) -> None:
+        """Queue a whole-workspace pass (any thread); ``rebuild`` makes a new database."""
+        with self._lock:
+            self._rescan_locked(rebuild)
+        self._wake()
+
+    def _take_in(self) -> bool:
+        """Count what the tripwire saw (any thread); False when there is no tripwire."""
+        with self._lock:
+            active, _lost = self._take_in_locked()
+        return active
+
+    def _take_in_locked(self) -> tuple[bool, bool]:
+        """(the tripwire is active, events were lost); call with the lock held."""
         drained = self.watcher.drain() if self.watcher is not None else None
         if drained is None:
-            return False
+            return False, False
         paths, lost = drained
-        self.changed(paths)
+        if paths:
+            self._add_locked(paths)
         if lost:
-            self.rescan()
-        return True
+            self._rescan_locked(False)
+        if paths or lost:
+            self._wake()
+        return True, lost
 
-    def _drain_elsewhere(self) -> tuple[set[str], bool]:
-        """From any thread: what the tripwire saw (handed to the loop) and if events were lost."""
-        drained = self.watcher.drain() if self.watcher is not None else None
-        if drained is None or not (drained[0] or drained[1]):
-            return set(), False
-        paths, lost = drained
-        self.loop.call_soon_threadsafe(self.changed, paths)
-        if lost:
-            self.loop.call_soon_threadsafe(self.rescan)
-        return paths, lost
+    def _add_locked(self, paths: set[str]) -> None:
+        self.pending |= paths
+        self.last_event = self.loop.time()  # monotonic: the same clock on any thread
+        self._seen += 1
 
-    async def catch_up(self, seconds: float) -> bool:
-        """Wait (up to ``seconds``) until the index holds every file as it is now: what
-        the kernel reported so far (or, without a tripwire, what the files' stat says
-        differs) is indexed first, without the usual debounce."""
-        deadline = self.loop.time() + seconds
-        if not self._drain():
+    def _rescan_locked(self, rebuild: bool) -> None:
+        self.sweep = self.scanning = True
+        self.rebuild = self.rebuild or rebuild
+        self._seen += 1
+
+    def _wake(self) -> None:
+        """Start the index loop, from any thread."""
+        self.loop.call_soon_threadsafe(self.kick.set)
+
+    async def catch_up(self, seconds: float) -> tuple[bool, float]:
+        """Wait (up to ``seconds``) until the index holds every change known now: what the
+        kernel reported so far (or, without a tripwire, what the files' stat says differs),
+        indexed first, without the usual debounce. Returns (caught up, seconds waited)."""
+        started = self.loop.time()
+        deadline = started + seconds
+        if not self._take_in():
             paths, gone = await asyncio.to_thread(self.memory.db.stale_paths)
             self.changed(paths)
             if gone:
                 self.rescan()
-        while self.pending or self.in_flight or self.scanning:
-            if self.loop.time() >= deadline:
-                return False
+        target = self._seen
+        while self._indexed < target:
+            left = deadline - self.loop.time()
+            if left <= 0:
+                return False, self.loop.time() - started
             self.urgent.set()
-            await asyncio.sleep(0.01)
-        return True
+            await wait_event(self._passed, left)
+        return True, self.loop.time() - started
 
     async def _settle(self) -> None:
         """Let a burst of writes end before indexing it: ``watch.debounce_ms`` of quiet, at
@@ -203,11 +235,6 @@ class Runner:
         if self.publisher is not None:
             self.publisher.kick.set()
 
-    def rescan(self, rebuild: bool = False) -> None:
-        self.sweep = self.scanning = True
-        self.rebuild = self.rebuild or rebuild
-        self.kick.set()
-
     def _watcher_state(self, state: str) -> None:
         if state != self.watcher_state:
             log.info("watcher_state", workspace=self.memory.workspace.name, state=state)
@@ -220,30 +247,37 @@ class Runner:
         while True:
             await self.kick.wait()
             self.kick.clear()
-            self._drain()
+            self._take_in()
             if self.pending and not (self.sweep or self.rebuild):
                 await self._settle()
-            sweep, rebuild, paths = self.sweep, self.rebuild, self.pending
-            self.sweep, self.rebuild, self.pending = False, False, set()
-            self.in_flight = len(paths)
+            with self._lock:
+                sweep, rebuild, paths, taken = self.sweep, self.rebuild, self.pending, self._seen
+                self.sweep, self.rebuild, self.pending = False, False, set()
+                self.in_flight = len(paths)
             try:
                 await self._pass(sweep, rebuild, paths)
+                self._indexed = taken
             except WorkspaceMissing as exc:
                 # Nothing to index until the folder is back; the watcher reports that.
+                self._indexed = taken
                 log.warning(
                     "workspace_missing", workspace=self.memory.workspace.name, error=str(exc)
                 )
             except MemdError as exc:
                 log.error("index_failed", workspace=self.memory.workspace.name, error=str(exc))
-                self.sweep |= sweep
-                self.rebuild |= rebuild
-                self.pending |= paths
+                with self._lock:
+                    self.sweep |= sweep
+                    self.rebuild |= rebuild
+                    self.pending |= paths
                 self.loop.call_later(_RETRY_SECONDS, self.kick.set)
             finally:
-                self.in_flight = 0
-                self.scanning = self.sweep or self.rebuild
+                with self._lock:
+                    self.in_flight = 0
+                    self.scanning = self.sweep or self.rebuild
                 if sweep or rebuild:
                     self.first_pass.set()  # ended, even in failure: nobody waits for a retry
+                self._passed.set()
+                self._passed = asyncio.Event()
 
     async def _pass(self, sweep: bool, rebuild: bool, paths: set[str]) -> IndexReport | None:
         memory, cancel = self.memory, self.cancel
