@@ -303,7 +303,9 @@ def test_a_flushed_note_is_found_by_paraphrase_with_the_local_model(make_config,
         written = m.flush([Entry(text, title="decision")]).written[0]
         assert m.status().as_dict()["pending_embeddings"] == 1  # exactly the new chunk
         question = "where will the website be hosted"
-        assert m.search(SearchRequest(question, mode="keyword")).results == []
+        # By keywords alone ("hosted" is "host") it is at most a weak match.
+        by_words = m.search(SearchRequest(question, mode="keyword")).results
+        assert all(r.match == "weak" for r in by_words)
         m.embed_all()
         answer = m.search(SearchRequest(question)).as_dict()
         assert answer["mode"] == "hybrid" and answer["index"]["pending_embeddings"] == 0
