@@ -57,6 +57,10 @@ class Prepared:
 
 _spawned = 0  # pools of spawned processes alive in this process
 _spawned_lock = threading.Lock()
+# The tracker is stopped only when no pool has started for this long: passes that follow
+# one another (a library indexing again and again) keep the one they have, since starting
+# it anew each time cost a test suite half as much time again.
+_TRACKER_IDLE_S = 3.0
 
 
 @contextlib.contextmanager
@@ -73,14 +77,23 @@ def spawned_pool() -> Iterator[None]:
         with _spawned_lock:
             _spawned -= 1
             if _spawned == 0:
-                import gc
-                from multiprocessing import resource_tracker
+                timer = threading.Timer(_TRACKER_IDLE_S, _stop_idle_tracker)
+                timer.daemon = True
+                timer.start()
 
-                # The pool's semaphores unregister when collected: after the tracker
-                # stopped, that would start it again.
-                gc.collect()
-                with contextlib.suppress(Exception):
-                    resource_tracker._resource_tracker._stop()
+
+def _stop_idle_tracker() -> None:
+    with _spawned_lock:
+        if _spawned:
+            return  # a pool started meanwhile: it needs the tracker
+        import gc
+        from multiprocessing import resource_tracker
+
+        # The pool's semaphores unregister when collected: after the tracker stopped,
+        # that would start it again.
+        gc.collect()
+        with contextlib.suppress(Exception):
+            resource_tracker._resource_tracker._stop()
 
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
