@@ -77,6 +77,9 @@ def spawned_pool() -> Iterator[None]:
         with _spawned_lock:
             _spawned -= 1
             if _spawned == 0:
+                import gc
+
+                gc.collect()  # what the pool left in cycles, now (a watcher's inotify too)
                 timer = threading.Timer(_TRACKER_IDLE_S, _stop_idle_tracker)
                 timer.daemon = True
                 timer.start()
