@@ -203,8 +203,10 @@ def test_flush_store_forget_list_from_the_command_line(cli, notes, ws):
     note.write_text("From a file.")
     out = cli("flush", "--file", str(note), "--core", "--flush-id", "f-1")
     assert "wrote MEMORY.md" in out.stdout
+    first = out.stdout.split()[1]
     out = cli("flush", "--file", str(note), "--core", "--flush-id", "f-1")
-    assert "already flushed" in out.stdout
+    # Said once, without a "wrote" that contradicts it (issue 33).
+    assert out.stdout == f"already flushed with this id ({first}); nothing written\n"
     text = (ws.root / "memory" / "2026-01-20.md").read_text()
     assert "## " in text and "— Freeze\n\nDeploys are frozen until Monday.\n" in text
     assert "From standard input." in text

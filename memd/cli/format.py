@@ -106,10 +106,12 @@ def get(r: dict) -> int:
 
 
 def flush(r: dict) -> None:
-    if r["duplicate"]:
-        print("already flushed with this id; nothing written")
-    for w in r["written"]:
-        print(f"wrote {w['path']}#L{w['start_line']}-L{w['end_line']}")
+    where = [f"{w['path']}#L{w['start_line']}-L{w['end_line']}" for w in r["written"]]
+    if r["duplicate"]:  # what ``written`` holds then is where the first flush wrote
+        print(f"already flushed with this id ({', '.join(where)}); nothing written")
+    else:
+        for citation in where:
+            print(f"wrote {citation}")
     for s in r.get("skipped", []):
         print(f"skipped: {s['reason']} ({s['path']})")
     if r.get("warning"):
