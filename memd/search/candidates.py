@@ -187,7 +187,7 @@ class QueryTerms:
 
     match: MatchQuery
     weights: list[float]
-    found: list[bool]  # whether any chunk holds each term
+    found: list[float]  # ``weights``, 0 for a term no chunk holds
 
     def titled(self, heading: str) -> float:
         """The idf-weighted share of the terms some chunk holds that the section's own
@@ -197,8 +197,7 @@ class QueryTerms:
             any(set(_WORD.findall(form.lower())) <= own for form in forms)
             for forms in self.match.words
         ]
-        weights = [w if found else 0.0 for w, found in zip(self.weights, self.found, strict=True)]
-        return coverage(weights, held)
+        return coverage(self.found, held)
 
     def held(self, store: Store, chunk_ids: Sequence[int]) -> dict[int, list[bool]]:
         """For each of ``chunk_ids``, which of the terms it holds."""
@@ -212,7 +211,10 @@ def query_terms(store: Store, query: str) -> QueryTerms | None:
     if match is None:
         return None
     total, counts = store.term_counts(match)
-    return QueryTerms(match, [idf(n, total) for n in counts], [n > 0 for n in counts])
+    weights = [idf(n, total) for n in counts]
+    return QueryTerms(
+        match, weights, [w if n else 0.0 for w, n in zip(weights, counts, strict=True)]
+    )
 
 
 def keyword_candidates(

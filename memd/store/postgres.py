@@ -43,7 +43,7 @@ def database_errors(dsn: str) -> Iterator[None]:
         raise StoreError(f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}") from exc
 
 
-def connect(dsn: str, timeout_s: float = 5.0) -> Any:
+def connect(dsn: str) -> Any:
     """An autocommit connection that cannot hang for ever: connecting, each statement and
     a peer that stops answering all have a limit."""
     import psycopg
@@ -52,7 +52,7 @@ def connect(dsn: str, timeout_s: float = 5.0) -> Any:
         return psycopg.connect(
             dsn,
             autocommit=True,
-            connect_timeout=max(1, round(timeout_s)),
+            connect_timeout=5,
             options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
             keepalives_idle=10,
             keepalives_interval=5,

@@ -69,7 +69,7 @@ class TextRows:
         # Terms that very many chunks hold: rank among the first so many holders, not all.
         common = all(self._estimate(t) > COMMON_HOLDERS for t in terms)
         cap = f" LIMIT {COMMON_HOLDERS}" if common else ""
-        found, found_args = matching(terms, join) or ("TRUE", [])
+        found, found_args = matching(terms, join)
         rows = self._q(
             f"SELECT {HIT}, {score} AS score, {WHOSE} FROM (SELECT c.* FROM memd_chunks c "
             f"JOIN memd_files f ON f.id = c.file_id WHERE {found} AND {self._in} AND ({held})"
@@ -106,7 +106,7 @@ class TextRows:
         key, now = (term.test, tuple(term.args)), time.monotonic()
         held = self._held.get(key)
         if held is None or now - held[1] >= self._held_for:
-            found, found_args = matching([term], " OR ") or ("TRUE", [])
+            found, found_args = matching([term], " OR ")
             (n,) = self._q(
                 "SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
                 f"WHERE {found} AND {self._in} AND {term.test}",

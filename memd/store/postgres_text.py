@@ -37,12 +37,12 @@ def term_test(words: tuple[str, ...]) -> Term:
     return Term(f"c.tsv @@ ({query})", list(words), rank, list(words), f"({query})")
 
 
-def matching(terms: Sequence[Term], join: str) -> tuple[str, list[Any]] | None:
+def matching(terms: Sequence[Term], join: str) -> tuple[str, list[Any]]:
     """SQL limiting chunk ``c`` to those holding the terms (``join``: " AND " or " OR ")
-    found by the full-text index as readable (``memd_match``), and its args; None when a
-    term is not full-text (a script without spaces: tested row by row)."""
+    found by the full-text index as readable (``memd_match``), and its args; no limit when
+    a term is not full-text (a script without spaces: tested row by row)."""
     if not all(t.query for t in terms):
-        return None
+        return "TRUE", []
     query = (" && " if join == " AND " else " || ").join(t.query or "" for t in terms)
     return f"c.id IN (SELECT memd_match({query}))", [a for t in terms for a in t.args]
 
