@@ -70,6 +70,9 @@ def resources(pid: int) -> tuple[int, int, int]:
     return len(fds), inotify, len(os.listdir(f"/proc/{pid}/task"))
 
 
+WATCHES = 3
+
+
 def reload(d, n: int) -> None:
     """A changed config (atomically replaced), then SIGHUP."""
     text = d.config_path.read_text().split("search:")[0]
@@ -85,19 +88,22 @@ def test_reloads_release_what_the_old_config_held(serve, notes, ws):
     index connections behind; after ~60 reloads edits were no longer seen."""
     d = serve()
     d.wait_for(lambda: d.search("postgres"), what="start-up index")
-    inotify_at_start = resources(d.proc.pid)[1]
+    # One workspace is watched by three inotify instances: watchfiles' watch of its folder,
+    # its watch of memory/ and below, and the tripwire. Read once all three are open.
+    d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what="the watches at start")
     for n in range(3):  # warm up: pools and connections made once
         reload(d, n)
         d.wait_for(lambda n=n: d.log().count('"config_reloaded"') == n + 1, what="a reload")
     d.wait_for(lambda: d.search("postgres"), what="index after the reloads")
-    fds, inotify, threads = resources(d.proc.pid)
+    d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what="the watches after warm-up")
+    fds, _, threads = resources(d.proc.pid)
     for n in range(20):  # signals that arrive together may count as one, as for any daemon
         reload(d, n + 3)
         time.sleep(0.05)  # some arrive while the previous reload is still under way
     d.wait_for(lambda: d.log().count('"config_reloaded"') > 3, what="the reloads")
     d.wait_for(lambda: d.call("status")["watcher"] == "running", what="watching again")
     d.wait_for(lambda: resources(d.proc.pid)[0] <= fds, what=f"fds back to {fds}")
-    d.wait_for(lambda: resources(d.proc.pid)[1] == inotify == inotify_at_start, what="inotify")
+    d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what=f"inotify back to {WATCHES}")
     ws.write("memory/2026-02-01.md", "# 2026-02-01\nthe okapi arrived\n")
     d.wait_for(lambda: d.search("okapi"), what="an edit indexed after the reloads")
     # A stopped watch's worker thread may idle a while before it ends (anyio); 40 stay for

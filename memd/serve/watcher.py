@@ -154,8 +154,8 @@ class Watcher:
             halt = asyncio.Event()
             tasks: list[asyncio.Task] = []
             try:
-                self._tripwire = await asyncio.to_thread(
-                    Tripwire, flat, deep, self._relevant, self.workspace.follows
+                self._tripwire = await _open_tripwire(
+                    flat, deep, self._relevant, self.workspace.follows
                 )
                 tasks.append(asyncio.create_task(self._watch(flat, False, halt)))
                 if deep:
@@ -221,6 +221,24 @@ class Watcher:
             self._report({path for _, path in changes})
         if not halt.is_set():
             raise RuntimeError(f"watching {', '.join(paths)} stopped")
+
+
+async def _open_tripwire(
+    flat: list[str], deep: list[str], keep: Callable, follow: Callable
+) -> Tripwire:
+    """A tripwire made off the loop; one a reload cancelled mid-way is closed once made
+    (each reload during a start-up used to keep an inotify instance for good)."""
+    made = asyncio.get_running_loop().run_in_executor(None, Tripwire, flat, deep, keep, follow)
+    try:
+        return await asyncio.shield(made)
+    except asyncio.CancelledError:
+        made.add_done_callback(_close_made)
+        raise
+
+
+def _close_made(made: asyncio.Future) -> None:
+    if not made.cancelled() and made.exception() is None:
+        made.result().close()
 
 
 def _inode(path: Path) -> tuple[int, int] | None:
