@@ -37,9 +37,16 @@ def main() -> int:
     ap.add_argument("--mode", default="auto")
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "locomo")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "floor.json")
+    ap.add_argument(
+        "--embeddings",
+        type=json.loads,
+        default=None,
+        help='another model, as JSON: {"provider": "openai", "model": ..., "base_url": ..., '
+        '"cosine_band": [lo, hi]}',
+    )
     args = ap.parse_args()
     configure_logging("warning")
-    memories = open_memories(DATA, args.work, "local")
+    memories = open_memories(DATA, args.work, "local", embeddings=args.embeddings)
     for memory in memories.values():
         memory.index()
         memory.embed_all()
@@ -55,6 +62,18 @@ def main() -> int:
 
     answers = {name: [(q, ask(q)) for q in questions] for name, questions in sets.items()}
     result: dict = {"benchmark": "floor", "mode": args.mode, "floors": {}}
+    if args.embeddings:
+        result["embeddings"] = {k: v for k, v in args.embeddings.items() if k != "api_key"}
+    # The lowest floor at which at most 5 % of the unanswerable questions get a result, and
+    # the share of locomo-dev whose evidence is in the top 5 and at or above it (strong).
+    tops = sorted((max((r.score for r in rs), default=0.0) for _, rs in answers["unanswerable"]))
+    lowest = tops[len(tops) - len(tops) // 20 - 1] + 1e-6 if tops else 0.0
+    strong = [
+        first_hit([r for r in rs if r.score >= lowest], q["evidence"])
+        for q, rs in answers["locomo"]
+    ]
+    result["floor_at_5pct_unanswerable"] = round(lowest, 3)
+    result["locomo strong R@5 there"] = share([r is not None and r <= 5 for r in strong])
     for floor in FLOORS:
 
         def rank(q: dict, results: list, floor: float = floor) -> int | None:

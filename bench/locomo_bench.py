@@ -61,10 +61,16 @@ def recall(ranks: list[int | None]) -> dict:
 
 
 def open_memories(
-    data: Path, work: Path, provider: str, search: dict | None = None
+    data: Path,
+    work: Path,
+    provider: str,
+    search: dict | None = None,
+    embeddings: dict | None = None,
 ) -> dict[str, Memory]:
     """One memory per conversation, and the bundled demo (some unanswerable questions are
-    asked of it)."""
+    asked of it). ``embeddings`` overrides the provider's settings (another model)."""
+    embeddings = {"provider": provider, "query_timeout_s": 60, **(embeddings or {})}
+    space = "-".join(str(embeddings[k]) for k in ("provider", "model") if embeddings.get(k))
     memories = {}
     folders = {p.name: p for p in data.iterdir() if p.is_dir()}
     folders["demo"] = HERE.parent / "demo" / "workspace"
@@ -72,8 +78,8 @@ def open_memories(
         config = parse_config(
             {
                 "workspace": str(folder),
-                "state_dir": str(work / f"state-{provider}" / conv),
-                "embeddings": {"provider": provider, "query_timeout_s": 60},
+                "state_dir": str(work / f"state-{space}" / conv),
+                "embeddings": embeddings,
                 # The notes are years old and 'today' is arbitrary: no decay.
                 "search": {"decay": False, **(search or {})},
             },

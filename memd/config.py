@@ -79,8 +79,14 @@ class Embeddings:
     debounce_ms: int = 2000
     cache_size: int = 50000
     query_timeout_s: float = 2.0
+    # Cosines of (unrelated, clearly related) text for the model: where its vector score
+    # reads 0 and 1. None: memd's measured band for the model, or a generic one.
+    cosine_band: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
+        band = self.cosine_band
+        if band is not None and not -1 <= band[0] < band[1] <= 1:
+            raise ValueError("cosine_band must be [unrelated, related] cosines, the lower first")
         if self.dimensions is not None and self.dimensions < 1:
             raise ValueError("dimensions must be positive")
         if not 1 <= self.batch_size <= 2048:

@@ -371,4 +371,12 @@ def _value(ctx: _Context, hint: Any, value: Any, key: str) -> Any:
         return tuple(
             _value(ctx, typing.get_args(hint)[0], v, f"{key}[{i}]") for i, v in enumerate(value)
         )
+    if origin is tuple:
+        kinds = typing.get_args(hint)
+        if not isinstance(value, list) or len(value) != len(kinds):
+            raise ctx.error(key, f"must be a list of {len(kinds)}, got {value!r}")
+        return tuple(
+            _value(ctx, k, v, f"{key}[{i}]")
+            for i, (k, v) in enumerate(zip(kinds, value, strict=True))
+        )
     raise ctx.error(key, f"has an unsupported type {hint!r}")  # pragma: no cover

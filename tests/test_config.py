@@ -230,3 +230,23 @@ def test_team_section():
         parse_config({"workspace": "/w", "team": {"timeout_s": 0}}, env={"HOME": "/h"})
     with pytest.raises(ConfigError, match="host uses letters"):
         parse_config({"workspace": "/w", "team": {"host": "a b"}}, env={"HOME": "/h"})
+
+
+def test_a_models_cosine_band_is_set_and_checked(tmp_path):
+    """An OpenAI-compatible model whose cosines sit elsewhere gets its own vector scale."""
+    from memd.embed.providers import make_embedder
+
+    raw = {
+        "workspace": "/w",
+        "embeddings": {"provider": "openai", "model": "m", "cosine_band": [0.1, 0.6]},
+    }
+    settings = parse_config(raw, env={"HOME": "/h"}).embeddings
+    assert make_embedder(settings).cosine_band == (0.1, 0.6)
+    default = parse_config(
+        {"workspace": "/w", "embeddings": {"provider": "openai", "model": "m"}}, env={}
+    )
+    assert make_embedder(default.embeddings).cosine_band == (0.2, 0.7)
+    for bad, says in (([0.6, 0.1], "the lower first"), ([0.5], "must be a list of 2")):
+        raw["embeddings"]["cosine_band"] = bad
+        with pytest.raises(ConfigError, match=says):
+            parse_config(raw, env={"HOME": "/h"})

