@@ -116,9 +116,11 @@ LATE_NOVEMBER = dt.datetime(2026, 11, 25, 10, 0)  # a Wednesday
         ("the demo next Tuesday", D(2026, 12, 1), D(2026, 12, 1), "the demo"),
         ("what happens this Friday", D(2026, 11, 27), D(2026, 11, 27), "what happens"),
         ("who will be on call on Friday", D(2026, 11, 27), D(2026, 11, 27), "who will be on call"),
+        ("who is on call this weekend", D(2026, 11, 28), D(2026, 11, 29), "who is on call"),
         # Asked in the past tense, a month or weekday is the latest one that has begun.
         ("what did we ship in December", D(2025, 12, 1), D(2025, 12, 31), "what did we ship"),
         ("what did we do on Friday", D(2026, 11, 20), D(2026, 11, 20), "what did we do"),
+        ("what did we ship this weekend", D(2026, 11, 21), D(2026, 11, 22), "what did we ship"),
     ],
 )  # fmt: skip
 def test_time_ahead_is_the_coming_window(query, start, end, rest):

@@ -172,8 +172,11 @@ def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
     if not which and re.match(r"\s+(?:of|trip|getaway|plans?|shift|sale)\b", m.string[m.end() :]):
         return None
     saturday = days.latest_weekday(5, today)
+    coming = today + dt.timedelta(days=(5 - today.weekday()) % 7 or 7)
     if which == "next":
-        saturday = today + dt.timedelta(days=(5 - today.weekday()) % 7 or 7)
+        saturday = coming
+    elif which == "this" and today.weekday() < 5 and not _PAST.search(m.string):
+        saturday = coming  # "who is on call this weekend", asked on a Wednesday
     elif today.weekday() == 5 and which == "last":
         saturday -= dt.timedelta(days=7)
     return saturday, saturday + dt.timedelta(days=1)
