@@ -222,6 +222,22 @@ def test_nothing_to_say_prints_nothing(tmp_path):
     assert memd(config, env, "recall", "what", "is", "the", "deploy", "target").stdout == ""
 
 
+def test_context_and_recall_have_a_json_form_and_the_rest_refuse_it(host):
+    _, project, _, config, env = host
+    for args in (
+        ("context", "--cwd", str(project)),
+        ("recall", "which database does the order service use now?"),
+    ):
+        out = memd(config, env, *args, "--json")
+        answer = json.loads(out.stdout)
+        assert "(MEMORY.md#L" in answer["text"], (args, out.stdout)
+    out = memd(config, env, "status", "--socket", "--json")
+    assert json.loads(out.stdout) == {"socket": str(config.parent / "run" / "memd.sock")}
+    for args in (("hooks", "status"), ("service", "status"), ("team", "status")):
+        out = memd(config, env, "--json", *args)
+        assert out.returncode == 2 and "--json is not available" in out.stderr, out
+
+
 def test_sessions_are_added_to_the_config_when_asked(host):
     _, _, _, config, env = host
     out = memd(config, env, "hooks", "install", "claude-code", "--sessions")

@@ -36,7 +36,9 @@ def run_hook(command: str, args: argparse.Namespace) -> int:
         method, params = _request(command, args, hook)
         params["workspace"] = getattr(args, "workspace", None)
         result = _call(config, method, params, wait=command != "flush")
-        if result and result.get("text"):
+        if getattr(args, "json", False) and result is not None:
+            sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        elif result and result.get("text"):
             sys.stdout.write(result["text"])
     except Exception as exc:  # the host's session matters more than this hook
         _log(state_dir, command, exc, time.monotonic() - started)
@@ -77,11 +79,13 @@ def _call(config: Any, method: str, params: dict, wait: bool) -> dict | None:
                 client.send(method, params)
                 return None
             return client.call(method, params)
-    from memd.memory import Memory
-    from memd.serve.methods import call
+    from memd.serve.router import Router
 
-    with Memory(config, params.get("workspace")) as memory:
-        return call(lambda _name: memory, method, params)
+    router = Router(config, _ANSWER_S)
+    try:
+        return router.call(method, params)
+    finally:
+        router.close()
 
 
 def _log(state_dir: Any, command: str, exc: BaseException, seconds: float) -> None:

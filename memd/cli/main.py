@@ -49,6 +49,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
+    if getattr(args, "json", False) and args.command in _NO_JSON:
+        print(f"memd: --json is not available for 'memd {args.command}'", file=sys.stderr)
+        return 2
     if args.command in ("context", "recall") or (args.command == "flush" and args.hook):
         from memd.cli.hookrun import run_hook
 
@@ -80,7 +83,8 @@ def _main(argv: Sequence[str] | None) -> int:
             configure_logging("debug" if verbose else "warning", "json", sys.stderr)
             return serve_mcp(config, getattr(args, "workspace", None))
         if args.command == "status" and args.socket:
-            print(config.socket)
+            as_json = getattr(args, "json", False)
+            print(json.dumps({"socket": str(config.socket)}) if as_json else config.socket)
             return 0
         return _run(args, config, verbose)
     except InvalidParams as exc:
@@ -94,6 +98,10 @@ def _main(argv: Sequence[str] | None) -> int:
             cli_format.Progress.clear()
         print("memd: interrupted", file=sys.stderr)
         return 130
+
+
+# Commands whose output is a protocol, a log or a report of changed files: no JSON form.
+_NO_JSON = ("serve", "mcp", "service", "hooks", "team")
 
 
 def _serve(config: Config, config_arg: str | None, verbose: bool) -> int:

@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from memd.memory import Memory
 
 
+# Methods that answer from the index: without a daemon it is brought up to date first (a
+# hook's recall on a never-indexed workspace used to find nothing).
+_SEARCHING = ("memory_search", "memory_recall", "memory_context")
+
+
 class Router:
     """Routes ``call(method, params)`` to the daemon or to local ``Memory`` objects.
 
@@ -104,13 +109,13 @@ class Router:
                 return client.call(method, params)
         from memd.serve.methods import call
 
-        if method == "memory_search":
+        if method in _SEARCHING:
             # Nothing watches or embeds without a daemon: bring the index up to date, and
             # embed what is missing when that takes a few seconds at most.
             memory = self.memory(params.get("workspace"))
             memory.index()
             params.pop("wait_fresh", None)  # that was the catching up
-            if params.get("mode") != "keyword":
+            if method == "memory_search" and params.get("mode") != "keyword":
                 memory.embed_missing()
         return call(self.memory, method, params)
 
