@@ -483,3 +483,34 @@ def test_no_process_outlives_the_first_pass_that_needed_workers(serve, ws):
     d.wait_for(lambda: d.call("status")["files"] == 100, what="the first pass")
     d.wait_for(lambda: not children(d.proc.pid), what="no child process left")
     assert paths(d.search("term99")) == {"memory/n99.md"}
+
+
+def test_the_config_file_is_followed_and_drift_is_said(serve, notes):
+    """An edit of the config file is loaded without a signal; a file that cannot be loaded,
+    or asks for what only a restart changes, is said by status and health (and doctor)."""
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    text = d.config_path.read_text()
+    d.config_path.write_text(text + "search: {max_results: 1, min_score: 0}\n")
+    d.wait_for(
+        lambda: len(d.call("memory_search", query="postgres graphql")["results"]) == 1,
+        what="the edited config, loaded without a signal",
+    )
+    assert "config_drift" not in d.call("status")
+    d.config_path.write_text(text + "search: {max_results: many}\n")
+    drift = d.wait_for(lambda: d.call("status").get("config_drift"), what="the drift said")
+    assert "could not be loaded" in drift and "search.max_results" in drift
+    assert d.call("health")["config_drift"] == drift
+    assert len(d.call("memory_search", query="postgres graphql")["results"]) == 1  # kept
+    from memd.cli import doctor
+
+    checks = {c.name: c for c in doctor.run_checks(str(d.config_path), None, d.env)}
+    assert checks["config"].state == "fail" and "search.max_results" in checks["config"].detail
+    elsewhere = d.config_path.parent / "elsewhere"
+    d.config_path.write_text(re.sub(r"(?m)^state_dir: .*$", f"state_dir: {elsewhere}", text))
+    d.wait_for(
+        lambda: "take effect when memd restarts" in d.call("status").get("config_drift", ""),
+        what="a restart asked for",
+    )
+    d.config_path.write_text(text)
+    d.wait_for(lambda: "config_drift" not in d.call("status"), what="the file and memd agree")

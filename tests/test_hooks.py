@@ -240,13 +240,25 @@ def test_context_and_recall_have_a_json_form_and_the_rest_refuse_it(host):
 
 def test_sessions_are_added_to_the_config_when_asked(host):
     _, _, _, config, env = host
+    before = config.read_text()
     out = memd(config, env, "hooks", "install", "claude-code", "--sessions")
-    assert "restart memd" in out.stdout
-    assert "sessions:\n  - {path: ~/.claude/projects, format: claude-code}\n" in config.read_text()
+    assert "added ~/.claude/projects" in out.stdout
+    assert "  - {path: ~/.claude/projects, format: claude-code}" in config.read_text()
     from memd.configfile import load_config
 
     [source] = load_config(str(config), env).workspace().sessions
     assert source.format == "claude-code"
+    # Uninstall takes out exactly what install put in.
+    out = memd(config, env, "hooks", "uninstall", "claude-code")
+    assert "removed the sessions entry" in out.stdout
+    assert config.read_text() == before
+    # An entry the person added under it stays, and so does the list.
+    memd(config, env, "hooks", "install", "claude-code", "--sessions")
+    with config.open("a") as f:
+        f.write("  - {path: ~/notes/chats, format: claude-code}\n")
+    memd(config, env, "hooks", "uninstall", "claude-code")
+    [source] = load_config(str(config), env).workspace().sessions
+    assert str(source.path).endswith("notes/chats")
 
 
 def test_with_a_model_the_hook_flush_keeps_what_it_picks_once(
@@ -274,3 +286,23 @@ def test_with_a_model_the_hook_flush_keeps_what_it_picks_once(
     assert note.count("The order service moves to Postgres 16; schema first.") == 1
     sent = json.dumps(embed_server.chat_messages)
     assert "keep the Postgres 16 plan" in sent and secret not in sent
+
+
+def test_a_running_daemon_takes_up_the_sessions_install_adds(host, serve):
+    """The daemon follows its config file: no restart after --sessions (status used to show
+    the config it started with while the file said otherwise)."""
+    home, _, _, _, env = host
+    d = serve()
+    assert not any("projects" in root for root in d.call("status")["roots"])
+    out = memd(d.config_path, {**env, "HOME": str(home)}, "hooks", "install", "claude-code",
+               "--sessions")  # fmt: skip
+    assert "a running memd picks it up" in out.stdout
+    d.wait_for(
+        lambda: any(".claude/projects" in root for root in d.call("status")["roots"]),
+        what="the sessions source in the daemon's status",
+    )
+    memd(d.config_path, {**env, "HOME": str(home)}, "hooks", "uninstall", "claude-code")
+    d.wait_for(
+        lambda: not any(".claude/projects" in root for root in d.call("status")["roots"]),
+        what="the sessions source gone",
+    )

@@ -93,7 +93,7 @@ def test_reloads_release_what_the_old_config_held(serve, notes, ws):
     d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what="the watches at start")
     for n in range(3):  # warm up: pools and connections made once
         reload(d, n)
-        d.wait_for(lambda n=n: d.log().count('"config_reloaded"') == n + 1, what="a reload")
+        d.wait_for(lambda n=n: d.log().count('"config_reloaded"') >= n + 1, what="a reload")
     d.wait_for(lambda: d.search("postgres"), what="index after the reloads")
     d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what="the watches after warm-up")
     fds, _, threads = resources(d.proc.pid)

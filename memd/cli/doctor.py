@@ -248,6 +248,13 @@ def _daemon(config: Config, workspaces: list[WorkspaceConfig]) -> tuple[dict | N
         return None, Check(
             "daemon", "warn", f"{config.socket} exists but no daemon answers ({exc})", start
         )
+    if health.get("config_drift"):
+        return status, Check(
+            "daemon",
+            "warn",
+            f"{describe(health)}, memd {health.get('version')}: {health['config_drift']}",
+            "fix the config file (memd doctor checks it), or restart memd",
+        )
     return status, Check(
         "daemon", "ok", f"{describe(health)}, memd {health.get('version')}, serving this config"
     )

@@ -36,6 +36,7 @@ _OURS = re.compile(r"memd\S*(?:\s+--config\s+\S+)?\s+(?:context|recall|flush) --
 _HOOK_TIMEOUT_S = 10
 _CODEX_BLOCK = "# added by `memd hooks install codex`; `memd hooks uninstall codex` removes it\n"
 _ABSENT = b"memd: this file did not exist\n"
+_SESSIONS_MARK = "# added by `memd hooks install claude-code --sessions`"
 
 
 def hooks(args: argparse.Namespace, config: Config) -> int:
@@ -54,6 +55,8 @@ def hooks(args: argparse.Namespace, config: Config) -> int:
     path = claude_settings(args.project)
     if args.action == "uninstall":
         print(claude_uninstall(path))
+        if removed := remove_sessions(config):
+            print(removed)
         return 0
     print(claude_install(path, memd, args.events or DEFAULT_EVENTS))
     print(f"MCP tools too: claude mcp add --scope user memd -- {memd} mcp")
@@ -176,7 +179,7 @@ def add_sessions(config: Config, folder: str, fmt: str) -> str:
     """Index the host's transcripts: a ``sessions`` entry in memd's config file."""
     path = config.source or default_config_path(os.environ)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    entry = f"  - {{path: {folder}, format: {fmt}}}\n"
+    entry = f"  - {{path: {folder}, format: {fmt}}}  {_SESSIONS_MARK}\n"
     if re.search(r"^sessions:\s*\S", text, re.M) and "[]" not in text.split("sessions:", 1)[1][:4]:
         return f"{path} has a sessions list: add this line to it, then restart memd:\n{entry}"
     if any(f"path: {folder}" in line for line in text.splitlines()):
@@ -184,8 +187,31 @@ def add_sessions(config: Config, folder: str, fmt: str) -> str:
     body = re.sub(r"^sessions:\s*\[\]\s*$\n?", "", text, flags=re.M)
     lead = "" if not body or body.endswith("\n") else "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write(path, f"{body}{lead}sessions:\n{entry}")
-    return f"added {folder} ({fmt} transcripts) to {path}; restart memd to index them"
+    _write(path, f"{body}{lead}sessions:  {_SESSIONS_MARK}\n{entry}")
+    return f"added {folder} ({fmt} transcripts) to {path}; a running memd picks it up"
+
+
+def remove_sessions(config: Config) -> str | None:
+    """Take out what ``add_sessions`` put in memd's config file: its marked entry, and the
+    ``sessions:`` line it added once no entry is left under it. None: nothing of ours."""
+    path = config.source or default_config_path(os.environ)
+    if not path.exists():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [
+        line for line in lines if not (line.lstrip().startswith("- ") and _SESSIONS_MARK in line)
+    ]
+    if len(kept) == len(lines):
+        return None
+    out = []
+    for n, line in enumerate(kept):
+        rest = kept[n + 1 :]
+        empty = not rest or not rest[0].startswith((" ", "\t", "-"))
+        if line.startswith("sessions:") and _SESSIONS_MARK in line and empty:
+            continue
+        out.append(line)
+    _write(path, "".join(out))
+    return f"removed the sessions entry install added from {path}"
 
 
 def _is_ours(hook: Any) -> bool:

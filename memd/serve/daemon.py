@@ -34,6 +34,7 @@ from memd.errors import ConfigError, DaemonError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.search.bounds import join_warnings, not_caught_up
+from memd.serve.configwatch import POLL_S, ConfigFile
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.pools import Pool
@@ -91,6 +92,7 @@ class Daemon:
         self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
+        self.config_file = ConfigFile(config_arg or config.source, self.env)
 
     def run(self) -> int:
         """Serve until SIGTERM or SIGINT; returns the process exit code."""
@@ -110,6 +112,12 @@ class Daemon:
         return self.runners[self.config.workspace(name).name].memory
 
     async def dispatch(self, method: str, params: Any) -> dict:
+        answer = await self._dispatch(method, params)
+        if method in ("health", "status") and self.config_file.drift:
+            answer["config_drift"] = self.config_file.drift
+        return answer
+
+    async def _dispatch(self, method: str, params: Any) -> dict:
         if method == "health":
             return call(self.open_memory, method, params)
         if method in WRITES:
@@ -190,7 +198,10 @@ class Daemon:
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self._reload()))
         self._start_runners()
-        background = [asyncio.create_task(self._periodic_reconcile())]
+        background = [
+            asyncio.create_task(self._periodic_reconcile()),
+            asyncio.create_task(self._follow_config()),
+        ]
         if (interval := watchdog_interval(self.env)) is not None:
             background.append(asyncio.create_task(self._watchdog(interval)))
         sd_notify(f"READY=1\nSTATUS=serving {self.config.socket}\nMAINPID={os.getpid()}", self.env)
@@ -262,19 +273,32 @@ class Daemon:
             sd_notify("WATCHDOG=1", self.env)
             await asyncio.sleep(interval)
 
+    async def _follow_config(self) -> None:
+        """The config file changed on disk (an edit, ``memd hooks install --sessions``):
+        load it as SIGHUP would."""
+        while True:
+            await asyncio.sleep(POLL_S)
+            if self.config_file.changed():
+                log.info("config_file_changed", path=str(self.config_file.path))
+                await self._reload()
+
     async def _reload(self) -> None:
         """SIGHUP: read the config again; keep the old one if the new one is bad."""
         async with self._reloading:  # signals in a row: one reload after the other
             await self._reload_once()
 
     async def _reload_once(self) -> None:
+        self.config_file.read()
         try:
             new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
             log.error("config_reload_failed", error=str(exc), kept="previous config")
+            self.config_file.failed(str(exc))
             return
+        self.config_file.loaded()
         if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
             log.warning("config_reload_partial", reason="socket and state_dir change on restart")
+            self.config_file.needs_restart("socket and state_dir")
             new = dataclasses.replace(
                 new, socket=self.config.socket, state_dir=self.config.state_dir
             )
