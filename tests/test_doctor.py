@@ -102,11 +102,13 @@ def test_too_few_inotify_watches(tmp_path, ws, monkeypatch):
         f"workspace: {ws.root}\nstate_dir: {tmp_path / 's'}\nembeddings: {{provider: none}}\n",
     )
     check = checks(config)["inotify"]
-    assert check.state == "fail" and "7 folders to watch (5 Markdown files)" in check.detail
+    assert check.state == "fail" and "7 folders to watch;" in check.detail
     assert "max_user_watches is 4" in check.detail and "sysctl" in check.fix
 
 
-def test_hand_written_look_alikes_of_keys_are_named(tmp_path):
+def test_hand_written_look_alikes_are_named_only_beside_memds_own_key(tmp_path):
+    """A person's bold-name list is theirs and no problem to fix (it used to be listed,
+    with a fix telling them to mark it); only a line with the key of one memd stored is."""
     (tmp_path / "ws" / "memory").mkdir(parents=True)
     (tmp_path / "ws" / "MEMORY.md").write_text(
         "# Team\n- **Tom**: platform lead\n- **editor**: vim <!-- memd:key -->\n"
@@ -117,15 +119,14 @@ def test_hand_written_look_alikes_of_keys_are_named(tmp_path):
         f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"
         "embeddings: {provider: none}\n",
     )
+    assert "keys default" not in checks(config)
+    (tmp_path / "ws" / "memory" / "2026-01-02.md").write_text("- **Editor**: emacs\n")
     check = checks(config)["keys default"]
-    assert check.state == "ok"
+    assert check.state == "warn"
     assert check.detail.startswith(
-        "2 unmarked lines in key form (MEMORY.md:2, memory/2026-01-02.md:1)"
+        "1 hand-written line with the key of one memd stored (memory/2026-01-02.md:1)"
     )
     assert "<!-- memd:key -->" in check.fix
-    (tmp_path / "ws" / "MEMORY.md").write_text("- **editor**: vim <!-- memd:key -->\n")
-    (tmp_path / "ws" / "memory" / "2026-01-02.md").write_text("plain\n")
-    assert "keys default" not in checks(config)
 
 
 def test_one_note_is_one_file(tmp_path, ws):
@@ -138,4 +139,4 @@ def test_one_note_is_one_file(tmp_path, ws):
     found = checks(config)
     assert "(1 Markdown file in MEMORY.md and memory/)" in found["workspace default"].detail
     if os.path.exists("/proc/sys/fs/inotify/max_user_watches"):
-        assert "2 folders to watch (1 Markdown file);" in found["inotify"].detail
+        assert "2 folders to watch;" in found["inotify"].detail

@@ -25,7 +25,7 @@ from memd.config import Config, WorkspaceConfig
 from memd.configfile import default_config_path, load_config
 from memd.errors import MemdError
 from memd.sources.layout import MEMORY_DIR
-from memd.write.keylines import look_alikes
+from memd.write.keylines import key_lines, look_alikes
 
 _INOTIFY = Path("/proc/sys/fs/inotify")
 
@@ -144,32 +144,39 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
             f"{ws.path}; extra path missing: {', '.join(missing)}",
             f"create it, or remove it from extra_paths in {where}",
         )
-    notes = _count(ws.path / MEMORY_DIR)[1] + sum(
-        (ws.path / n).is_file() for n in ("MEMORY.md", "memory.md")
-    )
+    notes = sum(
+        sum(n.endswith(".md") for n in names) for _, _, names in os.walk(ws.path / MEMORY_DIR)
+    ) + sum((ws.path / n).is_file() for n in ("MEMORY.md", "memory.md"))
     return Check(
         name, "ok", f"{ws.path} ({counted(notes, 'Markdown file')} in MEMORY.md and memory/)"
     )
 
 
 def _look_alikes(ws: WorkspaceConfig) -> Check | None:
-    """Lines in key form without memd's mark: a person's, so memd leaves them alone."""
-    found: list[str] = []
+    """Hand-written lines in key form that share a key with memd's own: store replaces and
+    forget removes only memd's line, which a person may not expect. A person's list of
+    bold names alone is no concern of memd's and is not mentioned."""
+    ours: set[str] = set()
+    theirs: list[tuple[str, str]] = []
     for path in [ws.path / "MEMORY.md", *sorted((ws.path / MEMORY_DIR).glob("*.md"))]:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        found += [f"{path.relative_to(ws.path)}:{n}" for n in look_alikes(text)]
+        ours |= {k.key.casefold() for k in key_lines(text)}
+        where = path.relative_to(ws.path)
+        theirs += [(key, f"{where}:{n}") for n, key in look_alikes(text)]
+    found = [place for key, place in theirs if key.casefold() in ours]
     if not found:
         return None
     shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
     return Check(
         f"keys {ws.name}",
-        "ok",
-        f"{counted(len(found), 'unmarked line')} in key form ({shown}): "
-        "written by hand, so store, forget and review leave them alone",
-        "end a line with <!-- memd:key --> to make it a key memd may replace or forget",
+        "warn",
+        f"{counted(len(found), 'hand-written line')} with the key of one memd stored ({shown}): "
+        "memd store and forget change only memd's line, never these",
+        "if both say the same thing, delete one; to let memd replace yours, end it with "
+        "<!-- memd:key -->",
     )
 
 
@@ -332,17 +339,13 @@ def _inotify(workspaces: list[WorkspaceConfig]) -> Check:
     except (OSError, ValueError):
         return Check("inotify", "warn", "cannot read /proc/sys/fs/inotify/max_user_watches")
     # One watch per folder: each workspace folder alone, memory/ and extra folders deep.
-    folders = files = 0
+    folders = 0
     for ws in workspaces:
         folders += 1
         deep = [ws.path / MEMORY_DIR, *(e.path for e in ws.extra_paths if e.path.is_dir())]
-        for top in deep:
-            more_folders, more_files = _count(top)
-            folders, files = folders + more_folders, files + more_files
-    detail = (
-        f"{counted(folders, 'folder')} to watch ({counted(files, 'Markdown file')}); "
-        f"max_user_watches is {limit}"
-    )
+        folders += sum(_count(top) for top in deep)
+    # Watches are per folder: the files in them are counted on the workspace's own line.
+    detail = f"{counted(folders, 'folder')} to watch; max_user_watches is {limit}"
     fix = (
         "echo fs.inotify.max_user_watches=524288 | sudo tee /etc/sysctl.d/60-memd.conf "
         "&& sudo sysctl --system"
@@ -354,10 +357,6 @@ def _inotify(workspaces: list[WorkspaceConfig]) -> Check:
     return Check("inotify", "ok", detail)
 
 
-def _count(top: Path) -> tuple[int, int]:
-    """Folders under ``top`` (itself included), and the Markdown files in them."""
-    folders = files = 0
-    for _, _, names in os.walk(top):
-        folders += 1
-        files += sum(n.endswith(".md") for n in names)
-    return folders, files
+def _count(top: Path) -> int:
+    """Folders under ``top``, itself included."""
+    return sum(1 for _ in os.walk(top))

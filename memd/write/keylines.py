@@ -48,9 +48,10 @@ def key_lines(text: str, key: str | None = None) -> list[KeyLine]:
     ]
 
 
-def look_alikes(text: str) -> list[int]:
-    """Lines (1-based) in key form without memd's mark: a person's, never changed."""
-    return [line for _, _, line, marked in _key_form(text, _ANY_KEY) if not marked]
+def look_alikes(text: str) -> list[tuple[int, str]]:
+    """Lines (1-based) in key form without memd's mark, with their keys: a person's, never
+    changed."""
+    return [(line, m.group(2)) for m, _, line, marked in _key_form(text, _ANY_KEY) if not marked]
 
 
 def _key_form(text: str, pattern: re.Pattern) -> Iterator[tuple[re.Match, int, int, bool]]:
