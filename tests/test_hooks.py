@@ -175,11 +175,18 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
     note = today[0].read_text()
     assert note.count("session `6f1d2c3a-8b4e-4c1f-9a2b-3c4d5e6f7a8b`") == 1
     assert f"lines 1–14 of `{transcript}`" in note
+    # Without a model: the last requests and final answers, redacted, not a bare pointer.
+    assert (
+        "- asked: Thanks. Also remember: deploys of the order service happen on Thursdays." in note
+    )
+    assert "- answered: Noted: order-service deploys are on Thursdays." in note
+    assert "- answered: The schema uses an ENUM for status." in note
+    assert "Tr0ub4dor3" not in note and "sk-proj-Q9x8" not in note
     # After the compaction the session starts again: what was just flushed comes first.
     again = run_hook(installed(settings, "SessionStart"),
                      payload("session_start_compact", transcript, project), env)  # fmt: skip
     assert again.stdout.index("Recent notes") < again.stdout.index("From MEMORY.md")
-    assert "6f1d2c3a" in again.stdout
+    assert "6f1d2c3a" in again.stdout and "deploys are on Thursdays" in again.stdout
     assert "memory review proposal" in again.stdout
     # The session goes on, then ends: only the new lines are flushed.
     with transcript.open("a") as f:

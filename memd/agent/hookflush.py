@@ -3,9 +3,11 @@
 The hook names the session and its transcript. What is new in the transcript since this
 session's last hook flush (its lines, counted in the state folder) is what the compaction
 is about to lose. With ``flush.llm`` the model picks what is worth keeping from those
-turns (secrets redacted first); without one, a short dated entry names the session and the
-transcript lines, so the transcript source can answer for them. The flush id is the
-session and the line range: a hook the host retries writes once.
+turns (secrets redacted first); without one, the entry keeps what can be kept without a
+model: the last requests and the assistant's final answer to each, redacted and bounded,
+under a line naming the session and the transcript lines. Turns with no text (tool calls
+only) write nothing: a bare pointer helps no one. The flush id is the session and the line
+range: a hook the host retries writes once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from memd.store.private import load_json, save_json
 from memd.write.writer import Entry
 
 _MAX_TURNS_CHARS = 60_000  # what the model is given at most: the newest turns
+_KEEP_EXCHANGES = 4  # without a model: the newest requests and answers kept
+_CLIP_CHARS = 300  # ... each cut to this
 
 
 def hook_payload(raw: object) -> dict:
@@ -64,13 +68,46 @@ def hook_flush(memory: Memory, payload: dict, host: str = "Claude Code") -> Flus
             memory.flush([], flush_id=flush_id, transcript=messages or None) if messages else None
         )
     else:
-        where = f"lines {start + 1}–{end} of `{path}`" if lines is not None else "its transcript"
-        text = (f"{host} session `{session}` ({hook['event']}{why}): what it said is in "
-                f"{where}.")  # fmt: skip
-        answer = memory.flush([Entry(text, f"{host} session")], flush_id=flush_id)
+        turns = (
+            read_transcript(enumerate(lines[start:end], start=start + 1), "claude-code").turns
+            if lines is not None
+            else []
+        )
+        kept = _last_exchanges(turns)
+        answer = None
+        if kept:
+            where = f"lines {start + 1}–{end} of `{path}`"
+            text = "\n".join([f"{host} session `{session}` ({hook['event']}{why}), {where}; "
+                              "its last requests and answers:", *kept])  # fmt: skip
+            answer = memory.flush([Entry(text, f"{host} session")], flush_id=flush_id)
     seen[session] = end
     save_json(offsets, seen)
     return answer
+
+
+def _last_exchanges(turns: list) -> list[str]:
+    """The newest requests, each with the assistant's last words before the next one (its
+    final answer), as bullet lines: redacted, one line each, bounded."""
+    pairs: list[list[str | None]] = []
+    for turn in turns:
+        if turn.role == "user":
+            pairs.append([turn.text, None])
+        elif turn.role == "assistant":
+            if not pairs:  # the session went on from before these lines
+                pairs.append([None, None])
+            pairs[-1][1] = turn.text
+    out: list[str] = []
+    for asked, answered in pairs[-_KEEP_EXCHANGES:]:
+        if asked:
+            out.append(f"- asked: {_clip(asked)}")
+        if answered:
+            out.append(f"- answered: {_clip(answered)}")
+    return out
+
+
+def _clip(text: str) -> str:
+    one = " ".join(redact(text).split())
+    return one if len(one) <= _CLIP_CHARS else one[: _CLIP_CHARS - 1].rstrip() + "…"
 
 
 def _lines(path: str | None) -> list[str] | None:
