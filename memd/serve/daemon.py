@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
 import dataclasses
 import fcntl
 import gc
@@ -34,6 +33,7 @@ from memd.errors import ConfigError, DaemonError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.search.bounds import join_warnings, not_caught_up
+from memd.serve import heap
 from memd.serve.configwatch import POLL_S, ConfigFile
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
@@ -96,6 +96,7 @@ class Daemon:
 
     def run(self) -> int:
         """Serve until SIGTERM or SIGINT; returns the process exit code."""
+        heap.limit_arenas()
         return asyncio.run(self._main())
 
     def _is_writer(self) -> None:
@@ -201,6 +202,7 @@ class Daemon:
         background = [
             asyncio.create_task(self._periodic_reconcile()),
             asyncio.create_task(self._follow_config()),
+            asyncio.create_task(heap.trim_periodically()),
         ]
         if (interval := watchdog_interval(self.env)) is not None:
             background.append(asyncio.create_task(self._watchdog(interval)))
@@ -364,15 +366,7 @@ def _release(memories: list[Memory]) -> None:
     _close_all(memories)
     memories.clear()
     gc.collect()
-    _trim_heap()
-
-
-def _trim_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc only): what a freed model's
-    engine and a dropped matrix left in the allocator's arenas would otherwise count in
-    RSS for the life of the daemon."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
+    heap.trim()
 
 
 def _take_lock(state_dir: Path) -> int:
