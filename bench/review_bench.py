@@ -2,6 +2,8 @@
 
     python bench/review_bench.py [--files 5000] [--provider local] [--out FILE.json]
 
+(``--files 0`` leaves out part 3.)
+
 1. Conflicts on the time bench's year of daily notes (bench/time_bench.py): its 16 facts
    that change during the year are the conflicts to find. Recall: share of those facts with
    a conflict proposal citing two of its statements; precision: share of conflict proposals
@@ -20,10 +22,13 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
+import re
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -57,9 +62,10 @@ def conflicts(tmp: Path) -> dict:
                     fact_of[f"memory/{note.name}#L{n}"] = name
     with open_memory(tmp / "year", tmp / "year-state") as memory:
         found = memory.reviewer.run(kinds=("conflict",)).proposals
-    right = [p for p in found if len({fact_of.get(c) for c in p.citations} - {None}) == 1
-             and all(c in fact_of for c in p.citations)]  # fmt: skip
-    facts = {fact_of[p.citations[0]] for p in right}
+    cited = [[first_line(c) for c in p.citations] for p in found]
+    right = [cs for cs in cited if len({fact_of.get(c) for c in cs} - {None}) == 1
+             and all(c in fact_of for c in cs)]  # fmt: skip
+    facts = {fact_of[cs[0]] for cs in right}
     return {
         "changing_facts": len(CHANGING),
         "conflicts_proposed": len(found),
@@ -68,7 +74,14 @@ def conflicts(tmp: Path) -> dict:
     }
 
 
-def promotions(tmp: Path) -> dict:
+def first_line(citation: str) -> str:
+    """``path#L4`` for ``path#L4-L5``: a statement's first line."""
+    return re.sub(r"-L\d+$", "", citation)
+
+
+def promotions(tmp: Path, wrap: int | None = None) -> dict:
+    """The promotion set; with ``wrap``, every line hard-wrapped at that many columns (a
+    list item's continuation indented, a speaker's turn not), which must change nothing."""
     items = json.loads((HERE / "promote.json").read_text())["items"]
     days: dict[str, list[tuple[str, dict]]] = {}
     for item in items:
@@ -79,28 +92,80 @@ def promotions(tmp: Path) -> dict:
             line, day = f"- {item['text']}", item["date"]
         days.setdefault(day, []).append((line, item))
     label: dict[str, str] = {}
-    folder = tmp / "promote"
+    folder = tmp / ("promote" if wrap is None else f"promote-wrapped-{wrap}")
     (folder / "memory").mkdir(parents=True)
     for day, lines in days.items():
         body = [f"# {day}", "", "## Notes", ""]
         for line, item in lines:
-            body.append(line)
-            label[f"memory/{day}.md#L{len(body)}"] = item["label"]
+            label[f"memory/{day}.md#L{len(body) + 1}"] = item["label"]
+            indent = "  " if line.startswith("- ") else ""
+            body += textwrap.wrap(line, wrap, subsequent_indent=indent) if wrap else [line]
         (folder / "memory" / f"{day}.md").write_text("\n".join(body) + "\n")
-    with open_memory(folder, tmp / "promote-state") as memory:
+    with open_memory(folder, tmp / f"{folder.name}-state") as memory:
         found = memory.reviewer.run(kinds=("promote",)).proposals
     top = found[:20]
     durable = sum(i["label"] == "durable" for i in items)
-    proposed = sum(label.get(p.citations[-1]) == "durable" for p in found)
+    proposed = sum(label.get(first_line(p.citations[-1])) == "durable" for p in found)
+    texts = sorted(re.sub(r" \(memory/[^()]*\)$", "", p.text) for p in found)
+    if wrap is not None:
+        return {f"promotions_wrapped_at_{wrap}": len(found), "wrapped_texts": texts}
     return {
+        "promotion_texts": texts,
         "labelled": len(items),
         "labelled_durable": durable,
         "promotions_proposed": len(found),
         "promote_top20_precision": round(
-            sum(label.get(p.citations[-1]) == "durable" for p in top) / max(len(top), 1), 3
+            sum(label.get(first_line(p.citations[-1])) == "durable" for p in top)
+            / max(len(top), 1),
+            3,
         ),
         "promote_precision_all": round(proposed / max(len(found), 1), 3),
         "durable_proposed": round(proposed / durable, 3),
+    }
+
+
+def reversal_set(tmp: Path) -> dict:
+    """bench/reversals.json: each reversal's older statement on a day in September or
+    October, its newer one in November, among the task pairs (each task on its own day)
+    and filler; a conflict proposal is right when it cites exactly one pair."""
+    data = json.loads((HERE / "reversals.json").read_text())
+    folder = tmp / "reversals"
+    (folder / "memory").mkdir(parents=True)
+    days: dict[str, list[str]] = {}
+    start = dt.date(2026, 9, 1)
+    for n, pair in enumerate(data["reversals"]):
+        days.setdefault(str(start + dt.timedelta(days=n)), []).append(pair["older"])
+        days.setdefault(str(start + dt.timedelta(days=61 + n)), []).append(pair["newer"])
+    for n, (a, b) in enumerate(data["tasks"]):
+        days.setdefault(str(start + dt.timedelta(days=n)), []).append(a)
+        days.setdefault(str(start + dt.timedelta(days=70 + n)), []).append(b)
+    where: dict[str, str] = {}  # a statement's text -> its citation
+    for day, lines in days.items():
+        body = [f"# {day}", "", "## Notes", ""]
+        for line in [*lines, "Lunch was noodles at the place on the corner."]:
+            body.append(line if line.startswith("- ") else f"- {line}")
+            where[line] = f"memory/{day}.md#L{len(body)}"
+        (folder / "memory" / f"{day}.md").write_text("\n".join(body) + "\n")
+    with open_memory(folder, tmp / "reversals-state") as memory:
+        found = memory.reviewer.run(kinds=("conflict",)).proposals
+    pairs = {frozenset((where[p["older"]], where[p["newer"]])): p["phrasing"]
+             for p in data["reversals"]}  # fmt: skip
+    tasks = {where[t] for pair in data["tasks"] for t in pair}
+    cited = [frozenset(first_line(c) for c in p.citations) for p in found]
+    right = [c for c in cited if c in pairs]
+    missed: dict[str, int] = {}
+    for pair, phrasing in pairs.items():
+        if pair not in cited:
+            missed[phrasing] = missed.get(phrasing, 0) + 1
+    return {
+        "reversal_pairs": len(pairs),
+        "reversal_phrasings": len(set(pairs.values())),
+        "reversal_conflicts_proposed": len(found),
+        "reversal_recall": round(len(set(right)) / len(pairs), 3),
+        "reversal_precision": round(len(right) / max(len(found), 1), 3),
+        "reversals_missed_by_phrasing": missed,
+        "task_pairs": len(data["tasks"]),
+        "task_conflicts": sum(bool(c & tasks) for c in cited),
     }
 
 
@@ -180,8 +245,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="memd-review-bench-") as tmp_name:
         tmp = Path(tmp_name)
         result.update(conflicts(tmp))
+        result.update(reversal_set(tmp))
         result.update(promotions(tmp))
-        result.update(vault_review(tmp, args.files, args.provider))
+        wrapped = promotions(tmp, wrap=80)
+        result["promotions_wrapped_at_80"] = wrapped["promotions_wrapped_at_80"]
+        result["wrapped_same_as_unwrapped"] = wrapped["wrapped_texts"] == result["promotion_texts"]
+        del result["promotion_texts"]
+        if args.files:
+            result.update(vault_review(tmp, args.files, args.provider))
     result.update(target_conflict_recall=0.9, target_conflict_precision=0.8,
                   target_promote_top20_precision=0.8, target_vault_review_s=60,
                   cpus=os.cpu_count())  # fmt: skip

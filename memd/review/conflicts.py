@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from memd.review.facts import Fact, disagree, facts
+from memd.review.reversals import overturned
 from memd.review.statements import Statement, content_words
 
 _NEAR = 0.8  # share of content words two lines share (both ways) to be duplicates
@@ -53,6 +54,8 @@ def conflicts(every: Sequence[Statement]) -> list[Conflict]:
     """One conflict per subject whose newest statement disagrees with an earlier one."""
     by_subject: dict[str, list[tuple[Statement, Fact]]] = defaultdict(list)
     for s in every:
+        if s.task:  # a task or a question says what is not (yet) so
+            continue
         stated = facts(f"{s.key} is {s.text}") if s.key else facts(s.text, s.speaker)
         for fact in stated:
             by_subject[fact.subject].append((s, fact))
@@ -69,7 +72,24 @@ def conflicts(every: Sequence[Statement]) -> list[Conflict]:
         changes = sum(disagree(a, b) for (_, a), (_, b) in pairwise(said))
         gone = [s for s, _ in earlier]
         found.append(Conflict(now.label, older, newer, was, now, max(changes, 1), gone))
+    # Reversals ("switched X from A to B", "replaced A with B", "went back to A") name the
+    # value left behind: the statement they overturn is found by it, however it is worded.
+    taken = {(c.newer.path, c.newer.line) for c in found}
+    ordered = sorted(every, key=lambda s: (s.date or "", s.key is None, s.path, s.line))
+    for o in overturned(ordered):
+        if (o.newer.path, o.newer.line) in taken:
+            continue
+        taken.add((o.newer.path, o.newer.line))
+        r = o.reversal
+        label = r.subject or f"{o.old} or {r.new}" if r.new else r.subject or o.old
+        was, now = _fact(label, o.old), _fact(label, r.new or f"no longer {o.old}")
+        found.append(Conflict(label, o.older, o.newer, was, now, 1, [o.older]))
     return found
+
+
+def _fact(label: str, value: str) -> Fact:
+    words = frozenset(w.lower() for w in value.split())
+    return Fact(" ".join(content_words(label)), label, value, words)
 
 
 def duplicates(core: Sequence[Statement], keys: Sequence[Statement]) -> list[Duplicate]:

@@ -44,7 +44,7 @@ def promotions(daily: Sequence[Statement], core: Sequence[Statement]) -> list[Pr
     best first (``known_in_meaning`` checks meaning)."""
     groups: dict[frozenset[str], list[Statement]] = defaultdict(list)
     for s in daily:
-        if s.key is None:
+        if s.key is None and not s.task:
             groups[frozenset(content_words(s.text))].append(s)
     held = _WordsHeld([frozenset(content_words(s.text)) for s in core])
     found = []

@@ -1,9 +1,14 @@
-"""Notes as statements: one line of prose each, with where it is and the day it is from.
+"""Notes as statements: one Markdown unit each, with where it is and the day it is from.
 
-A review weighs lines, not chunks: a proposal cites the one line it rests on. Headings,
-code, front matter and blank lines are not statements; list markers, checkboxes and a
-speaker's bold label (``**Caroline:**``) are taken off the text but not off the citation.
-A key line memd wrote (``memd.write.keylines``) is a statement of its key.
+A statement is a list item with its continuation lines, or a paragraph: never a physical
+line, so a hard-wrapped item is one statement (its text the lines joined with spaces,
+citing ``#L4-L5``) and reads the same as the item written on one line. Headings, code,
+front matter and blank lines are not statements; list markers, checkboxes and a speaker's
+bold label (``**Caroline:**``) are taken off the text but not off the citation. A line that
+opens with a speaker's label starts a statement of its own (a transcript's turns are not
+one paragraph). A key line memd wrote (``memd.write.keylines``) is a statement of its key.
+Tasks and questions (``TODO``, ``- [ ]``, a line ending in ``?``, a wish) say what is not
+yet so: they are marked ``task`` and never read as facts.
 """
 
 from __future__ import annotations
@@ -25,6 +30,14 @@ _PROVENANCE = re.compile(r"\s*\([^()]*\.md#L\d+[^()]*\)\s*$")
 # telling one from a nested list item means parsing every note).
 _MAYBE_CODE = re.compile(r"```|~~~")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_CHECKBOX = re.compile(r"^(?:[-*+]|\d+[.)])\s+\[([ xX])\]")
+_TODO = re.compile(r"^(?:\*\*)?(?:TODO|FIXME|TBD|XXX|HACK)\b|^(?:\*\*)?(?:todo|to do)\s*:", re.I)
+# A wish or an intention: what someone would like, not what is so.
+_WISH = re.compile(
+    r"^(?:(?:we|i)\s+(?:should|could|might|may|need to|want to|would like to|hope to|plan to)|"
+    r"(?:it\s+)?would be (?:nice|good|great)|maybe\b|perhaps\b|consider\b|look into\b)",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -38,9 +51,17 @@ class Statement:
     text: str
     speaker: str | None = None
     key: str | None = None  # memd's key line: the key (``text`` is its value)
+    end_line: int | None = None  # the unit's last line, when it spans more than one
+    task: str | None = None  # "open", "done" or "question": not a fact
+
+    @property
+    def last(self) -> int:
+        return self.end_line or self.line
 
     @property
     def citation(self) -> str:
+        if self.end_line and self.end_line > self.line:
+            return f"{self.path}#L{self.line}-L{self.end_line}"
         return f"{self.path}#L{self.line}"
 
 
@@ -49,31 +70,83 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
     lines = text.splitlines()
     skip = code_lines(text) if _MAYBE_CODE.search(text) else set()
     keyed = {k.line: k for k in key_lines(text)} if MARKER in text else {}
-    first = _after_front_matter(lines)
     out: list[Statement] = []
     heading = ""
-    for n in range(first, len(lines)):
+    unit: list[int] = []  # the physical lines (0-based) of the unit being read
+
+    def close() -> None:
+        if unit:
+            said = _statement(path, date, heading, [lines[n] for n in unit], unit[0], unit[-1])
+            if said is not None:
+                out.append(said)
+            unit.clear()
+
+    for n in range(_after_front_matter(lines), len(lines)):
         raw = lines[n]
         if n in skip or not raw.strip():
+            close()
             continue
         if m := _HEADING.match(raw):
+            close()
             heading = m.group(2)
             continue
         if k := keyed.get(n + 1):
+            close()
             out.append(Statement(path, n + 1, date, heading, key_value(text, k), key=k.key))
             continue
-        body = unmarked(raw)
-        if "<!--" in body:
-            body = _COMMENT.sub("", body)
-        if ".md#L" in body:
-            body = _PROVENANCE.sub("", body)
-        body = body.strip()
-        speaker = None
-        if m := _SPEAKER.match(body):
-            speaker, body = m.group(1).strip(), body[m.end() :].strip()
-        if len(words(body)) >= 3 and not body.startswith(("|", ">")):
-            out.append(Statement(path, n + 1, date, heading, body, speaker))
+        if unit and _continues(raw, lines[unit[-1]], lines[unit[0]]):
+            unit.append(n)
+            continue
+        close()
+        unit.append(n)
+    close()
     return out
+
+
+def _continues(line: str, previous: str, first: str) -> bool:
+    """Whether ``line`` goes on with the unit that began at ``first``, as Markdown reads it
+    (a paragraph's lines, a list item's continuation, lazy or indented): unless it opens a
+    unit of its own (a list item, a speaker's turn, a table row or quote) or the line
+    before ends in a hard break. Hard-wrapped or not, a unit reads the same."""
+    stripped = line.lstrip()
+    if _BULLET.match(stripped) or _SPEAKER.match(stripped) or stripped.startswith(("|", ">")):
+        return False
+    return not (first.lstrip().startswith(("|", ">")) or previous.endswith(("  ", "\\")))
+
+
+def _statement(
+    path: str, date: str | None, heading: str, raw: list[str], first: int, last: int
+) -> Statement | None:
+    head = raw[0].lstrip()
+    task = _task(head)
+    body = " ".join(part.strip() for part in [unmarked(raw[0]), *raw[1:]])
+    if "<!--" in body:
+        body = _COMMENT.sub("", body)
+    if ".md#L" in body:
+        body = _PROVENANCE.sub("", body)
+    body = " ".join(body.split())
+    speaker = None
+    if m := _SPEAKER.match(body):
+        speaker, body = m.group(1).strip(), body[m.end() :].strip()
+    if len(words(body)) < 3 or head.startswith(("|", ">")):
+        return None
+    task = task or _task_words(body)
+    end = last + 1 if last > first else None
+    return Statement(path, first + 1, date, heading, body, speaker, end_line=end, task=task)
+
+
+def _task(head: str) -> str | None:
+    if m := _CHECKBOX.match(head):
+        return "open" if m.group(1) == " " else "done"
+    return None
+
+
+def _task_words(body: str) -> str | None:
+    if _TODO.match(body) or _WISH.match(body):
+        return "open"
+    if body.rstrip().endswith("?"):
+        return "question"
+    return None
 
 
 def unmarked(line: str) -> str:
