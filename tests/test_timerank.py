@@ -230,6 +230,28 @@ def test_newer_statement_first_when_notes_disagree(ws, make_config):
         assert got[0]["path"] == "memory/2026-03-03.md"  # shorter chunk: BM25 prefers it
 
 
+def test_a_narrow_window_admits_no_note_for_its_date_alone(memory, ws):
+    """``narrow_window`` (what recall asks): the window narrows the question's matches; a
+    note of last week that shares a word or two with the question stays below the floor.
+    Without it the ranking is as it was: the window's notes are lifted."""
+    week = {  # the week before NOW's
+        "2026-03-09": "- Rolled back the prod deploy of 3.2.0: the migration locked a table.",
+        "2026-03-10": "- Lunch with the design team.\n- Got the new laptops back from IT.",
+        "2026-03-12": "- Prod database backups now run every six hours.",
+        "2026-03-13": "- The deploy checklist moved to the wiki; Sam reviews it on Mondays.",
+    }
+    for day, note in week.items():
+        ws.write(f"memory/{day}.md", f"# {day}\n\n{note}\n")
+    memory.index()
+    prompt = "why did the prod deploy get rolled back last week?"
+    lifted = memory.search(prompt, now=NOW, min_results=0).results
+    assert sorted(r.path for r in lifted) == [f"memory/{day}.md" for day in week]
+    narrow = memory.search(prompt, now=NOW, min_results=0, narrow_window=True).results
+    assert [r.path for r in narrow] == ["memory/2026-03-09.md"]
+    answers = [r for r in lifted if r.path == "memory/2026-03-09.md"]
+    assert narrow[0].score == answers[0].score  # the note that answers keeps its lift
+
+
 def test_now_through_the_socket_methods(trips):
     a = call(lambda name: trips, "memory_search",
              {"query": "hotel last week", "now": NOW, "min_score": 0})  # fmt: skip

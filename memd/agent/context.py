@@ -5,7 +5,10 @@ notes that answer a prompt, each line with its citation and within a token budge
 last days' notes newest first, and what the notes say about the project the session runs
 in (its folder's name, searched). After a compaction (``source: "compact"``) the last
 days' notes come first: what was flushed just before is what the model just lost.
-``recall`` (``UserPromptSubmit``): a search with the prompt, above the relevance floor.
+Statements are shown as written (a bold name or key before the colon kept), in reading
+order, each cited by its lines; a day's near-identical lines are one, with their count.
+``recall`` (``UserPromptSubmit``): a search with the prompt, above the relevance floor;
+time words narrow its matches and admit no note for its date alone.
 Nothing to say is an empty text: the host then adds nothing.
 """
 
@@ -17,11 +20,14 @@ from pathlib import Path, PurePath
 from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.memory import Memory
 from memd.review.durable import durability
-from memd.review.statements import Statement, statements, unmarked
+from memd.review.statements import Statement, statements, unmarked, words
 from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
 
 _RECENT_DAYS = 3
+_ALIKE = 0.8  # share of their words (numbers aside) two near-identical lines share
+# A candidate line: where it is shown among its part's lines, and the line.
+Line = tuple[tuple, str]
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ def context(
     core = _read(root, memory.workspace.core_file())
     recent = _recent(root)
     project = _project(memory, cwd)
+    parts: list[tuple[str, list[Line], float]]
     parts = [("From MEMORY.md", core, 0.5), ("Recent notes", recent, 0.3)]
     if source == "compact":  # what was flushed just before the compaction, first
         parts = [("Recent notes", recent, 0.5), ("From MEMORY.md", core, 0.3)]
@@ -52,21 +59,29 @@ def context(
     waiting = (memory.reviewer.waiting() or {}).get("waiting", 0)
     if waiting:  # the agent can settle them (memory_review) when the person asks
         word = "proposal waits" if waiting == 1 else "proposals wait"
-        parts.append(("Review", [f"{waiting} memory review {word}: memory_review"], 0.05))
+        parts.append(("Review", _ranked([f"{waiting} memory review {word}: memory_review"]), 0.05))
     return _fit(parts, budget)
 
 
 def recall(memory: Memory, prompt: str, budget: int = RECALL_BUDGET) -> Said:
-    """The notes above the relevance floor that answer ``prompt``, best first."""
+    """The notes above the relevance floor that answer ``prompt``, best first. Time words
+    ("last week") narrow the matches to those days; a note is never let in for its date
+    alone (``narrow_window``)."""
     if not prompt.strip():
         return Said("", 0, 0)
-    answer = memory.search(prompt[:2000], max_results=5, min_results=0)  # strong only
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
-    return _fit([("Notes that may help", lines, 1.0)], budget)
+    answer = memory.search(prompt[:2000], max_results=5, min_results=0, narrow_window=True)
+    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results if r.match == "strong"]
+    return _fit([("Notes that may help", _ranked(lines), 1.0)], budget)
 
 
-def _read(root: Path, rel: str) -> list[str]:
-    """The statements of one note, weightiest first when they must be chosen."""
+def _ranked(lines: list[str]) -> list[Line]:
+    """Lines shown in the order they are given (best first)."""
+    return [((n,), line) for n, line in enumerate(lines)]
+
+
+def _read(root: Path, rel: str) -> list[Line]:
+    """The statements of one note, weightiest first when they must be chosen, shown in
+    reading order."""
     try:
         text = (root / rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -74,61 +89,99 @@ def _read(root: Path, rel: str) -> list[str]:
     found = statements(rel, text, daily_date(PurePath(rel).name))
     weight = {id(s): durability(s.text, s.heading)[0] for s in found}
     ranked = sorted(found, key=lambda s: -weight[id(s)])
-    return [_line(s) for s in ranked]
+    return [((s.line,), _line(s)) for s in ranked]
 
 
-def _recent(root: Path) -> list[str]:
+def _recent(root: Path) -> list[Line]:
+    """The last days' statements: chosen newest day first and its latest lines first,
+    shown newest day first and each day in reading order; near-identical lines of a day
+    are one line with their count."""
     notes = sorted((root / "memory").glob("*.md"), reverse=True)
     days = [p for p in notes if daily_date(p.name)][:_RECENT_DAYS]
-    out = []
-    for path in days:  # newest day first, and its latest lines first
+    out: list[Line] = []
+    for age, path in enumerate(days):
         text = path.read_text(encoding="utf-8", errors="replace")
         found = statements(f"memory/{path.name}", text, daily_date(path.name))
-        out += [f"[{s.date}] {_line(s)}" for s in reversed(found)]
+        alike = _alike(found)
+        out += [((age, s.line), f"[{s.date}] {_line(s, n)}") for s, n in reversed(alike)]
     return out
 
 
-def _project(memory: Memory, cwd: str | None) -> tuple[str, list[str], float]:
+def _project(memory: Memory, cwd: str | None) -> tuple[str, list[Line], float]:
     name = PurePath(cwd).name if cwd else ""
     if not name or cwd in ("/", str(Path.home())):
         return ("", [], 0.0)
     answer = memory.search(
         name.replace("-", " ").replace("_", " "), max_results=4, min_results=0
     )  # what reaches the model unasked: strong matches only
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
-    return (f"About {name}", lines, 0.2)
+    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results if r.match == "strong"]
+    return (f"About {name}", _ranked(lines), 0.2)
 
 
 def _flat(snippet: str) -> str:
-    """A result's text on one line, its headings left out (the citation says where)."""
-    kept = [
-        unmarked(line).strip() for line in snippet.splitlines() if not line.lstrip().startswith("#")
-    ]
+    """A result's text on one line, its headings left out (the citation says where); a
+    snippet cut short loses its last, partial line rather than end mid-item."""
+    rows = snippet.splitlines()
+    if snippet.endswith("…") and len(rows) > 1:
+        rows = rows[:-1]
+    kept = [unmarked(line).strip() for line in rows if not line.lstrip().startswith("#")]
     return " ".join(line for line in kept if line)
 
 
-def _line(s: Statement) -> str:
-    text = f"{s.key}: {s.text}" if s.key else s.text
-    return f"{text} ({s.citation})"
+def _line(s: Statement, alike: int = 1) -> str:
+    """A statement as written: its key or its bold label (``**Priya Raman**:``) kept."""
+    if s.key:
+        text = f"{s.key}: {s.text}"
+    elif s.speaker:
+        text = f"**{s.speaker}**: {s.text}"
+    else:
+        text = s.text
+    end = getattr(s, "end_line", s.line)  # a statement of several lines: their range
+    cite = f"{s.path}#L{s.line}-L{end}" if end > s.line else f"{s.path}#L{s.line}"
+    return f"{text} (×{alike}, latest {cite})" if alike > 1 else f"{text} ({cite})"
 
 
-def _fit(parts: list[tuple[str, list[str], float]], budget: int) -> Said:
+def _alike(found: list[Statement]) -> list[tuple[Statement, int]]:
+    """A day's statements in reading order, near-identical ones (one shape, other
+    numbers: "checked the retry queue, 17 items left") as one: the latest, and how many."""
+    groups: list[tuple[set[str], list[Statement]]] = []
+    for s in found:
+        shape = _shape(s)
+        for seen, members in groups:
+            if len(shape) >= 3 and len(seen & shape) >= _ALIKE * len(seen | shape):
+                members.append(s)
+                break
+        else:
+            groups.append((shape, [s]))
+    kept = [(members[-1], len(members)) for _, members in groups]
+    return sorted(kept, key=lambda pair: pair[0].line)
+
+
+def _shape(s: Statement) -> set[str]:
+    """The words of a statement, every number one word."""
+    said = f"{s.key or s.speaker or ''} {s.text}"
+    return {"#" if any(ch.isdigit() for ch in w) else w for w in words(said)}
+
+
+def _fit(parts: list[tuple[str, list[Line], float]], budget: int) -> Said:
     """Each part's lines up to its share of ``budget`` (a share one part leaves goes to
-    the next), under its title; nothing at all when no part has a line."""
+    the next), chosen in the order given and shown in their own order, under its title;
+    nothing at all when no part has a line."""
     header = "Memory (memd; cite the path#line when you use it):\n\n"
     budget -= count_tokens(header)
     blocks, used, lines, spare = [], 0, 0, 0.0
     for title, candidates, share in parts:
         room = int(budget * share + spare)
-        kept, cost = [], count_tokens(title) + 2
-        for line in dict.fromkeys(candidates):
+        kept, cost, seen = [], count_tokens(title) + 2, set()
+        for place, line in candidates:
             need = count_tokens(line) + 1
-            if cost + need > room:
+            if line in seen or cost + need > room:
                 continue
-            kept.append(f"- {line}")
+            seen.add(line)
+            kept.append((place, f"- {line}"))
             cost += need
         if kept:
-            blocks.append(f"{title}:\n" + "\n".join(kept))
+            blocks.append(f"{title}:\n" + "\n".join(line for _, line in sorted(kept)))
             used += cost
             lines += len(kept)
         spare = max(room - (cost if kept else 0), 0)

@@ -44,6 +44,7 @@ from memd.search.timerank import (
     lift_listing,
     listing,
     names_of,
+    on_topic,
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
@@ -190,6 +191,8 @@ class Searcher:
             warning = "; ".join(w for w in (warning, failed) if w) or None
         if reading is not None:  # the question says when: recency no longer matters
             ranking = dataclasses.replace(ranking, decay=False)
+            if req.narrow_window:
+                cands = on_topic(cands, req.min_score)
             in_time(cands, reading)
         # A note named by the query, or by the words of links to it, is what it asks for.
         lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]

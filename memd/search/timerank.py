@@ -28,6 +28,9 @@ LISTING_LIFT = 0.1  # how far a chunk holding what is left of the question moves
 # its relevance is ``IN_WINDOW + (1 - IN_WINDOW) × relevance``, so the window's notes
 # clear the default min_score and outrank an undated note that shares a few words.
 IN_WINDOW = 0.4
+# With ``narrow_window``, a keyword match must hold this idf-weighted share of the
+# question's words (those left after its time words) to be a match at all.
+ON_TOPIC = 0.5
 NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one fact share
 AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
 _WORD = re.compile(r"\w+")
@@ -127,6 +130,18 @@ def in_time(cands: list[Candidate], reading: TimeReading) -> None:
     for c in cands:
         if _inside(c.hit.date, reading):
             c.relevance = IN_WINDOW + (1 - IN_WINDOW) * c.relevance
+
+
+def on_topic(cands: list[Candidate], floor: float) -> list[Candidate]:
+    """The candidates that match the question itself, its time words aside: holding
+    ``ON_TOPIC`` of its words, or, with meaning, at or above ``floor`` on their own. With
+    only these the window narrows the question's matches and admits none for its date
+    (``narrow_window``: what reaches a model unasked)."""
+    return [
+        c
+        for c in cands
+        if c.coverage >= ON_TOPIC or (c.cosine is not None and round(c.relevance, 4) >= floor)
+    ]
 
 
 def adjust(
