@@ -136,8 +136,7 @@ def _line(s: Statement, alike: int = 1) -> str:
         text = f"**{s.speaker}**: {s.text}"
     else:
         text = s.text
-    end = getattr(s, "end_line", s.line)  # a statement of several lines: their range
-    cite = f"{s.path}#L{s.line}-L{end}" if end > s.line else f"{s.path}#L{s.line}"
+    cite = s.citation  # a statement of several lines: their range
     return f"{text} (×{alike}, latest {cite})" if alike > 1 else f"{text} ({cite})"
 
 
