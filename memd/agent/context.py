@@ -86,7 +86,7 @@ def _read(root: Path, rel: str) -> list[Line]:
         text = (root / rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    found = statements(rel, text, daily_date(PurePath(rel).name))
+    found = _said(statements(rel, text, daily_date(PurePath(rel).name)))
     weight = {id(s): durability(s.text, s.heading)[0] for s in found}
     ranked = sorted(found, key=lambda s: -weight[id(s)])
     return [((s.line,), _line(s)) for s in ranked]
@@ -101,7 +101,7 @@ def _recent(root: Path) -> list[Line]:
     out: list[Line] = []
     for age, path in enumerate(days):
         text = path.read_text(encoding="utf-8", errors="replace")
-        found = statements(f"memory/{path.name}", text, daily_date(path.name))
+        found = _said(statements(f"memory/{path.name}", text, daily_date(path.name)))
         alike = _alike(found)
         out += [((age, s.line), f"[{s.date}] {_line(s, n)}") for s, n in reversed(alike)]
     return out
@@ -128,6 +128,11 @@ def _flat(snippet: str) -> str:
     return " ".join(line for line in kept if line)
 
 
+def _said(found: list[Statement]) -> list[Statement]:
+    """What is worth a model's attention: a task done (``- [x]``) is not."""
+    return [s for s in found if s.task != "done"]
+
+
 def _line(s: Statement, alike: int = 1) -> str:
     """A statement as written: its key or its bold label (``**Priya Raman**:``) kept."""
     if s.key:
@@ -136,6 +141,8 @@ def _line(s: Statement, alike: int = 1) -> str:
         text = f"**{s.speaker}**: {s.text}"
     else:
         text = s.text
+    if s.task == "open" and not text[:5].upper().startswith(("TODO", "FIXME", "TBD")):
+        text = f"open task: {text}"  # "- [ ] set up Unleash" is not a fact
     cite = s.citation  # a statement of several lines: their range
     return f"{text} (×{alike}, latest {cite})" if alike > 1 else f"{text} ({cite})"
 

@@ -1,0 +1,74 @@
+"""Review that reads like a person (issue 30), against a real daemon: a hard-wrapped item is
+one statement, proposed and applied whole; a decision reversed in other words is a
+conflict citing both; tasks are never facts; what reaches the model keeps whole items."""
+
+import json
+import textwrap
+
+WRAPPED = """# 2026-11-05
+
+## Queue
+- Decided to use RabbitMQ for the invoice event queue instead of Kafka, because the
+  team already runs it for notifications and migrations run there too.
+- TODO: write the ADR for the queue choice
+- [x] move the billing cron to Nomad
+"""
+REVERSED = """# 2026-11-20
+
+## Queue
+- Switched the invoice event queue from RabbitMQ to AWS SQS to drop the broker upkeep.
+- TODO: set up Unleash in staging
+"""
+WHOLE = (
+    "Decided to use RabbitMQ for the invoice event queue instead of Kafka, because the team "
+    "already runs it for notifications and migrations run there too."
+)
+
+
+def test_a_wrapped_item_is_proposed_and_applied_whole(serve, ws):
+    ws.write("memory/2026-11-05.md", WRAPPED)
+    ws.write("MEMORY.md", "# Memory\n")
+    d = serve()
+    d.wait_for(lambda: d.search("rabbitmq"), what="indexed")
+    [promote] = [p for p in d.call("memory_review")["proposals"] if p["kind"] == "promote"]
+    assert promote["text"] == f"{WHOLE} (memory/2026-11-05.md#L4-L5)"
+    assert promote["citations"] == ["memory/2026-11-05.md#L4-L5"]
+    d.call("memory_review_apply", ids=[promote["id"]])
+    assert f"- {WHOLE} (memory/2026-11-05.md#L4-L5)" in (ws.root / "MEMORY.md").read_text()
+    # What reaches the model at a session's start: the whole item, the done task left out.
+    text = d.call("memory_context", cwd=str(ws.root))["text"]
+    assert f"{WHOLE} (memory/2026-11-05.md#L4-L5)" in text
+    assert "Nomad" not in text
+
+
+def test_the_same_notes_unwrapped_give_the_same_proposals(serve, ws):
+    ws.write("memory/2026-11-05.md", WRAPPED.replace("because the\n  team", "because the team"))
+    d = serve()
+    d.wait_for(lambda: d.search("rabbitmq"), what="indexed")
+    [promote] = [p for p in d.call("memory_review")["proposals"] if p["kind"] == "promote"]
+    assert promote["text"] == f"{WHOLE} (memory/2026-11-05.md#L4)"
+
+
+def test_a_reversal_in_other_words_is_a_conflict_and_tasks_never_are(serve, ws):
+    ws.write("memory/2026-11-05.md", WRAPPED)
+    ws.write("memory/2026-11-20.md", REVERSED)
+    d = serve()
+    d.wait_for(lambda: d.search("sqs"), what="indexed")
+    proposals = d.call("memory_review")["proposals"]
+    conflicts = [p for p in proposals if p["kind"] == "conflict"]
+    assert [p["citations"] for p in conflicts] == [
+        ["memory/2026-11-05.md#L4-L5", "memory/2026-11-20.md#L4"]
+    ], json.dumps(proposals, indent=1)
+    assert "'RabbitMQ'" in conflicts[0]["reason"] and "'AWS SQS'" in conflicts[0]["reason"]
+    # The superseded decision is never proposed for promotion.
+    promoted = " ".join(p["text"] for p in proposals if p["kind"] == "promote")
+    assert "Decided to use RabbitMQ" not in promoted
+    assert "TODO" not in json.dumps(conflicts)
+
+
+def test_open_tasks_are_said_as_tasks(serve, ws):
+    ws.write("memory/2026-11-20.md", textwrap.dedent(REVERSED) + "- [ ] renew the TLS cert\n")
+    d = serve()
+    d.wait_for(lambda: d.search("sqs"), what="indexed")
+    text = d.call("memory_context", cwd=str(ws.root))["text"]
+    assert "open task: renew the TLS cert" in text
