@@ -43,13 +43,11 @@ from memd.records import (
     SearchAnswer,
     Status,
     StoreAnswer,
-    TimeWindow,
 )
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings, not_caught_up
 from memd.search.candidates import backlinks
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
-from memd.search.timewords import TimeReading
 from memd.sources.layout import Workspace, is_session_path
 from memd.sources.reading import read_lines
 from memd.store.base import Store
@@ -192,9 +190,11 @@ class Memory:
         """Move the database aside and index every file into a new one."""
         return self._commit(self.db.rebuild)
 
-    def embed_step(self, limit: int = 32, quiet_since: float | None = None) -> int:
-        """Embed up to ``limit`` chunks with no vector (off the writer), save them (on it)."""
-        rows = self.db.embed_prepare(limit, quiet_since)
+    def embed_step(
+        self, limit: int = 32, quiet_since: float | None = None, edited_since: float | None = None
+    ) -> int:
+        """Embed up to ``limit`` chunks with no vector, edits first (off the writer)."""
+        rows = self.db.embed_prepare(limit, quiet_since, edited_since)
         if rows:
             self._commit(lambda: self.db.save_embeddings(rows))
         return len({row[0] for row in rows})
@@ -266,7 +266,7 @@ class Memory:
             model=self.embedder.model,
             index=self.db.freshness(self._activity()),
             warning=join_warnings(late, cut, stale, ranked.warning),
-            time=_time_window(ranked.time, ranked.time_empty),
+            time=ranked.window(),
             below_floor=ranked.below_floor,
             best_score=ranked.best_score,
             team=self._activity().team if request.scope == "team" else None,
@@ -380,13 +380,6 @@ class Memory:
     def flush_prompt(self, date: str | None = None) -> FlushPrompt:
         """The prompt an agent runs to decide what to flush before compacting."""
         return self.reviewer.mention(self.journal.flush_prompt(date))
-
-
-def _time_window(reading: TimeReading | None, empty: bool) -> TimeWindow | None:
-    if reading is None:
-        return None
-    shown = reading.as_dict()
-    return TimeWindow(shown["from"], shown["to"], shown["matched"], empty or None, shown["ahead"])
 
 
 def open(

@@ -278,12 +278,15 @@ class Index:
         if self.read(lambda store: store.count_vectors(self.vector_key))[0]:
             self.embedder.embed(["memd"])
 
-    def embed_prepare(self, limit: int, quiet_since: float | None = None) -> list[tuple]:
-        """Vectors for the passages of up to ``limit`` chunks that have none (cache first):
-        rows for ``save_embeddings``. Slow (it embeds); only reads, so any thread may run it."""
+    def embed_prepare(
+        self, limit: int, quiet_since: float | None = None, edited_since: float | None = None
+    ) -> list[tuple]:
+        """Vectors for the passages of up to ``limit`` chunks that have none (cache first),
+        people's first (``Store.pending_chunks``): rows for ``save_embeddings``. Slow (it
+        embeds); only reads, so any thread may run it."""
         pending = self.read(
             lambda store: store.pending_chunks(
-                self.vector_key, limit, quiet_since, self._vector_bytes()
+                self.vector_key, limit, quiet_since, self._vector_bytes(), edited_since
             )
         )
         if not pending:

@@ -235,4 +235,5 @@ def _meta(
         lines=lines,
         tags=tags,
         aliases=aliases,
+        modified=st.st_mtime,
     )

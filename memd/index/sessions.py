@@ -259,6 +259,7 @@ class Sessions:
                 path=entry.path, abspath=entry.abspath, realpath=os.path.realpath(entry.abspath),
                 source="sessions", date=self._local(began).date().isoformat(), size=entry.size,
                 mtime_ns=entry.mtime_ns, hash=with_head[0], lines=lines,
+                modified=entry.mtime_ns / 1e9,
             )  # fmt: skip
             file_id = store.replace_file(meta, rows)
             if seen:

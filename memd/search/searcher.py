@@ -20,7 +20,7 @@ from memd.config import Search
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
 from memd.errors import MemdError
-from memd.records import SearchResult
+from memd.records import SearchResult, TimeWindow
 from memd.search.candidates import (
     anchored,
     attach_agreement,
@@ -66,6 +66,14 @@ class Ranked:
     time_empty: bool = False  # the window held no notes: searched without it
     below_floor: int | None = None  # an answer the floor emptied: how many it dropped
     best_score: float | None = None  # ... and the best of them
+
+    def window(self) -> TimeWindow | None:
+        """How the query's time words were read, as answers show it."""
+        if self.time is None:
+            return None
+        shown = self.time.as_dict()
+        empty = self.time_empty or None
+        return TimeWindow(shown["from"], shown["to"], shown["matched"], empty, shown["ahead"])
 
 
 class Searcher:

@@ -62,6 +62,7 @@ class Runner:
         self._passed = asyncio.Event()  # set (and replaced) when a pass ends
         self.scan_done = self.scan_total = 0
         self.first_pass = asyncio.Event()  # set once the first whole pass has ended
+        self.edited_since: float | None = None  # files indexed after it are edits: embed first
         self.watcher_state = "not running"
         self.embeddings = "idle"
         self.pending_embeddings: int | None = None  # None: counted when asked
@@ -276,6 +277,7 @@ class Runner:
                     self.scanning = self.sweep or self.rebuild
                 if sweep or rebuild:
                     self.first_pass.set()  # ended, even in failure: nobody waits for a retry
+                    self.edited_since = self.edited_since or time.time()
                 self._passed.set()
                 self._passed = asyncio.Event()
 
@@ -302,6 +304,7 @@ class Runner:
         memory = self.memory
         settings = self.config.embeddings
         cooldown = 0.0
+        await self.first_pass.wait()  # the queue's order needs every file (MEMORY.md first)
         while True:
             try:
                 await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
@@ -311,7 +314,9 @@ class Runner:
                 saved = 0
                 if pending:
                     self.embeddings = "embedding"
-                    saved = await asyncio.to_thread(memory.embed_step, _EMBED_BATCH, quiet_since)
+                    saved = await asyncio.to_thread(
+                        memory.embed_step, _EMBED_BATCH, quiet_since, self.edited_since
+                    )
                 if saved:
                     cooldown = 0.0
                     if self.publisher is not None:

@@ -168,10 +168,17 @@ class Store(Protocol):
     # -- vectors and the embedding cache ---------------------------------------------------
 
     def pending_chunks(
-        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
+        self,
+        model: str,
+        limit: int,
+        quiet_since: float | None = None,
+        nbytes: int | None = None,
+        edited_since: float | None = None,
     ) -> list[tuple[int, str, str, str | None, str]]:
         """``(chunk id, heading, text, date, path)`` of chunks with no vector for ``model``
-        (of ``nbytes``, when given), only from files indexed before ``quiet_since``."""
+        (of ``nbytes``, when given), only from files indexed before ``quiet_since``; people's
+        first: files indexed after ``edited_since`` (edits), the core file, notes newest
+        first (by date, else mtime), then session transcripts."""
         ...
 
     def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:

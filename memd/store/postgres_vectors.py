@@ -52,21 +52,34 @@ class VectorRows:
     _many: Callable[..., None]  # ... and one statement for many rows
 
     def pending_chunks(
-        self, model: str, limit: int, quiet_since: float | None = None, nbytes: int | None = None
+        self,
+        model: str,
+        limit: int,
+        quiet_since: float | None = None,
+        nbytes: int | None = None,
+        edited_since: float | None = None,
     ) -> list[tuple[int, str, str, str | None, str]]:
         quiet = "" if quiet_since is None else " AND f.indexed_at <= %s"
+        # People's first, as SQLite's queue (no mtime here: when it was indexed serves).
+        edited = "" if edited_since is None else "(f.indexed_at > %s) DESC, "
+        order = (
+            f"{edited}CASE f.source WHEN 'core' THEN 0 WHEN 'sessions' THEN 2 "
+            "ELSE 1 END, coalesce(f.date, to_char(to_timestamp(f.indexed_at), 'YYYY-MM-DD')) "
+            "DESC, f.id, c.id"
+        )
         return self._q(
             f"SELECT c.id, c.heading, c.text, f.date, f.path FROM memd_chunks c {_OF} "
             f"WHERE {self._in} "
             "AND NOT EXISTS (SELECT 1 FROM memd_vectors v WHERE v.chunk_id = c.id "
             "AND v.model = %s AND (%s::int IS NULL OR length(v.vector) = %s::int))"
-            f"{quiet} ORDER BY c.id LIMIT %s",
+            f"{quiet} ORDER BY {order} LIMIT %s",
             (
                 *self._args,
                 model,
                 nbytes,
                 nbytes,
                 *([] if quiet_since is None else [quiet_since]),
+                *([] if edited_since is None else [edited_since]),
                 limit,
             ),
         )

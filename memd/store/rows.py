@@ -41,6 +41,7 @@ class FileMeta:
     lines: int
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    modified: float | None = None  # the file's mtime in seconds (the queue's "newest")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ def _file_values(meta: FileMeta) -> tuple:
         json.dumps(meta.tags),
         json.dumps(meta.aliases),
         time.time(),
+        meta.modified,
     )
 
 
@@ -204,7 +205,7 @@ class SqliteStore(QueryTables, VectorTables):
         else:
             self.db.execute(
                 "INSERT INTO files(path, abspath, realpath, source, date, size, mtime_ns, hash, "
-                "lines, tags, aliases, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "lines, tags, aliases, indexed_at, modified) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (meta.path, *values),
             )
             file_id = self.db.last_insert_rowid()
@@ -253,7 +254,7 @@ class SqliteStore(QueryTables, VectorTables):
     def _update_file(self, file_id: int, values: tuple) -> None:
         self.db.execute(
             "UPDATE files SET abspath=?, realpath=?, source=?, date=?, size=?, mtime_ns=?, "
-            "hash=?, lines=?, tags=?, aliases=?, indexed_at=? WHERE id=?",
+            "hash=?, lines=?, tags=?, aliases=?, indexed_at=?, modified=? WHERE id=?",
             (*values, file_id),
         )
 

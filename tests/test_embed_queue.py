@@ -1,0 +1,64 @@
+"""The embedding queue serves people first (issue 32): the core file, then the newest
+notes, then the rest; an edit jumps the queue. A real daemon and a real embeddings server
+that records what it embeds, in order."""
+
+from __future__ import annotations
+
+import os
+
+from memd.memory import Memory
+
+
+def _sections(word: str, n: int) -> str:
+    return "".join(
+        f"## Part {i}\n\n{word}{i} " + " ".join(f"{word}{i}x{k}" for k in range(60)) + "\n\n"
+        for i in range(n)
+    )
+
+
+def _first(texts: list[str], word: str) -> int:
+    return next(i for i, t in enumerate(texts) if word in t)
+
+
+def _last(texts: list[str], word: str) -> int:
+    return max(i for i, t in enumerate(texts) if word in t)
+
+
+def test_core_file_then_newest_notes_then_older_and_an_edit_jumps_ahead(
+    serve, embed_server, openai_config, ws
+):
+    # Indexed earlier (no vectors yet): an old note with many chunks, an older one, the
+    # newest note, and a topic file touched long ago; MEMORY.md appears afterwards, so its
+    # chunks have the highest ids and the queue in id order would take it last.
+    ws.write("memory/2019-03-01.md", "# 2019-03-01\n\n" + _sections("olderword", 2))
+    ws.write("memory/2020-01-05.md", "# 2020-01-05\n\n" + _sections("oldword", 120))
+    ws.write("memory/2026-02-01.md", "# 2026-02-01\n\n" + _sections("newword", 2))
+    topic = ws.write("memory/topic.md", "# Topic\n\n" + _sections("topicword", 2))
+    long_ago = 1420070400  # 2015-01-01: older than every dated note
+    os.utime(topic, (long_ago, long_ago))
+    with Memory(openai_config()) as m:
+        m.index()
+    ws.write("MEMORY.md", "# Memory\n\n" + _sections("coreword", 2))
+    assert embed_server.texts == []
+
+    embed_server.delay = 1.0  # one batch a second: the queue is still long when we edit
+    d = serve(
+        "watch: {debounce_ms: 50}\n"
+        "embeddings: {provider: openai, model: concepts-1, base_url: "
+        f"'{embed_server.url}', retries: 0, debounce_ms: 0, batch_size: 8}}\n"
+    )
+    d.wait_for(lambda: embed_server.texts, timeout=30, what="the first batch")
+    with (ws.root / "memory/2019-03-01.md").open("a") as f:
+        f.write("## Late\n\nzebraword came up again today.\n")
+    d.wait_for(lambda: d.search("zebraword", mode="keyword"), timeout=30, what="edit indexed")
+    embed_server.delay = 0.0
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=120, what="done")
+
+    texts = list(embed_server.texts)
+    core, new = _first(texts, "coreword"), _first(texts, "newword")
+    assert core == 0 and _last(texts, "coreword") < new
+    assert _last(texts, "newword") < _first(texts, "oldword")
+    # Undated: by its mtime, older than every dated note.
+    assert _last(texts, "oldword") < _first(texts, "topicword")
+    # The edit came while the old note waited: it went first, not after everything.
+    assert _first(texts, "zebraword") < _last(texts, "oldword")
