@@ -82,8 +82,12 @@ class Embeddings:
     # Cosines of (unrelated, clearly related) text for the model: where its vector score
     # reads 0 and 1. None: memd's measured band for the model, or a generic one.
     cosine_band: tuple[float, float] | None = None
+    # Threads the local model computes with (None: every core the machine gives memd).
+    threads: int | None = None
 
     def __post_init__(self) -> None:
+        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
+            raise ValueError("threads must be a positive number (null: every core)")
         band = self.cosine_band
         if band is not None and not -1 <= band[0] < band[1] <= 1:
             raise ValueError("cosine_band must be [unrelated, related] cosines, the lower first")

