@@ -43,6 +43,7 @@ from memd.records import (
     SearchAnswer,
     Status,
     StoreAnswer,
+    embedding_progress,
 )
 from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings, not_caught_up
 from memd.search.candidates import backlinks
@@ -335,6 +336,7 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
+            embedding=embedding_progress(embedded, fresh.pending_embeddings, activity.embed_per_s),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:

@@ -237,6 +237,7 @@ class Activity:
     scan_total: int = 0
     embeddings: str = "idle"  # idle | embedding | cooling down ... after: <error>
     pending_embeddings: int | None = None  # None: count them in the database
+    embed_per_s: float | None = None  # chunks a second over the last minute of back-fill
     team: dict | None = None  # publishing to the team store: host, state, outbox, published_at
     review: dict | None = None  # the daily review: waiting, reviewed_at, next_at, state
 
@@ -279,6 +280,18 @@ class Status(_Record):
     team: dict | None = field(default=None, metadata={"optional": True})
     # The review's proposals waiting (memd review), when it ran and when it runs next.
     review: dict | None = field(default=None, metadata={"optional": True})
+    # While chunks wait for vectors: {done, total, per_s, eta_s}, the rate (chunks a second)
+    # measured by the daemon over its last minute of embedding (None until it has).
+    embedding: dict | None = field(default=None, metadata={"optional": True})
+
+
+def embedding_progress(done: int, pending: int, per_s: float | None) -> dict | None:
+    """Embedding progress while chunks wait: counts, rate and the seconds left."""
+    if not pending:
+        return None
+    eta = round(pending / per_s) if per_s else None
+    rate = round(per_s, 2) if per_s else None
+    return {"done": done, "total": done + pending, "per_s": rate, "eta_s": eta}
 
 
 @dataclass

@@ -4,7 +4,11 @@ that records what it embeds, in order."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
+import sys
 
 from memd.memory import Memory
 
@@ -62,3 +66,37 @@ def test_core_file_then_newest_notes_then_older_and_an_edit_jumps_ahead(
     assert _last(texts, "oldword") < _first(texts, "topicword")
     # The edit came while the old note waited: it went first, not after everything.
     assert _first(texts, "zebraword") < _last(texts, "oldword")
+
+
+def test_status_shows_embedding_progress_with_a_rate_and_time_left(
+    serve, embed_server, ws, tmp_path
+):
+    ws.write("memory/2026-01-05.md", "# 2026-01-05\n\n" + _sections("word", 80))
+    embed_server.delay = 0.3  # slow enough to watch the back-fill, never asserted on
+    d = serve(
+        "embeddings: {provider: openai, model: concepts-1, base_url: "
+        f"'{embed_server.url}', retries: 0, debounce_ms: 0, batch_size: 8}}\n"
+    )
+    status = d.wait_for(
+        lambda: (s := d.call("status")).get("embedding", {}).get("per_s") and s,
+        timeout=60,
+        what="a measured rate",
+    )
+    e = status["embedding"]
+    assert e["total"] == status["chunks"] and e["done"] == status["embedded_chunks"]
+    assert 0 < e["done"] < e["total"] and e["per_s"] > 0
+    assert e["eta_s"] == round((e["total"] - e["done"]) / e["per_s"])
+
+    # The same numbers for people and for scripts: `memd status` and `memd status --json`.
+    env = {**os.environ, "HOME": str(tmp_path)}
+    memd = [sys.executable, "-m", "memd", "--config", str(d.config_path), "status"]
+    shown = json.loads(subprocess.run([*memd, "--json"], env=env, capture_output=True,
+                                      text=True, timeout=60, check=True).stdout)  # fmt: skip
+    assert set(shown["embedding"]) == {"done", "total", "per_s", "eta_s"}
+    human = subprocess.run(memd, env=env, capture_output=True, text=True, timeout=60, check=True)
+    line = next(x for x in human.stdout.splitlines() if x.startswith("embedding "))
+    assert re.search(r"\d+/\d+ chunks, [\d.]+/s, about \d+ (s|min|h)", line), line
+
+    embed_server.delay = 0.0
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=120, what="done")
+    assert "embedding" not in d.call("status")  # nothing waits: no progress to show

@@ -234,11 +234,11 @@ def _index(args: argparse.Namespace, router: Router, params: dict, as_json: bool
         result = router.call("reindex", {**params, "full": args.full})
         code = _emit(result, as_json, cli_format.index_report)
         if not as_json and router.config.embeddings.provider != "none":
-            pending = router.call("status", params)["pending_embeddings"]
-            if pending:
+            embedding = router.call("status", params).get("embedding")
+            if embedding:
                 cli_format.note(
-                    f"the daemon embeds {pending} chunks in the background; keyword search "
-                    "works now, and 'memd status' shows the progress"
+                    f"the daemon embeds in the background: {cli_format.embedding_line(embedding)}"
+                    "; keyword search works now, and 'memd status' shows the progress"
                 )
         return code
     memory = router.memory(params["workspace"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -29,6 +30,7 @@ _RETRY_SECONDS = 5.0
 _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 _SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
+_RATE_WINDOW = 60.0  # seconds of embedding steps the rate is measured over
 
 
 class Runner:
@@ -66,6 +68,8 @@ class Runner:
         self.watcher_state = "not running"
         self.embeddings = "idle"
         self.pending_embeddings: int | None = None  # None: counted when asked
+        # (started, ended, chunks) of the embedding steps of the last _RATE_WINDOW seconds.
+        self._steps: deque[tuple[float, float, int]] = deque()
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -114,9 +118,25 @@ class Runner:
             scan_total=self.scan_total,
             embeddings=self.embeddings,
             pending_embeddings=self.pending_embeddings,
+            embed_per_s=self._embed_rate(),
             team=self.publisher.info() if self.publisher is not None else None,
             review=self.reviews.info() if self.reviews is not None else None,
         )
+
+    def _embed_rate(self) -> float | None:
+        """Chunks embedded a second over the recent window (not since start: a machine
+        that got busy shows it); None before a step ended, or when embedding stopped."""
+        steps = list(self._steps)
+        if not steps or time.monotonic() - steps[-1][1] > _RATE_WINDOW:
+            return None
+        took = steps[-1][1] - steps[0][0]
+        return sum(n for _, _, n in steps) / took if took > 0 else None
+
+    def _embedded(self, started: float, saved: int) -> None:
+        now = time.monotonic()
+        self._steps.append((started, now, saved))
+        while self._steps and self._steps[0][1] < now - _RATE_WINDOW:
+            self._steps.popleft()
 
     def start(self) -> None:
         self.watcher = watcher = Watcher(
@@ -314,10 +334,12 @@ class Runner:
                 saved = 0
                 if pending:
                     self.embeddings = "embedding"
+                    started = time.monotonic()
                     saved = await asyncio.to_thread(
                         memory.embed_step, _EMBED_BATCH, quiet_since, self.edited_since
                     )
                 if saved:
+                    self._embedded(started, saved)
                     cooldown = 0.0
                     if self.publisher is not None:
                         self.publisher.kick.set()
