@@ -240,7 +240,7 @@ def test_context_and_recall_have_a_json_form_and_the_rest_refuse_it(host):
         assert "(MEMORY.md#L" in answer["text"], (args, out.stdout)
     out = memd(config, env, "status", "--socket", "--json")
     assert json.loads(out.stdout) == {"socket": str(config.parent / "run" / "memd.sock")}
-    for args in (("hooks", "status"), ("service", "status"), ("team", "status")):
+    for args in (("hooks", "status"), ("service", "status"), ("team", "init")):
         out = memd(config, env, "--json", *args)
         assert out.returncode == 2 and "--json is not available" in out.stderr, out
 

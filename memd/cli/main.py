@@ -101,7 +101,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 # Commands whose output is a protocol, a log or a report of changed files: no JSON form.
-_NO_JSON = ("serve", "mcp", "service", "hooks", "team")
+_NO_JSON = ("serve", "mcp", "service", "hooks")  # and team but its status
 
 
 def _serve(config: Config, config_arg: str | None, verbose: bool) -> int:

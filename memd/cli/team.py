@@ -12,6 +12,8 @@ from memd.store import postgres_admin as admin
 
 def team(args: argparse.Namespace, config: Config) -> int:
     """Run one ``memd team`` action; prints what it did."""
+    if getattr(args, "json", False) and args.action != "status":
+        raise InvalidParams("json", f"--json is not available for 'memd team {args.action}'")
     dsn = args.dsn or config.team.dsn
     if dsn is None:
         raise InvalidParams("dsn", "give --dsn, or a team section with a dsn in the config")
