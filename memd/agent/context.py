@@ -16,6 +16,7 @@ from pathlib import Path, PurePath
 
 from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.memory import Memory
+from memd.records import SearchResult
 from memd.review.durable import durability
 from memd.review.statements import Statement, statements, unmarked
 from memd.sources.chunker import count_tokens
@@ -61,7 +62,7 @@ def recall(memory: Memory, prompt: str, budget: int = RECALL_BUDGET) -> Said:
     if not prompt.strip():
         return Said("", 0, 0)
     answer = memory.search(prompt[:2000], max_results=5, min_results=0)  # strong only
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
+    lines = [_said(r) for r in answer.results]
     return _fit([("Notes that may help", lines, 1.0)], budget)
 
 
@@ -95,8 +96,14 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[str], float]:
     answer = memory.search(
         name.replace("-", " ").replace("_", " "), max_results=4, min_results=0
     )  # what reaches the model unasked: strong matches only
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results]
+    lines = [_said(r) for r in answer.results]
     return (f"About {name}", lines, 0.2)
+
+
+def _said(r: SearchResult) -> str:
+    """A result on one line with its citation, and what replaced it if a later note did."""
+    later = f"; superseded by {r.superseded_by}" if r.superseded_by else ""
+    return f"{_flat(r.snippet)} ({r.citation}{later})"
 
 
 def _flat(snippet: str) -> str:
