@@ -2,11 +2,10 @@
 
 The report lives in the state folder (``review-<workspace>.json``, 0600) with the ids
 dismissed for good and those applied, so a restart changes nothing a person decided.
-What a review finds superseded goes to the index (``memd.review.supersede``), where
-search reads it.
 Applying runs a fresh review and finds the id in it: an id is a hash of the cited lines'
 text, so finding it proves those lines still say what the proposal rests on. Every write
-goes through the journal: an append to MEMORY.md, or a store or forget of memd's own key.
+goes through the journal: an append to MEMORY.md, or a store or forget of memd's own key,
+and what a review finds superseded (``memd.review.supersede``) into the index, for search.
 """
 
 from __future__ import annotations
