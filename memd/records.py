@@ -49,6 +49,9 @@ class SearchResult(_Record):
     # A team search says whose note it is (``scope: "team"``); a local one leaves them out.
     host: str | None = field(default=None, metadata={"optional": True})
     workspace: str | None = field(default=None, metadata={"optional": True})
+    # The citation of the later statement that replaced one this chunk holds (the review
+    # found it; memd.search.superseded): ranked lower, and said so.
+    superseded_by: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

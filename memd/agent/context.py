@@ -19,6 +19,7 @@ from pathlib import Path, PurePath
 
 from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.memory import Memory
+from memd.records import SearchResult
 from memd.review.durable import durability
 from memd.review.statements import Statement, statements, unmarked, words
 from memd.sources.chunker import count_tokens
@@ -70,7 +71,7 @@ def recall(memory: Memory, prompt: str, budget: int = RECALL_BUDGET) -> Said:
     if not prompt.strip():
         return Said("", 0, 0)
     answer = memory.search(prompt[:2000], max_results=5, min_results=0, narrow_window=True)
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results if r.match == "strong"]
+    lines = [_result_line(r) for r in answer.results if r.match == "strong"]
     return _fit([("Notes that may help", _ranked(lines), 1.0)], budget)
 
 
@@ -86,7 +87,7 @@ def _read(root: Path, rel: str) -> list[Line]:
         text = (root / rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    found = _said(statements(rel, text, daily_date(PurePath(rel).name)))
+    found = _worth(statements(rel, text, daily_date(PurePath(rel).name)))
     weight = {id(s): durability(s.text, s.heading)[0] for s in found}
     ranked = sorted(found, key=lambda s: -weight[id(s)])
     return [((s.line,), _line(s)) for s in ranked]
@@ -101,7 +102,7 @@ def _recent(root: Path) -> list[Line]:
     out: list[Line] = []
     for age, path in enumerate(days):
         text = path.read_text(encoding="utf-8", errors="replace")
-        found = _said(statements(f"memory/{path.name}", text, daily_date(path.name)))
+        found = _worth(statements(f"memory/{path.name}", text, daily_date(path.name)))
         alike = _alike(found)
         out += [((age, s.line), f"[{s.date}] {_line(s, n)}") for s, n in reversed(alike)]
     return out
@@ -114,8 +115,14 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[Line], float]:
     answer = memory.search(
         name.replace("-", " ").replace("_", " "), max_results=4, min_results=0
     )  # what reaches the model unasked: strong matches only
-    lines = [f"{_flat(r.snippet)} ({r.citation})" for r in answer.results if r.match == "strong"]
+    lines = [_result_line(r) for r in answer.results if r.match == "strong"]
     return (f"About {name}", _ranked(lines), 0.2)
+
+
+def _result_line(r: SearchResult) -> str:
+    """A result on one line with its citation, and what replaced it if a later note did."""
+    later = f"; superseded by {r.superseded_by}" if r.superseded_by else ""
+    return f"{_flat(r.snippet)} ({r.citation}{later})"
 
 
 def _flat(snippet: str) -> str:
@@ -128,7 +135,7 @@ def _flat(snippet: str) -> str:
     return " ".join(line for line in kept if line)
 
 
-def _said(found: list[Statement]) -> list[Statement]:
+def _worth(found: list[Statement]) -> list[Statement]:
     """What is worth a model's attention: a task done (``- [x]``) is not."""
     return [s for s in found if s.task != "done"]
 

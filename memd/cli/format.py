@@ -83,7 +83,8 @@ def search(r: dict) -> None:
             print("weaker matches, below the relevance floor:\n")
         heading = f"  {hit['heading']}" if hit["heading"] else ""
         whose = f"{hit['host']}/{hit['workspace']}:" if "host" in hit else ""  # --scope team
-        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}")
+        later = f"  (superseded by {hit['superseded_by']})" if "superseded_by" in hit else ""
+        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +28,7 @@ from memd.sources.passages import FORMAT as PASSAGES
 from memd.sources.passages import passages
 from memd.store.base import Store
 from memd.store.fts import term_strings
+from memd.store.rows import Supersession
 from memd.store.sqlite import SqliteStore
 from memd.store.vectors import VectorIndex, to_blob
 
@@ -319,6 +320,11 @@ class Index:
         """Write what ``embed_prepare`` made (the writer's job)."""
         with self.store.transaction():
             self.store.save_vectors(self.vector_key, rows, self.cache_size)
+
+    def save_superseded(self, rows: Sequence[Supersession]) -> None:
+        """What a review found superseded, in place of the last review's (the writer's job)."""
+        with self.store.transaction():
+            self.store.replace_superseded(rows)
 
 
 def _iso(epoch: str | None) -> str | None:

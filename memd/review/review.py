@@ -15,6 +15,8 @@ from memd.records import Proposal
 from memd.review.conflicts import conflicts, duplicates
 from memd.review.promote import promotions
 from memd.review.statements import Statement, statements
+from memd.review.supersede import supersessions
+from memd.store.rows import Supersession
 
 KINDS = ("promote", "conflict", "duplicate")
 
@@ -36,6 +38,16 @@ def review(
 ) -> list[Proposal]:
     """Every proposal for ``notes``, best first; ``since`` (YYYY-MM-DD) keeps those whose
     newest cited line is a daily note from that day on."""
+    return review_all(notes, since, kinds)[0]
+
+
+def review_all(
+    notes: Sequence[Note],
+    since: str | None = None,
+    kinds: Sequence[str] = KINDS,
+) -> tuple[list[Proposal], list[Supersession] | None]:
+    """``review``'s proposals, and every statement a later one superseded (in all the
+    notes, whatever ``since``; None when ``kinds`` did not look for conflicts)."""
     core: list[Statement] = []
     daily: list[Statement] = []
     other: list[Statement] = []
@@ -96,7 +108,9 @@ def review(
                 out.append(_proposal("duplicate", reason, 0.5, said, d.extra.text, "none"))
     order = {k: n for n, k in enumerate(KINDS)}
     out.sort(key=lambda p: (-p.score, order[p.kind], p.citations))
-    return out
+    if not {"promote", "conflict"} & set(kinds):
+        return out, None
+    return out, supersessions(found, {n.path: n.text for n in notes})
 
 
 def proposal_id(kind: str, cited: Sequence[Statement]) -> str:

@@ -33,6 +33,7 @@ class Candidate:
     vector: float = 0.0  # the cosine on memd's 0-1 scale
     parts: dict[int, float] = field(default_factory=dict, repr=False)  # passage cosines
     agreement: float | None = None  # best passage on meaning and words together
+    superseded_by: str | None = None  # a later statement replaced one it holds (review)
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -244,7 +245,7 @@ def select(
     if settings.mmr and any(c.vec is not None for c in kept):
         kept = mmr(kept, settings.mmr_lambda, max_results)
     strong = sorted(kept, key=lambda c: (-c.score, c.hit.chunk_id))[:max_results]
-    results = [_result(c.hit, c.score) for c in strong]
+    results = [_result(c) for c in strong]
     wanted = min(fill, max_results) - len(strong)
     if wanted > 0:
         # Below the floor, but with some evidence: a candidate at 0 is no match at all.
@@ -252,7 +253,7 @@ def select(
         if adjust is not None:
             adjust(weak)
         weak.sort(key=lambda c: (-c.score, c.hit.chunk_id))
-        results += [_result(c.hit, c.score, "weak") for c in weak[:wanted]]
+        results += [_result(c, "weak") for c in weak[:wanted]]
     return results
 
 
@@ -275,12 +276,13 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}-L{end_line}"
 
 
-def _result(hit: Hit, score: float, match: str = "strong") -> SearchResult:
+def _result(c: Candidate, match: str = "strong") -> SearchResult:
+    hit = c.hit
     return SearchResult(
         path=hit.path,
         start_line=hit.start_line,
         end_line=hit.end_line,
-        score=round(score, 4),
+        score=round(c.score, 4),
         snippet=snippet(hit.text),
         heading=hit.heading,
         source=hit.source,
@@ -288,4 +290,5 @@ def _result(hit: Hit, score: float, match: str = "strong") -> SearchResult:
         match=match,
         host=hit.host,
         workspace=hit.workspace,
+        superseded_by=c.superseded_by,
     )

@@ -35,6 +35,7 @@ from memd.search.candidates import (
 )
 from memd.search.ranking import Candidate, floored, fuse, merge, select
 from memd.search.request import SearchRequest, parse_now, resolve
+from memd.search.superseded import demote, mark_superseded
 from memd.search.timerank import (
     LISTING_POOL,
     adjust,
@@ -205,9 +206,10 @@ class Searcher:
         # A note named by the query, or by the words of links to it, is what it asks for.
         lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
         cands = lift(cands, lifts)
+        mark_superseded(store, cands)  # what the review found replaced ranks lower
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
-                         lambda kept: adjust(kept, reading, ranking, query, n),
+                         lambda kept: demote(adjust(kept, reading, ranking, query, n)),
                          fill=req.min_results or 0)  # fmt: skip
         below, best = floored(cands, req.min_score) if not results else (None, None)
         return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
@@ -230,8 +232,9 @@ class Searcher:
             inside = dataclasses.replace(req, since=window[0], until=window[1])
             found = keyword_candidates(store, inside, terms, LISTING_POOL, allowed)
             lift_listing(cands, found)
+        mark_superseded(store, cands)
         plain = dataclasses.replace(self.settings, decay=False, mmr=False)
-        results = select(cands, req.max_results, req.min_score, plain, dt.date.today())
+        results = select(cands, req.max_results, req.min_score, plain, dt.date.today(), demote)
         return Ranked(results, "keyword", None, reading)
 
     def _rerank(self, req: SearchRequest, cands: list[Candidate]) -> tuple[list, str | None]:

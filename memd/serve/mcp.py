@@ -77,7 +77,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "Search long-term memory by meaning and keywords; use it before answering about past "
         "work, decisions, preferences or people. Returns the best chunks first, each with "
         "citation (path#Lstart-Lend), heading, snippet, a 0-1 score and `match` "
-        "('strong', or 'weak': below the relevance floor, shown to fill up), `index` saying "
+        "('strong', or 'weak': below the relevance floor, shown to fill up), `superseded_by` "
+        "on a result a later note replaced (the citation of the newer one), `index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",
         read_only=True,

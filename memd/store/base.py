@@ -14,7 +14,7 @@ from typing import Protocol
 
 from memd.sources.chunker import Chunk
 from memd.store.fts import MatchQuery
-from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
+from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState, Supersession
 
 
 class Store(Protocol):
@@ -122,6 +122,18 @@ class Store(Protocol):
 
     def save_session(self, state: SessionState, skipped: int = 0) -> None:
         """Record how far a transcript was read (and its file's new stamp)."""
+        ...
+
+    # -- what a review found superseded ----------------------------------------------------
+
+    def replace_superseded(self, rows: Sequence[Supersession]) -> None:
+        """The last review's superseded statements, in place of all the store had (a
+        backend that keeps none, as a team database, ignores them)."""
+        ...
+
+    def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
+        """``{chunk id: superseded statements whose lines lie within it}`` (whether the
+        lines still say what was reviewed is the reader's to check: ``lines_digest``)."""
         ...
 
     # -- reading (search) ------------------------------------------------------------------

@@ -23,7 +23,7 @@ from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
 from memd.store.postgres_text import HIT, WHOSE, date_and_file_filters, like_prefix
 from memd.store.postgres_vectors import VectorRows, register_embedding
-from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState
+from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState, Supersession
 
 STATEMENT_TIMEOUT_MS = 60_000
 # Rows written before the planner's statistics are brought up to date (then twice as many
@@ -329,6 +329,14 @@ class PostgresStore(TextRows, VectorRows):
             "WHERE id = %s",
             (s.size, s.mtime_ns, s.lines, time.time(), s.file_id),
         )
+
+    # -- what a review found superseded: each host's own, kept in its local index -----------
+
+    def replace_superseded(self, rows: Sequence[Supersession]) -> None:
+        """Not published: a team result is ranked without its host's reviews."""
+
+    def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
+        return {}
 
     # -- reading (search) ------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """The records that cross the storage seam: files, chunks ready to write, session read
-positions, and chunks found by a query. Every backend writes and returns these.
+positions, chunks found by a query, and statements a review found superseded. Every
+backend writes and returns these.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +112,24 @@ class Hit:
     bm25: float
     host: str | None = None  # a team store's hits say whose they are
     workspace: str | None = None
+
+
+class Supersession(NamedTuple):
+    """A statement a later one replaced (as the last review found): its lines, a digest of
+    their text then (``lines_digest``), and the citation of the statement replacing it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    digest: str
+    by: str
+
+
+def lines_digest(lines: Sequence[str]) -> str:
+    """A short hash of some lines' words: the same lines still say the same (whitespace
+    and line endings aside) exactly when it is unchanged."""
+    words = " ".join(" ".join(lines).split())
+    return hashlib.sha256(words.encode()).hexdigest()[:16]
 
 
 def _heading_words(heading: str) -> str:

@@ -145,6 +145,27 @@ def _schema_v7(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v8(db: apsw.Connection) -> None:
+    # What the last review found superseded: a statement's lines and the citation of the
+    # one replacing it. Search reads it (a result holding such lines ranks lower and says
+    # so); the digest of the lines' words tells whether they still say what was reviewed.
+    db.execute(
+        """
+        CREATE TABLE superseded(
+            path TEXT NOT NULL,            -- the result path of the superseded statement
+            start_line INTEGER NOT NULL,   -- its lines, 1-based, inclusive
+            end_line INTEGER NOT NULL,
+            digest TEXT NOT NULL,          -- memd.store.rows.lines_digest of those lines
+            by TEXT NOT NULL,              -- the superseding statement's citation
+            PRIMARY KEY(path, start_line, end_line)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6, _schema_v7]
+MIGRATIONS = [
+    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6, _schema_v7,
+    _schema_v8,
+]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -23,7 +23,7 @@ from memd.errors import IndexCorrupt, StoreError
 from memd.log import get_logger
 from memd.sources.chunker import Chunk
 from memd.store.private import private_file, private_folder
-from memd.store.rows import ChunkRow, FileMeta, FileRow, SessionState
+from memd.store.rows import ChunkRow, FileMeta, FileRow, SessionState, Supersession
 from memd.store.schema import MIGRATIONS, SCHEMA_VERSION
 from memd.store.sqlite_errors import guard, sqlite_errors
 from memd.store.sqlite_queries import QueryTables
@@ -338,6 +338,18 @@ class SqliteStore(QueryTables, VectorTables):
         """Add chunks to a file without touching the ones it has (call inside
         ``transaction``): a transcript that grew."""
         self._insert_chunks(file_id, rows)
+
+    # -- what a review found superseded (memd.review) ------------------------------------------
+
+    def replace_superseded(self, rows: Sequence[Supersession]) -> None:
+        """The last review's superseded statements, in place of the previous review's
+        (call inside ``transaction``)."""
+        self.db.execute("DELETE FROM superseded")
+        self.db.cursor().executemany(
+            "INSERT OR REPLACE INTO superseded(path, start_line, end_line, digest, by) "
+            "VALUES (?,?,?,?,?)",
+            [tuple(r) for r in rows],
+        )
 
     # -- meta -------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """SQLite reads for search: FTS5 keyword matches ranked by weighted BM25, term postings,
-chunks by id and by date, and the files' tags."""
+chunks by id and by date, the files' tags, and what the last review found superseded."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import apsw
 
 from memd.errors import StoreError
 from memd.store.fts import COLUMN_WEIGHTS, MatchQuery
-from memd.store.rows import Hit
+from memd.store.rows import Hit, Supersession
 from memd.store.sqlite_errors import guard
 
 
@@ -164,3 +164,20 @@ class QueryTables:
         """``(id, path, tags)`` of every file, for filtering searches."""
         rows = self.db.execute("SELECT id, path, tags FROM files")
         return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]
+
+    @guard
+    def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
+        """The superseded statements whose lines lie within each of ``chunk_ids``."""
+        if not chunk_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT c.id, s.path, s.start_line, s.end_line, s.digest, s.by "
+            "FROM chunks c JOIN files f ON f.id = c.file_id JOIN superseded s "
+            "ON s.path = f.path AND s.start_line >= c.start_line AND s.end_line <= c.end_line "
+            "WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id, s.start_line",
+            (json.dumps(list(chunk_ids)),),
+        )
+        found: dict[int, list[Supersession]] = {}
+        for chunk_id, *row in rows:
+            found.setdefault(chunk_id, []).append(Supersession(*row))
+        return found

@@ -8,7 +8,7 @@ which appends or replaces lines with ``memd.write.writer`` and indexes the file 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,6 +29,7 @@ from memd.records import (
 )
 from memd.sources.layout import Workspace
 from memd.store.ledger import FlushLedger
+from memd.store.rows import Supersession
 from memd.write.extract import extract_notes, flush_prompt
 from memd.write.groupcommit import GroupCommit
 from memd.write.writer import (
@@ -217,6 +218,11 @@ class Journal:
             return ForgetAnswer(bool(removed), removed, self._reindex_written(set(removed)))
 
         return self._commit(write)
+
+    def supersede(self, rows: Sequence[Supersession]) -> None:
+        """Keep what a review found superseded in the index, where search reads it (in
+        place of what the last review found)."""
+        self._commit(lambda: self.db.save_superseded(rows))
 
     def list(self, category: str | None = None) -> KeyList:
         """Every stored key with its file and line (one category, or all memory files)."""
