@@ -72,3 +72,32 @@ def test_open_tasks_are_said_as_tasks(serve, ws):
     d.wait_for(lambda: d.search("sqs"), what="indexed")
     text = d.call("memory_context", cwd=str(ws.root))["text"]
     assert "open task: renew the TLS cert" in text
+
+
+def test_what_reaches_the_model_through_the_daemon_keeps_subjects_and_topic(serve, ws):
+    """memory_context keeps the bold name of a team list; memory_recall with "last week"
+    gives the note about the question, not every note of that week."""
+    import datetime as dt
+
+    today = dt.date.today()
+    monday = today - dt.timedelta(days=today.weekday() + 7)  # last week's Monday
+    ws.write(
+        "MEMORY.md",
+        "# Memory\n\n## Team\n"
+        "- **Priya Raman**: backend lead, owns the invoicing service and the ledger schema.\n",
+    )
+    notes = [
+        "- Rolled back the prod deploy of 3.2.0: the migration locked the orders table.",
+        "- Got the new laptops for the interns back from IT.",
+        "- Prod database backups now run every six hours.",
+        "- The deploy checklist moved to the wiki; Sam reviews it on Mondays.",
+    ]
+    for n, note in enumerate(notes):
+        day = monday + dt.timedelta(days=n)
+        ws.write(f"memory/{day}.md", f"# {day}\n\n{note}\n")
+    d = serve()
+    d.wait_for(lambda: d.search("laptops"), what="indexed")
+    text = d.call("memory_context", cwd=str(ws.root))["text"]
+    assert "**Priya Raman**: backend lead" in text
+    said = d.call("memory_recall", prompt="why did the prod deploy get rolled back last week?")
+    assert said["lines"] == 1 and "Rolled back the prod deploy of 3.2.0" in said["text"], said
