@@ -265,7 +265,7 @@ class Memory:
             mode="keyword" if stale else ranked.mode,
             provider=self.embedder.provider,
             model=self.embedder.model,
-            index=self.db.freshness(self._activity()),
+            index=self.db.freshness(self._activity(), ranked.meaning_paths()),
             warning=join_warnings(late, cut, stale, ranked.warning),
             time=ranked.window(),
             below_floor=ranked.below_floor,

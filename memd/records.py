@@ -65,6 +65,9 @@ class Freshness(_Record):
     last_indexed_at: str | None
     # While a whole-workspace pass runs (a cold start): {"done": files, "total": files}.
     indexing: dict | None = field(default=None, metadata={"optional": True})
+    # In a search answer while vectors are back-filled: the share of the results' files
+    # whose every chunk has a vector (was searched by meaning); absent when all were.
+    meaning_share: float | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,24 @@ def test_status_shows_embedding_progress_with_a_rate_and_time_left(
     embed_server.delay = 0.0
     d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, timeout=120, what="done")
     assert "embedding" not in d.call("status")  # nothing waits: no progress to show
+
+
+def test_a_search_while_back_filling_says_what_share_was_searched_by_meaning(openai_config, ws):
+    """Results from files whose chunks have no vector yet were found by keyword alone:
+    the answer says what share of the results' files had vectors (the queue takes
+    MEMORY.md first, so one embedding step gives it its vector and the old note none)."""
+    ws.write("MEMORY.md", "# Memory\n\n## Storage\nWe keep the ledger in Postgres.\n")
+    old = "".join(f"## Part {n}\n\nThe ledger export number {n} ran.\n\n" for n in range(4))
+    ws.write("memory/2020-01-05.md", f"# 2020-01-05\n\n{old}")
+    with Memory(openai_config()) as m:
+        m.index()
+        assert m.embed_step(1) == 1
+        answer = m.search("ledger", min_score=0)
+        assert answer.mode == "hybrid"
+        assert {r.path for r in answer.results} == {"MEMORY.md", "memory/2020-01-05.md"}
+        assert answer.index.pending_embeddings > 0
+        assert answer.index.meaning_share == 0.5
+        assert answer.as_dict()["index"]["meaning_share"] == 0.5
+        while m.embed_step(32):
+            pass
+        assert "meaning_share" not in m.search("ledger", min_score=0).as_dict()["index"]

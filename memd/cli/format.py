@@ -49,7 +49,11 @@ def freshness(r: dict) -> str | None:
         )
     if index.get("pending_embeddings"):
         n = index["pending_embeddings"]
-        parts.append(f"{counted(n, 'chunk')} not embedded yet (found by keyword only)")
+        shown = index.get("meaning_share")
+        share = (
+            "" if shown is None else f", {round(shown * 100)} % of these results' files by meaning"
+        )
+        parts.append(f"{counted(n, 'chunk')} not embedded yet (found by keyword only{share})")
     if not parts:
         return None
     if index.get("stale"):

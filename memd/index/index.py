@@ -129,16 +129,22 @@ class Index:
         self._local.reader = (self._epoch, reader)
         return reader
 
-    def freshness(self, activity: Activity) -> Freshness:
-        """How current the index is, given what the daemon (if any) is doing."""
-        return self.read(lambda store: self._freshness(store, activity))
+    def freshness(self, activity: Activity, paths: Sequence[str] = ()) -> Freshness:
+        """How current the index is, given what the daemon (if any) is doing; with a
+        search's result ``paths``, what share of them had vectors to search by meaning."""
+        return self.read(lambda store: self._freshness(store, activity, paths))
 
-    def _freshness(self, store: Store, activity: Activity) -> Freshness:
+    def _freshness(self, store: Store, activity: Activity, paths: Sequence[str] = ()) -> Freshness:
         pending_embeddings = activity.pending_embeddings
         if pending_embeddings is None:
             pending_embeddings = 0
             if self.embedder.enabled:
                 pending_embeddings = store.count_vectors(self.vector_key, self._vector_bytes())[1]
+        share = None
+        if paths and pending_embeddings and self.embedder.enabled:
+            files = set(paths)
+            missing = store.paths_without_vectors(self.vector_key, sorted(files))
+            share = round(1 - len(missing) / len(files), 2) if missing else None
         return Freshness(
             generation=int(store.get_meta("generation", "0") or 0),
             pending_files=activity.pending,
@@ -150,6 +156,7 @@ class Index:
                 if activity.scanning and activity.scan_total
                 else None
             ),
+            meaning_share=share,
         )
 
     def stale_paths(self) -> tuple[set[str], bool]:

@@ -68,6 +68,12 @@ class Ranked:
     below_floor: int | None = None  # an answer the floor emptied: how many it dropped
     best_score: float | None = None  # ... and the best of them
 
+    def meaning_paths(self) -> list[str]:
+        """The local results' files, when the answer was searched by meaning at all."""
+        if self.mode == "keyword":
+            return []
+        return [r.path for r in self.results if not r.host]
+
     def window(self) -> TimeWindow | None:
         """How the query's time words were read, as answers show it."""
         if self.time is None:

@@ -197,6 +197,10 @@ class Store(Protocol):
         """``(chunks with vectors for model, chunks without)``."""
         ...
 
+    def paths_without_vectors(self, model: str, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` still have a chunk with no vector for ``model``."""
+        ...
+
     def count_vector_rows(self, model: str) -> int:
         """Passage vectors stored for ``model``."""
         ...

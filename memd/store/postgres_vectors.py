@@ -94,6 +94,15 @@ class VectorRows:
         )[0]
         return done, total - done
 
+    def paths_without_vectors(self, model: str, paths: Sequence[str]) -> set[str]:
+        rows = self._q(
+            "SELECT DISTINCT f.path FROM memd_chunks c "
+            f"{_OF} WHERE {self._in} AND f.path = ANY(%s) AND NOT EXISTS (SELECT 1 FROM "
+            "memd_vectors v WHERE v.chunk_id = c.id AND v.model = %s AND v.part = 0)",
+            (*self._args, list(paths), model),
+        )
+        return {path for (path,) in rows}
+
     def count_vector_rows(self, model: str) -> int:
         return self._q(
             f"SELECT count(*) FROM memd_vectors v JOIN memd_chunks c ON c.id = v.chunk_id "

@@ -68,6 +68,17 @@ class VectorTables:
         return list(self.db.execute(_PENDING, args))
 
     @guard
+    def paths_without_vectors(self, model: str, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` still have a chunk with no vector for ``model``."""
+        rows = self.db.execute(
+            "SELECT DISTINCT f.path FROM files f JOIN chunks c ON c.file_id = f.id "
+            "WHERE f.path IN (SELECT value FROM json_each(?1)) AND NOT EXISTS ("
+            "SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = ?2 AND v.part = 0)",
+            (json.dumps(list(paths)), model),
+        )
+        return {path for (path,) in rows}
+
+    @guard
     def count_vectors(self, model: str, nbytes: int | None = None) -> tuple[int, int]:
         """``(chunks with vectors for model, chunks without)``; with ``nbytes``, a vector
         of another size counts as none."""
