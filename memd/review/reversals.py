@@ -110,6 +110,14 @@ _CHOICE = re.compile(
     r"is|are|with|in|by)\b",
     re.IGNORECASE,
 )
+# A word one of the patterns needs: tried first, so a note's many other lines cost one scan.
+_TRIGGER = re.compile(
+    r"\b(?:from|off|away|replac\w*|swapped|traded|exchanged|took over|supersed\w*|"
+    r"instead|rather|place|not|no longer|no more|over|back|returned|reverted|dropped|ditched|"
+    r"abandoned|retired|gave up|got rid|phased|dumped|decommissioned|sunset\w*|killed|"
+    r"turned off|shut|stopped|don't|won't|quit|gone|dead|history)\b",
+    re.IGNORECASE,
+)
 _CLAUSE = re.compile(r";|\s[—–]\s|(?<=[.!?])\s+|:\s+")
 
 
@@ -136,6 +144,8 @@ class Overturned:
 
 def reversals(text: str) -> list[Reversal]:
     """The reversals ``text`` states, one per clause at most."""
+    if not _TRIGGER.search(text):  # most statements: no pattern could match
+        return []
     found = []
     for clause in _CLAUSE.split(text):
         clause = clause.strip().rstrip(".!")
