@@ -1,6 +1,6 @@
 """Soak benchmark: a real `memd serve` under steady mixed traffic for a bounded time.
 
-    python bench/soak_bench.py [--minutes 20] [--notes 500] [--provider none|local]
+    python bench/soak_bench.py [--minutes 20] [--notes 500] [--provider none|local] [--steady]
                                [--reloads 8] [--out bench/results/soak.json]
 
 Traffic on a vault of ``--notes`` daily notes: 2 edits a second (an append, a ``sed -i``
@@ -95,7 +95,9 @@ def slope_mb_per_h(samples: list[dict]) -> float | None:
 class Soak:
     """The traffic threads and what they counted."""
 
-    def __init__(self, root: Path, sock: Path, pid: int, config: Path, text: str) -> None:
+    def __init__(
+        self, root: Path, sock: Path, pid: int, config: Path, text: str, steady: bool = False
+    ) -> None:
         self.root, self.sock, self.pid = root, sock, pid
         self.config, self.config_text = config, text
         self.stop = threading.Event()
@@ -106,6 +108,8 @@ class Soak:
         self.probe_ms: dict[int, list[float]] = {n: [] for n in READER_COUNTS}
         self.misses: dict[int, list] = {n: [] for n in READER_COUNTS}
         self.created: list[Path] = []
+        self.steady = steady
+        self.appended: list[Path] = []  # notes a soak line was appended to, oldest first
         self.deleted: list[tuple[str, str]] = []  # (its unique word, its path)
         self.reloads = 0
 
@@ -130,12 +134,26 @@ class Soak:
 
     def edit(self) -> None:
         rng, daily = self.rng, sorted((self.root / "memory").glob("20*.md"))
-        kind = rng.choices(["append", "sed", "create", "rename", "delete"], [4, 2, 2, 1, 1])[0]
+        kinds, weights = ["append", "sed", "create", "rename", "delete"], [4, 2, 2, 1, 1]
+        if self.steady:  # as much taken out as put in: the vault keeps its size
+            kinds, weights = [*kinds, "trim"], [2, 2, 1, 1, 1, 2]
+        kind = rng.choices(kinds, weights)[0]
         if kind in ("rename", "delete") and not self.created:
             kind = "create"
-        if kind == "append":
-            with open(rng.choice(daily), "a") as f:
+        if kind == "trim" and not self.appended:
+            kind = "sed"
+        if kind == "trim":  # the soak line appended longest ago goes again
+            path = self.appended.pop(0)
+            lines = path.read_text().splitlines(keepends=True)
+            gone = next(n for n, line in enumerate(lines) if line.startswith("- soak note"))
+            tmp = path.with_name(f".trim{rng.randrange(10**6)}")
+            tmp.write_text("".join(lines[:gone] + lines[gone + 1 :]))
+            os.replace(tmp, path)
+        elif kind == "append":
+            path = rng.choice(daily)
+            with open(path, "a") as f:
                 f.write(f"- soak note {rng.randrange(10**6)} about the release plan\n")
+            self.appended.append(path)
         elif kind == "sed":  # sed -i: a new file beside, renamed over the old one
             path = rng.choice(daily)
             tmp = path.with_name(f".sed{rng.randrange(10**6)}")
@@ -225,6 +243,8 @@ class Soak:
             while not self.stop.is_set():
                 n += 1
                 path, token, readers = files[n % len(files)], f"kudu{n}x", self.readers_now()
+                if self.steady and n > len(files):  # the probe file keeps one line
+                    path.write_text("# Probe\n")
                 with open(path, "a") as f:
                     f.write(f"- sighted {token}\n")
                 line = path.read_text().count("\n")
@@ -308,9 +328,16 @@ def main() -> int:
     ap.add_argument("--provider", choices=["none", "local"], default="local")
     ap.add_argument("--sample-seconds", type=float, default=30.0)
     ap.add_argument("--reloads", type=int, default=8)
+    ap.add_argument(
+        "--steady",
+        action="store_true",
+        help="take out as much as is put in (the vault keeps its size): what RSS does then "
+        "is not the index growing",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    out = args.out or HERE / "results" / f"soak-{args.provider}.json"
+    steady = "-steady" if args.steady else ""
+    out = args.out or HERE / "results" / f"soak-{args.provider}{steady}.json"
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -333,7 +360,7 @@ def main() -> int:
                 stdout=sink,
                 stderr=sink,
             )
-        soak = Soak(root, sock, proc.pid, config, text)
+        soak = Soak(root, sock, proc.pid, config, text, args.steady)
         samples: list[dict] = []
         try:
             indexed_s = wait_ready(sock, args.notes, proc, args.provider != "none")
@@ -391,6 +418,7 @@ def main() -> int:
         "benchmark": "soak",
         "provider": args.provider,
         "notes": args.notes,
+        "steady": args.steady,
         "minutes": args.minutes,
         "indexed_and_embedded_s": round(indexed_s, 1),
         "cpu_s_during_soak": round(samples[-1]["cpu_s"] - start_cpu, 1),
