@@ -207,7 +207,7 @@ def overturned(every: Sequence[Statement]) -> list[Overturned]:
     """For each statement that reverses an earlier one, the newest earlier statement it
     overturns (``every`` in time order: MEMORY.md and undated notes first)."""
     out: list[Overturned] = []
-    said: list[tuple[Statement, list[Reversal]]] = []
+    said: list[tuple[Statement, list[Reversal], str]] = []  # ..., its text lower-cased
     for s in every:
         if s.task or s.key is not None:
             continue
@@ -217,7 +217,7 @@ def overturned(every: Sequence[Statement]) -> list[Overturned]:
             if hit is not None:
                 out.append(Overturned(hit[0], s, hit[1], hit[1].old or ""))
                 break
-        said.append((s, mine))
+        said.append((s, mine, s.text.lower()))
     return out
 
 
@@ -225,8 +225,9 @@ def _named(said: list, r: Reversal) -> tuple[Statement, Reversal] | None:
     """The newest earlier statement that names the value ``r`` leaves."""
     name = re.compile(rf"(?<![\w-]){re.escape(r.old or '')}(?![\w-])", re.IGNORECASE)
     about = set(content_words(r.subject)) - set(content_words(f"{r.old} {r.new or ''}"))
-    for older, theirs in reversed(said):
-        if not name.search(older.text) or _leaves(theirs, r.old):
+    plain = (r.old or "").lower()
+    for older, theirs, lower in reversed(said):
+        if plain not in lower or not name.search(older.text) or _leaves(theirs, r.old):
             continue
         if about and not about & set(content_words(older.text)):
             continue
@@ -239,7 +240,7 @@ def _named(said: list, r: Reversal) -> tuple[Statement, Reversal] | None:
 def _back(said: list, r: Reversal) -> tuple[Statement, Reversal] | None:
     """ "Went back to A": the newest earlier statement that moved off A (to what is now
     left behind)."""
-    for older, theirs in reversed(said):
+    for older, theirs, _ in reversed(said):
         for t in theirs:
             if t.old and t.new and t.old.lower() == (r.new or "").lower():
                 return older, Reversal(r.subject or t.subject, t.new, r.new, back=True)
