@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.embed.providers import local_available
 from memd.errors import InvalidParams
 from memd.memory import Memory
 from memd.review.facts import disagree, facts
@@ -325,3 +326,31 @@ def test_lines_said_twice_are_duplicates_and_only_memds_own_is_removed(ws):
         assert done["action"] == "forget" and done["paths"] == ["memory/prefs.md"]
         assert [e.key for e in memory.list().entries] == ["db"]
     assert (ws.root / "MEMORY.md").read_text().startswith(core)  # the person's lines as they were
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] is not installed")
+def test_a_due_review_waits_for_the_vector_back_fill_with_the_local_model(make_config, monkeypatch):
+    """Its check by meaning would take the cores the back-fill needs (19.5 s of CPU at a
+    first start): while vectors are back-filled it waits, at most half an hour."""
+    import asyncio
+
+    from memd.serve import reviews
+
+    filling = [True]
+    with Memory(make_config(embeddings={"provider": "local"})) as memory:
+        schedule = reviews.ReviewSchedule(
+            memory, memory.config, asyncio.Event(), asyncio.Event(), lambda: filling[0]
+        )
+        assert (
+            schedule._held() and schedule.info()["state"] == "waiting for the embedding back-fill"
+        )
+        filling[0] = False
+        assert not schedule._held()
+        filling[0] = True
+        monkeypatch.setattr(reviews, "_HOLD_S", 0.0)
+        assert not schedule._held()  # held long enough: it runs all the same
+    with Memory(make_config(embeddings={"provider": "none"})) as memory:
+        schedule = reviews.ReviewSchedule(
+            memory, memory.config, asyncio.Event(), asyncio.Event(), lambda: True
+        )
+        assert not schedule._held()  # keyword only: nothing competes for the cores

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
+from collections.abc import Callable
 
 from memd.config import Config
 from memd.errors import MemdError
@@ -19,6 +21,7 @@ from memd.serve.watcher import wait_event
 log = get_logger()
 
 _CHECK_S = 60.0  # the clock is looked at this often (a laptop sleeps, a zone changes)
+_HOLD_S = 30 * 60.0  # a due review waits for the vector back-fill at most this long
 
 
 def last_due(now: dt.datetime, at: str) -> dt.datetime:
@@ -32,10 +35,17 @@ class ReviewSchedule:
     """Runs the review when due; ``info()`` is what ``status`` shows of it."""
 
     def __init__(
-        self, memory: Memory, config: Config, stop: asyncio.Event, ready: asyncio.Event
+        self,
+        memory: Memory,
+        config: Config,
+        stop: asyncio.Event,
+        ready: asyncio.Event,
+        embedding: Callable[[], bool] = lambda: False,
     ) -> None:
         self.memory, self.config, self.stop, self.ready = memory, config, stop, ready
+        self.embedding = embedding  # whether the vector back-fill is under way
         self.state = "waiting for the first index pass"
+        self._held_since: float | None = None
 
     def info(self) -> dict:
         now = self.config.flush.now()
@@ -47,7 +57,7 @@ class ReviewSchedule:
         await self.ready.wait()
         self.state = "idle"
         while not self.stop.is_set():
-            if self._due():
+            if self._due() and not self._held():
                 self.state = "reviewing"
                 try:
                     await asyncio.to_thread(self.memory.reviewer.run)
@@ -57,6 +67,21 @@ class ReviewSchedule:
                                 error=str(exc))  # fmt: skip
                     self.state = f"failed: {exc}"
             await wait_event(self.stop, _CHECK_S)
+
+    def _held(self) -> bool:
+        """A review with the local model checks its best candidates by meaning on the same
+        cores the vector back-fill uses (19.5 s of CPU at a first start): while the
+        back-fill runs it waits, for at most ``_HOLD_S``."""
+        if self.memory.embedder.provider != "local" or not self.embedding():
+            self._held_since = None
+            return False
+        now = time.monotonic()
+        if self._held_since is None:
+            self._held_since = now
+        if now - self._held_since >= _HOLD_S:
+            return False
+        self.state = "waiting for the embedding back-fill"
+        return True
 
     def _due(self) -> bool:
         kept = self.memory.reviewer.waiting()

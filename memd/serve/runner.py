@@ -94,7 +94,13 @@ class Runner:
             else None
         )
         self.reviews = (
-            ReviewSchedule(self.memory, config, self.stop, self.first_pass)
+            ReviewSchedule(
+                self.memory,
+                config,
+                self.stop,
+                self.first_pass,
+                lambda: bool(self.pending_embeddings),
+            )
             if config.review.enabled
             else None
         )
