@@ -95,9 +95,15 @@ def test_what_reaches_the_model_through_the_daemon_keeps_subjects_and_topic(serv
     for n, note in enumerate(notes):
         day = monday + dt.timedelta(days=n)
         ws.write(f"memory/{day}.md", f"# {day}\n\n{note}\n")
+    repeats = "".join(
+        f"- note about otter33: checked the retry queue, {n} items left\n" for n in range(20)
+    )
+    ws.write(f"memory/{today}.md", f"# {today}\n\n{repeats}- Shipped the billing export.\n")
     d = serve()
     d.wait_for(lambda: d.search("laptops"), what="indexed")
     text = d.call("memory_context", cwd=str(ws.root))["text"]
     assert "**Priya Raman**: backend lead" in text
+    assert text.count("otter33") == 1 and "(×20, latest" in text  # one line, its count
+    assert "Shipped the billing export" in text
     said = d.call("memory_recall", prompt="why did the prod deploy get rolled back last week?")
     assert said["lines"] == 1 and "Rolled back the prod deploy of 3.2.0" in said["text"], said
