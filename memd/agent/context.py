@@ -71,7 +71,7 @@ def recall(memory: Memory, prompt: str, budget: int = RECALL_BUDGET) -> Said:
     if not prompt.strip():
         return Said("", 0, 0)
     answer = memory.search(prompt[:2000], max_results=5, min_results=0, narrow_window=True)
-    lines = [_result_line(r) for r in answer.results if r.match == "strong"]
+    lines = [_result_line(r) for r in answer.results]  # min_results=0: strong only
     return _fit([("Notes that may help", _ranked(lines), 1.0)], budget)
 
 
@@ -115,7 +115,7 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[Line], float]:
     answer = memory.search(
         name.replace("-", " ").replace("_", " "), max_results=4, min_results=0
     )  # what reaches the model unasked: strong matches only
-    lines = [_result_line(r) for r in answer.results if r.match == "strong"]
+    lines = [_result_line(r) for r in answer.results]  # min_results=0: strong only
     return (f"About {name}", _ranked(lines), 0.2)
 
 

@@ -63,7 +63,7 @@ def conflicts(every: Sequence[Statement]) -> list[Conflict]:
     for said in by_subject.values():
         if len(said) < 2:
             continue
-        said.sort(key=lambda sf: (sf[0].date or "", sf[0].key is None, sf[0].path, sf[0].line))
+        said.sort(key=lambda sf: _when(sf[0]))
         newer, now = said[-1]
         earlier = [(s, f) for s, f in said[:-1] if disagree(f, now)]
         if not earlier:
@@ -75,16 +75,21 @@ def conflicts(every: Sequence[Statement]) -> list[Conflict]:
     # Reversals ("switched X from A to B", "replaced A with B", "went back to A") name the
     # value left behind: the statement they overturn is found by it, however it is worded.
     taken = {(c.newer.path, c.newer.line) for c in found}
-    ordered = sorted(every, key=lambda s: (s.date or "", s.key is None, s.path, s.line))
-    for o in overturned(ordered):
+    for o in overturned(sorted(every, key=_when)):
         if (o.newer.path, o.newer.line) in taken:
             continue
         taken.add((o.newer.path, o.newer.line))
         r = o.reversal
-        label = r.subject or f"{o.old} or {r.new}" if r.new else r.subject or o.old
+        label = r.subject or (f"{o.old} or {r.new}" if r.new else o.old)
         was, now = _fact(label, o.old), _fact(label, r.new or f"no longer {o.old}")
         found.append(Conflict(label, o.older, o.newer, was, now, 1, [o.older]))
     return found
+
+
+def _when(s: Statement) -> tuple:
+    """Time order: undated files and keys first (a daily note is the newer word), then by
+    day, file and line."""
+    return (s.date or "", s.key is None, s.path, s.line)
 
 
 def _fact(label: str, value: str) -> Fact:
