@@ -307,7 +307,8 @@ class Memory:
         """Counts, freshness and where things live."""
         activity = self._activity()
         counts = self.db.read(lambda store: store.counts())
-        embedded = self.db.vector_counts()[0] if self.embedder.enabled else 0
+        # Done and waiting from one count: the runner's number may be a batch behind.
+        embedded, waiting = self.db.vector_counts() if self.embedder.enabled else (0, 0)
         fresh = self.db.freshness(activity)
         return Status(
             version=__version__,
@@ -336,7 +337,7 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
-            embedding=embedding_progress(embedded, fresh.pending_embeddings, activity.embed_per_s),
+            embedding=embedding_progress(embedded, waiting, activity.embed_per_s),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:

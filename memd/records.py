@@ -295,8 +295,8 @@ def embedding_progress(done: int, pending: int, per_s: float | None) -> dict | N
     """Embedding progress while chunks wait: counts, rate and the seconds left."""
     if not pending:
         return None
-    eta = round(pending / per_s) if per_s else None
     rate = round(per_s, 2) if per_s else None
+    eta = round(pending / rate) if rate else None  # what the numbers shown give
     return {"done": done, "total": done + pending, "per_s": rate, "eta_s": eta}
 
 
