@@ -180,6 +180,9 @@ def _plain(name: str) -> str:
     return name.lstrip("-").replace("-", "_").lower()
 
 
+_SECRET_KEYS = frozenset({"dsn", "api_key", "password"})  # values never echoed
+
+
 @dataclass
 class _Context:
     env: Mapping[str, str]
@@ -190,6 +193,9 @@ class _Context:
         return f"config file {self.source}" if self.source else "the built-in config"
 
     def error(self, key: str, problem: str) -> ConfigError:
+        # A secret's value never goes into a message: it reaches logs, status and doctor.
+        if set(re.split(r"[.\[\]]", key)) & _SECRET_KEYS:
+            problem = re.sub(r", got .*$", ", got a value of another type (not shown)", problem)
         return ConfigError(f"{key} in {self.where}: {problem}")
 
     def unknown(self, key: str, known: list[str]) -> typing.NoReturn:

@@ -514,3 +514,22 @@ def test_the_config_file_is_followed_and_drift_is_said(serve, notes):
     )
     d.config_path.write_text(text)
     d.wait_for(lambda: "config_drift" not in d.call("status"), what="the file and memd agree")
+
+
+def test_a_mistyped_secret_in_the_followed_config_is_never_shown(serve, notes):
+    """A DSN or API key written as a list used to come back whole in the error, which the
+    daemon now shows in status, health, its log and doctor."""
+    d = serve()
+    d.wait_for(lambda: d.search("graphql"), what="start-up index")
+    secret = "S3cretLeak1"
+    text = d.config_path.read_text()
+    keyed = text.replace("{provider: none}", f"{{provider: none, api_key: ['{secret}']}}")
+    assert keyed != text
+    d.config_path.write_text(keyed + f"team: {{dsn: ['postgresql://a:{secret}@127.0.0.1:1/x']}}\n")
+    drift = d.wait_for(lambda: d.call("status").get("config_drift"), what="the drift said")
+    assert "could not be loaded" in drift
+    from memd.cli import doctor
+
+    said = [json.dumps(d.call("status")), json.dumps(d.call("health")), d.log()]
+    said += [repr(c) for c in doctor.run_checks(str(d.config_path), None, d.env)]
+    assert not [s for s in said if secret in s]
