@@ -25,7 +25,8 @@ _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 # What Obsidian never shows as prose and memd leaves out of the index by default:
 # %% comments %%, Dataview queries, and an Excalidraw drawing's data.
-HIDDEN_TEXT: tuple[Literal["comments", "queries", "drawings"], ...] = (
+Hidden = Literal["comments", "queries", "drawings"]
+HIDDEN_TEXT: tuple[Hidden, ...] = (
     "comments",
     "queries",
     "drawings",
@@ -34,9 +35,11 @@ HIDDEN_TEXT: tuple[Literal["comments", "queries", "drawings"], ...] = (
 
 @dataclass(frozen=True)
 class Chunking:
-    tokens: int = 400
-    overlap: int = 120
-    hide: tuple[Literal["comments", "queries", "drawings"], ...] = HIDDEN_TEXT
+    """How notes are cut into chunks."""
+
+    tokens: int = 400  # most cl100k_base tokens in one chunk
+    overlap: int = 120  # tokens each chunk repeats from the end of the one before
+    hide: tuple[Hidden, ...] = HIDDEN_TEXT  # Obsidian text not indexed ([]: index all)
 
     def __post_init__(self) -> None:
         if self.tokens < 16:
@@ -47,8 +50,10 @@ class Chunking:
 
 @dataclass(frozen=True)
 class Watch:
-    debounce_ms: int = 300
-    reconcile_minutes: float = 5.0
+    """How the daemon follows the files."""
+
+    debounce_ms: int = 300  # quiet time after a file event before re-indexing
+    reconcile_minutes: float = 5.0  # full stat sweep that catches what the watcher missed
 
     def __post_init__(self) -> None:
         if self.debounce_ms < 0:
@@ -59,7 +64,9 @@ class Watch:
 
 @dataclass(frozen=True)
 class Server:
-    idle_timeout_s: float = 300.0
+    """The daemon's socket."""
+
+    idle_timeout_s: float = 300.0  # close a connection that sends nothing for this long
 
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0:
@@ -68,22 +75,23 @@ class Server:
 
 @dataclass(frozen=True)
 class Embeddings:
-    provider: Literal["auto", "openai", "local", "none"] = "auto"
-    model: str | None = None
-    base_url: str | None = None
-    api_key: str | None = None
-    dimensions: int | None = None
-    batch_size: int = 32
-    timeout_s: float = 30.0
-    retries: int = 2
-    debounce_ms: int = 2000
-    cache_size: int = 50000
-    query_timeout_s: float = 2.0
+    """Where vectors come from, and how they are fetched."""
+
+    provider: Literal["auto", "openai", "local", "none"] = "auto"  # auto: local if installed
+    model: str | None = None  # e.g. text-embedding-3-small, or nomic-embed-text for Ollama
+    base_url: str | None = None  # an OpenAI-compatible endpoint (unset: OpenAI)
+    api_key: str | None = None  # e.g. ${OPENAI_API_KEY}; local servers need none
+    dimensions: int | None = None  # ask the endpoint for this many (unset: the model's own)
+    batch_size: int = 32  # texts per request
+    timeout_s: float = 30.0  # seconds per request
+    retries: int = 2  # per request, with backoff that honours 429 and Retry-After
+    debounce_ms: int = 2000  # embed a changed file once it has been quiet this long
+    cache_size: int = 50000  # cached embeddings kept (least recently used dropped)
+    query_timeout_s: float = 2.0  # past this, a search answers by keyword, with a warning
     # Cosines of (unrelated, clearly related) text for the model: where its vector score
     # reads 0 and 1. None: memd's measured band for the model, or a generic one.
-    cosine_band: tuple[float, float] | None = None
-    # Threads the local model computes with (None: every core the machine gives memd).
-    threads: int | None = None
+    cosine_band: tuple[float, float] | None = None  # cosines for vector score 0 and 1
+    threads: int | None = None  # local model's CPU threads (unset: every core; needs a restart)
 
     def __post_init__(self) -> None:
         if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
@@ -103,33 +111,34 @@ class Embeddings:
 
 @dataclass(frozen=True)
 class Search:
-    max_results: int = 6
+    """How a search ranks and cuts its results."""
+
+    max_results: int = 6  # results an answer holds at most
     # The relevance floor: results at or above it are strong. 0.38 keeps strong answers to
     # questions the notes cannot answer at 4 % on locomo-dev (0.35: 8 %); weak ones below
-    # it are still shown, labelled (README, Benchmarks).
-    min_score: float = 0.38
+    # it are still shown, labelled (docs/benchmarks.md).
+    min_score: float = 0.38  # the relevance floor: at or above it a result is strong
     # An explicit search with fewer strong results is filled up to this many with the best
     # weak ones, labelled weak (0: strong only); 5 keeps R@5 what it is without a floor.
     # What reaches a model unasked stays strong.
-    min_results: int = 5
-    fusion: Literal["weighted", "rrf"] = "weighted"
-    vector_weight: float = 0.4
-    text_weight: float = 0.6
-    half_life_days: float = 30.0
-    mmr_lambda: float = 0.7
-    candidate_multiplier: int = 4
-    decay: bool = False
-    decay_floor: float = 0.6
-    decay_weight: float = 0.4
-    mmr: bool = False
+    min_results: int = 5  # fill an explicit search up to this many with weak results
+    fusion: Literal["weighted", "rrf"] = "weighted"  # how keyword and vector scores combine
+    vector_weight: float = 0.4  # the vector side's share of hybrid relevance
+    text_weight: float = 0.6  # the keyword side's share of hybrid relevance
+    half_life_days: float = 30.0  # decay: age at which a daily note's bonus halves
+    mmr_lambda: float = 0.7  # MMR: relevance against diversity
+    candidate_multiplier: int = 4  # each side proposes this × max_results chunks
+    decay: bool = False  # score daily notes down by age (worse than newer_first)
+    decay_floor: float = 0.6  # decay: score × (floor + weight × 2^(−age / half life))
+    decay_weight: float = 0.4  # decay: the age-dependent share of the score
+    mmr: bool = False  # keep near-duplicates from filling the list
     # Time words and soft preferences (memd.search.timerank).
-    time_words: bool = True
-    outside_window: float = 0.6
-    newer_first: bool = True
-    near_equal: float = 0.15
-    sessions_factor: float = 0.9
-    # Seconds a search waits for a workspace's first index pass after the daemon starts.
-    first_pass_wait: float = 3.0
+    time_words: bool = True  # read "last week", "in March", "昨天" as a soft window
+    outside_window: float = 0.6  # score factor of a dated note outside that window
+    newer_first: bool = True  # of two notes stating one fact, the newer first
+    near_equal: float = 0.15  # scores within this share of each other are near-equal
+    sessions_factor: float = 0.9  # score factor of a transcript: a note wins a tie
+    first_pass_wait: float = 3.0  # seconds a search waits for the first index pass
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_results <= 100:
@@ -151,12 +160,14 @@ class Search:
 
 @dataclass(frozen=True)
 class Rerank:
-    provider: Literal["none", "http"] = "none"
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    top_n: int = 20
-    timeout_s: float = 2.0
+    """An optional reranker for the best candidates."""
+
+    provider: Literal["none", "http"] = "none"  # http: POST {base_url}/rerank
+    base_url: str | None = None  # e.g. http://127.0.0.1:8080/v1
+    model: str | None = None  # the reranking model, if the endpoint wants one
+    api_key: str | None = None  # e.g. ${JINA_API_KEY}
+    top_n: int = 20  # how many of the best candidates it sees
+    timeout_s: float = 2.0  # past this, the fusion order stands, with a warning
 
     def __post_init__(self) -> None:
         if self.provider == "http" and not self.base_url:
@@ -169,17 +180,21 @@ class Rerank:
 
 @dataclass(frozen=True)
 class FlushLLM:
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    timeout_s: float = 60.0
-    retries: int = 1
+    """A chat endpoint that picks what a transcript flush keeps."""
+
+    model: str  # the chat model
+    base_url: str | None = None  # an OpenAI-compatible endpoint (unset: OpenAI)
+    api_key: str | None = None  # e.g. ${OPENAI_API_KEY}
+    timeout_s: float = 60.0  # seconds per request
+    retries: int = 1  # per request
 
 
 @dataclass(frozen=True)
 class Flush:
-    timezone: str | None = None
-    llm: FlushLLM | None = None
+    """Writing entries into the notes."""
+
+    timezone: str | None = None  # IANA name for "today" in daily notes (unset: the system's)
+    llm: FlushLLM | None = None  # a chat endpoint for transcript flushes
 
     def __post_init__(self) -> None:
         if self.timezone is not None:
@@ -199,8 +214,10 @@ class Flush:
 
 @dataclass(frozen=True)
 class Log:
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    format: Literal["auto", "json", "console"] = "auto"
+    """What the daemon logs, and how."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"  # the least severe level logged
+    format: Literal["auto", "json", "console"] = "auto"  # auto: JSON when not a terminal
 
 
 @dataclass(frozen=True)
@@ -237,9 +254,9 @@ class Team:
 class ExtraPath:
     """A folder or file indexed beside the workspace, with globs of its own."""
 
-    path: Path
+    path: Path  # a folder, or a single .md file
     include: tuple[str, ...] = ()  # when given, only files matching one of these
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # files to skip, besides the workspace's exclude
 
 
 SESSION_FORMATS = ("claude-code", "codex", "openclaw", "jsonl")
@@ -255,8 +272,8 @@ SESSION_PATHS = {
 class SessionSource:
     """A folder of agent session transcripts, indexed read-only (``source: sessions``)."""
 
-    path: Path
-    format: Literal["claude-code", "codex", "openclaw", "jsonl"]
+    path: Path  # the transcripts' folder (default: the host's own)
+    format: Literal["claude-code", "codex", "openclaw", "jsonl"]  # how its lines are read
     max_age_days: float = 30.0  # older transcripts leave the index (never the disk)
     tools: Literal["summary", "omit"] = "summary"  # tool calls and output: one line, or none
     name: str | None = None  # shown as sessions/<name>/...; default: the format
@@ -293,7 +310,7 @@ class WorkspaceConfig:
 class Review:
     """The daemon's daily review of each workspace (``memd review`` runs one at any time)."""
 
-    enabled: bool = True
+    enabled: bool = True  # review each workspace every day
     at: str = "03:00"  # local time (flush.timezone's when set)
 
     def __post_init__(self) -> None:

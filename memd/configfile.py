@@ -39,16 +39,16 @@ from memd.config import (
 )
 from memd.errors import ConfigError
 
-# Top-level keys that are not sections; each maps to how it is read.
-_TOP_LEVEL = (
-    "workspace",
-    "workspaces",
-    "extra_paths",
-    "exclude",
-    "sessions",
-    "state_dir",
-    "socket",
-)
+# Top-level keys that are not sections, each with its one-line meaning (docs/gen_reference.py).
+_TOP_LEVEL = {
+    "workspace": "the memory folder: MEMORY.md (or memory.md) and memory/**/*.md",
+    "workspaces": "several workspaces by name, each with its own index (the first is the default)",
+    "extra_paths": "more folders or single .md files to index, e.g. an Obsidian vault",
+    "exclude": "gitignore-style globs of files and folders to skip, relative to each root",
+    "sessions": "agent session transcripts indexed read-only beside the notes",
+    "state_dir": "where the indexes, the lock and the flush ledger live",
+    "socket": "the daemon's Unix socket ($XDG_RUNTIME_DIR/memd/memd.sock when that is set)",
+}
 _SECTIONS: dict[str, type] = {
     "chunking": Chunking,
     "watch": Watch,
