@@ -298,7 +298,11 @@ def make_parser() -> Parser:
     p.add_argument("--hook", action="store_true", help="read the hook's JSON on standard input")
     p.add_argument("--budget", type=int, metavar="TOKENS", help="at most this many (default 1500)")
     p.add_argument("--cwd", metavar="DIR", help="the project folder (default: the hook's cwd)")
-    p.add_argument("--source", choices=["startup", "resume", "clear", "compact"])
+    p.add_argument(
+        "--source",
+        choices=["startup", "resume", "clear", "compact"],
+        help="how the session started (default: the hook's); compact also shows the last flush",
+    )
 
     p = command("recall")
     p.add_argument("prompt", nargs="*", help="the prompt (else the hook's JSON with --hook)")
@@ -306,7 +310,7 @@ def make_parser() -> Parser:
     p.add_argument("--budget", type=int, metavar="TOKENS", help="at most this many (default 600)")
 
     p = command("hooks")
-    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("action", choices=["install", "uninstall", "status"], help="what to do")
     p.add_argument("host", nargs="?", choices=["claude-code", "codex"], help="the agent host")
     p.add_argument(
         "--project", type=Path, metavar="DIR", help="claude-code: DIR/.claude/settings.json"
@@ -338,7 +342,9 @@ def make_parser() -> Parser:
         help="install (write, enable, start), uninstall (stop, disable, remove), status",
     )
     p = command("team")
-    p.add_argument("action", choices=["init", "add-host", "grant", "revoke", "status"])
+    p.add_argument(
+        "action", choices=["init", "add-host", "grant", "revoke", "status"], help="what to do"
+    )
     p.add_argument("role", nargs="?", help="add-host, grant, revoke: the PostgreSQL role")
     p.add_argument("host", nargs="?", help="add-host: the host it publishes as; grant: whose")
     p.add_argument(
