@@ -15,6 +15,7 @@ import ast
 import dataclasses
 import inspect
 import io
+import os
 import sys
 import textwrap
 import tokenize
@@ -265,9 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(HERE.parent)}")
+            print(f"wrote {os.path.relpath(path, HERE.parent)}")
     for path in stale:
-        print(f"{path.relative_to(HERE.parent)} differs from the code: run python {__file__}")
+        where = os.path.relpath(path, HERE.parent)
+        print(f"{where} differs from the code: run python docs/gen_reference.py")
     return 1 if stale else 0
 
 

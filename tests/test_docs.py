@@ -5,15 +5,19 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).parent.parent / "README.md"
+REPO = Path(__file__).parent.parent
+README = REPO / "README.md"
+# README and every page of the docs site, in order: where examples may live.
+PAGES = [README, *sorted((REPO / "docs").rglob("*.md"))]
 
 
 def code_block(language: str, marker: str) -> str:
-    """The README code block of ``language`` that contains ``marker``."""
-    for block in re.findall(rf"```{language}\n(.*?)```", README.read_text(), re.S):
-        if marker in block:
-            return block
-    raise AssertionError(f"no {language} block with {marker!r} in README.md")
+    """The code block of ``language`` that contains ``marker``, in README or a docs page."""
+    for page in PAGES:
+        for block in re.findall(rf"```{language}\n(.*?)```", page.read_text(), re.S):
+            if marker in block:
+                return block
+    raise AssertionError(f"no {language} block with {marker!r} in README.md or docs/")
 
 
 def test_readme_opens_with_the_two_commands():
@@ -22,7 +26,7 @@ def test_readme_opens_with_the_two_commands():
     install, tests = re.findall(r"```sh\n(.*?)```", text[first:], re.S)[:2]
     assert "pip install" in install and "memd" in install
     assert "pytest" in tests
-    ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
     assert ".venv/bin/python -m pytest -q" in tests and ".venv/bin/python -m pytest -q" in ci
 
 
@@ -56,22 +60,26 @@ def test_python_client_example_runs(serve, ws):
     assert namespace["answer"]["results"]
 
 
-def test_readme_says_how_memd_gets_on_path_before_it_writes_plain_memd():
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_readme_says_how_memd_gets_on_path_before_it_writes_plain_memd(page):
     """The install leaves memd in .venv/bin/: say once how to put it on PATH, before the
-    first example that types plain ``memd``."""
-    text = README.read_text()
+    first example that types plain ``memd`` (README, and the page a first visit opens)."""
+    text = (REPO / page).read_text()
     examples = [m.start() for m in re.finditer(r"```sh\n(.*?)```", text, re.S)]
     first_plain = min(
-        at + m.start()
-        for at in examples
-        for m in re.finditer(r"(?m)^(?:.*[|;&(] *)?memd ", text[at : text.index("```", at + 3)])
+        (
+            at + m.start()
+            for at in examples
+            for m in re.finditer(r"(?m)^(?:.*[|;&(] *)?memd ", text[at : text.index("```", at + 3)])
+        ),
+        default=len(text),  # no plain memd yet: the page must still say it
     )
     told = text.find("source .venv/bin/activate")
     assert 0 <= told < first_plain and "pipx install" in text[told : told + 400]
 
 
-def test_readme_says_where_socat_and_nc_come_from():
-    text = README.read_text()
-    socket_section = text[text.index("### The socket") : text.index("From Python, `memd.client`")]
+def test_the_socket_page_says_where_socat_and_nc_come_from():
+    text = (REPO / "docs" / "socket.md").read_text()
+    socket_section = text[text.index("## The socket") : text.index("From Python, `memd.client`")]
     assert "command -v socat nc" in socket_section and "apt install socat" in socket_section
     assert "netcat-openbsd" in socket_section

@@ -1,16 +1,15 @@
 import asyncio
 import contextlib
 import json
-import re
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from memd.errors import InvalidParams, NotFound
 from memd.serve.server import respond
+from tests.test_docs import PAGES, code_block
 
 
 def run(line, dispatch=None):
@@ -103,10 +102,9 @@ def daemon(serve, ws):
 
 
 def test_a_pretty_printed_request_is_told_to_come_on_one_line(daemon):
-    """README's memory_flush request as printed spans lines: each line is a parse error
+    """The docs' memory_flush request as printed spans lines: each line is a parse error
     that says why; the same request on one line (``jq -c``) is answered."""
-    text = (Path(__file__).parent.parent / "README.md").read_text()
-    (pretty,) = [b for b in re.findall(r"```json\n(.*?)```", text, re.S) if "memory_flush" in b]
+    pretty = code_block("json", '"method": "memory_flush"')
     lines = [line for line in pretty.splitlines() if line.strip()]
     assert len(lines) > 1
     c = Conn(daemon.socket)
@@ -117,7 +115,7 @@ def test_a_pretty_printed_request_is_told_to_come_on_one_line(daemon):
     c.send(json.dumps(json.loads(pretty)).encode() + b"\n")
     answer = c.recv_line()
     assert answer["id"] == 7 and len(answer["result"]["written"]) == 2
-    assert "jq -c . request.json | socat" in text
+    assert any("jq -c . request.json | socat" in page.read_text() for page in PAGES)
 
 
 def test_bad_requests_do_not_end_the_connection(daemon):
