@@ -104,10 +104,13 @@ class _Writer:
         return f"# {day.isoformat()}\n\n" + "\n".join(self.section(h) for h in hours)
 
 
-def make_vault(root: Path, files: int = 5000, seed: int = 1) -> Path:
-    """Write a vault of ``files`` daily notes under ``root`` (idempotent for one seed)."""
+def make_vault(root: Path, files: int = 5000, seed: int = 1, every_note: str = "") -> Path:
+    """Write a vault of ``files`` daily notes under ``root`` (idempotent for one seed).
+    ``every_note``: a line put under each note's title, so a query of its words matches
+    every note (a common-word search); the rest of the text is the same as without it."""
     stamp = root / ".vault-done"
-    if stamp.exists() and stamp.read_text() == f"{files} {seed}":
+    done = f"{files} {seed}" + (f" {every_note}" if every_note else "")
+    if stamp.exists() and stamp.read_text() == done:
         return root
     writer = _Writer(seed)
     memory = root / "memory"
@@ -115,12 +118,16 @@ def make_vault(root: Path, files: int = 5000, seed: int = 1) -> Path:
     first = dt.date(2026, 11, 1) - dt.timedelta(days=files - 1)
     for n in range(files):
         day = first + dt.timedelta(days=n)
-        (memory / f"{day.isoformat()}.md").write_text(writer.daily(day), encoding="utf-8")
+        text = writer.daily(day)
+        if every_note:
+            title, rest = text.split("\n\n", 1)
+            text = f"{title}\n\n{every_note}\n\n{rest}"
+        (memory / f"{day.isoformat()}.md").write_text(text, encoding="utf-8")
     (root / "MEMORY.md").write_text(
         "# Memory\n\n" + "\n\n".join(writer.paragraph() for _ in range(20)) + "\n",
         encoding="utf-8",
     )
-    stamp.write_text(f"{files} {seed}")
+    stamp.write_text(done)
     return root
 
 

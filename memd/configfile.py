@@ -5,7 +5,6 @@ a ``Config``. Every error names the key and the file it came from.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import re
 import types
@@ -172,6 +171,8 @@ def nearest(name: str, known: Iterable[str]) -> str | None:
     alias = _ALSO_CALLED.get(key)
     if alias in by_key:
         return by_key[alias]
+    import difflib  # only a misspelt name pays for it
+
     close = difflib.get_close_matches(key, list(by_key), n=1)
     return by_key[close[0]] if close else None
 

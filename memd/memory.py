@@ -29,7 +29,6 @@ from memd.embed.providers import Embedder, answers_within, make_embedder
 from memd.embed.rerank import make_reranker
 from memd.errors import BackendUnavailable, InvalidParams, PathRefused
 from memd.index.index import Index, database_path
-from memd.index.publish import PublishReport, publish
 from memd.index.reconcile import Progress
 from memd.index.sessions import Sessions
 from memd.records import (
@@ -54,6 +53,7 @@ from memd.sources.reading import read_lines
 from memd.store.base import Store
 
 if TYPE_CHECKING:
+    from memd.index.publish import PublishReport
     from memd.review.reviewer import Reviewer
     from memd.search.team import TeamSearch
     from memd.write.journal import Journal
@@ -343,6 +343,8 @@ class Memory:
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:
         """Bring this workspace's team scope in line with the local index (reads only: any
         thread may run it); ``progress`` is called after each file published."""
+        from memd.index.publish import publish  # the team side: never loaded by a search
+
         return self.db.read(
             lambda local: publish(
                 local,

@@ -54,3 +54,56 @@ print([m for m in loaded if m in sys.modules])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_search_without_a_daemon_loads_only_what_a_search_needs(tmp_path):
+    """A one-shot `memd search` whose walk finds nothing changed loads no parsing, chunking,
+    tokenizer, transcripts, team or daemon code (issue 32: start-up was most of its time);
+    one that finds an edited note still reads it, and loads them for that. Which modules
+    are loaded, not how long it took: the machine's load cannot fail it."""
+    import json
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n- The database migration runs on Fridays.\n")
+    (ws / "memory" / "2026-01-20.md").write_text("# 2026-01-20\n\n## Database\nmigration plan\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"workspace: {ws}\nstate_dir: {tmp_path / 's'}\nsocket: {tmp_path / 'memd.sock'}\n"
+        "embeddings: {provider: none}\n"
+    )
+    lazy = [
+        "numpy", "markdown_it", "tiktoken", "psycopg", "watchfiles", "structlog", "asyncio",
+        "openai", "concurrent.futures", "difflib", "multiprocessing", "memd.index.prepare",
+        "memd.index.regrow", "memd.index.publish", "memd.index.turnchunks",
+        "memd.sources.transcripts", "memd.sources.redact", "memd.sources.canvas",
+        "memd.write.journal", "memd.review.reviewer", "memd.search.team", "memd.serve.daemon",
+        "memd.serve.watcher", "memd.serve.server",
+    ]  # fmt: skip
+    code = f"""
+import contextlib, io, json, sys
+from memd.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(["--config", {str(config)!r}, "search", "database migration", "--json"])
+assert code == 0
+print(json.dumps({{"loaded": [m for m in {lazy!r} if m in sys.modules],
+                   "paths": [r["path"] for r in json.loads(out.getvalue())["results"]]}}))
+"""
+
+    def search() -> dict:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    index = [sys.executable, "-m", "memd", "--config", str(config), "index"]
+    subprocess.run(index, check=True, capture_output=True)
+    nothing_changed = search()
+    assert nothing_changed["loaded"] == []
+    assert sorted(nothing_changed["paths"]) == ["MEMORY.md", "memory/2026-01-20.md"]
+
+    (ws / "memory" / "2026-01-21.md").write_text("# 2026-01-21\n\nThe database migration ran.\n")
+    edited = search()  # no daemon: the walk must still see the new note, and read it
+    assert "memory/2026-01-21.md" in edited["paths"]
+    assert "memd.index.prepare" in edited["loaded"]

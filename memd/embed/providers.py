@@ -16,8 +16,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
@@ -113,6 +111,9 @@ class Embedder:
 def answers_within(embedder: Embedder, seconds: float) -> bool:
     """Whether ``embedder`` embeds one text within ``seconds``: a dead or hung endpoint
     must not hold a one-shot command for its retries."""
+    from concurrent.futures import ThreadPoolExecutor  # a search that embeds nothing skips it
+    from concurrent.futures import TimeoutError as FutureTimeout
+
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
     try:
         pool.submit(embedder.embed, ["memd"], "query").result(timeout=seconds)

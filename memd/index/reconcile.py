@@ -14,15 +14,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memd.config import Chunking
-from memd.index.prepare import Job, Prepared, prepare_all
-from memd.index.regrow import Tail
 from memd.log import Tally, get_logger
 from memd.records import IndexReport
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
+
+if TYPE_CHECKING:
+    from memd.index.prepare import Prepared
+    from memd.index.regrow import Tail
 
 log = get_logger()
 _WATCHED_PASSES = Tally("index_pass")
@@ -40,7 +43,7 @@ Progress = Callable[[int, int], None]
 
 # Where each workspace file may be re-chunked from when it grows (``memd.index.regrow``), by
 # index path; kept by whoever owns the index (``memd.index.index.Index``), for its lifetime.
-Tails = dict[str, Tail]
+Tails = dict[str, "Tail"]
 
 
 def reconcile(
@@ -132,7 +135,7 @@ def _sync(
                 or (tail.size, tail.hash) != (row.size, row.hash)
             ):
                 tail = None
-            jobs.append(Job(e, None if full or row is None else row.hash, chunking, tail))
+            jobs.append((e, None if full or row is None else row.hash, tail))
         else:
             report.unchanged += 1
     if changes.gone:
@@ -142,7 +145,7 @@ def _sync(
         for path in changes.gone:
             tails.pop(path, None)
     done = 0
-    prepared = prepare_all(jobs, workers)
+    prepared = _prepared(jobs, chunking, workers)
     try:
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
@@ -224,6 +227,17 @@ def stamp_at(path: str) -> int | None:
         return stat_stamp(os.stat(path))
     except OSError:
         return None
+
+
+def _prepared(
+    jobs: list[tuple[FileEntry, str | None, Tail | None]], chunking: Chunking, workers: int | None
+) -> Iterator[Prepared]:
+    """The changed files read, parsed and chunked (``memd.index.prepare``), in order."""
+    if jobs:
+        # Loaded only when a file changed: a pass that finds none (a one-shot search) skips it.
+        from memd.index.prepare import Job, prepare_all
+
+        yield from prepare_all([Job(e, old, chunking, tail) for e, old, tail in jobs], workers)
 
 
 def _batched(items: Iterable[Prepared], n: int) -> Iterator[list[Prepared]]:

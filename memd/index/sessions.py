@@ -25,14 +25,11 @@ from pathlib import Path, PurePosixPath
 
 from memd.config import Chunking, SessionSource
 from memd.errors import NotFound, PathRefused
-from memd.index.turnchunks import turn_rows
 from memd.log import get_logger
 from memd.records import IndexReport, Lines
 from memd.sources.layout import SESSIONS_DIR
 from memd.sources.markdown import split_lines
 from memd.sources.reading import read_lines
-from memd.sources.redact import redact_lines
-from memd.sources.transcripts import read_transcript
 from memd.store.base import Store
 from memd.store.rows import FileMeta, SessionState
 
@@ -155,6 +152,8 @@ class Sessions:
 
     def read(self, path: str, start: int, lines: int, workspace: str) -> Lines:
         """Lines of a transcript as ``memory_get`` returns them: read-only, redacted."""
+        from memd.sources.redact import redact_lines  # loaded by workspaces with sessions only
+
         got = read_lines(self.resolve(path), path, start, lines, workspace)
         return dataclasses.replace(got, text=redact_lines(got.text))
 
@@ -227,6 +226,10 @@ class Sessions:
     ) -> None:
         """Read a transcript from where the index stopped (or from the start), chunk the
         new turns, and record how far it got."""
+        # Loaded by workspaces with session folders only: a notes-only search never pays.
+        from memd.index.turnchunks import turn_rows
+        from memd.sources.transcripts import read_transcript
+
         seen = state is not None
         try:
             with open(entry.abspath, "rb") as f:

@@ -12,8 +12,8 @@ import dataclasses
 import datetime as dt
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Search
@@ -52,6 +52,11 @@ from memd.search.timewords import TimeReading, names_a_time, read_time
 from memd.sources.chunker import model_text
 from memd.store.base import Store
 from memd.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+T = TypeVar("T")
 
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 
@@ -105,12 +110,23 @@ class Searcher:
         self._today = today
         self._clock = clock or (lambda: dt.datetime.combine(today(), dt.time(12)).astimezone())
         self._query_timeout = query_timeout_s
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
+        self._pool: ThreadPoolExecutor | None = None  # made by the first embedding or rerank
         self._cache: dict[str, np.ndarray] = {}  # recent query vectors, oldest first
         self._cache_lock = threading.Lock()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    def _submit(self, fn: Callable[..., T], *args: object) -> Future[T]:
+        """Run ``fn`` on the query pool (so a caller can stop waiting for it)."""
+        with self._cache_lock:
+            if self._pool is None:
+                # Here: a keyword search never embeds or reranks, nor loads the pool's modules.
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
+        return self._pool.submit(fn, *args)
 
     def resolve(self, request: SearchRequest) -> SearchRequest:
         """The request with every default filled in from the config; raises
@@ -249,7 +265,7 @@ class Searcher:
         top = sorted(cands, key=lambda c: -c.relevance)[: max(self._rerank_top_n, req.max_results)]
         texts = [model_text(c.hit.heading, c.hit.text) for c in top]
         budget = self.reranker.timeout_s
-        future = self._pool.submit(self.reranker.rerank, req.query, texts)
+        future = self._submit(self.reranker.rerank, req.query, texts)
         try:
             scores = future.result(timeout=budget)
         except TimeoutError:
@@ -278,7 +294,7 @@ class Searcher:
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
         budget = self._query_timeout
-        future = self._pool.submit(self.embedder.embed, [req.query], "query")
+        future = self._submit(self.embedder.embed, [req.query], "query")
         try:
             vector = future.result(timeout=budget)[0]
         except TimeoutError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import cache
 
 from memd.config import Search
 from memd.search.ranking import COVERAGE_KEYWORD, HALF_KEYWORD, Candidate
@@ -34,7 +35,12 @@ ON_TOPIC = 0.5
 NEAR_DUPLICATE = 0.5  # share of the shorter line's words two statements of one fact share
 AFTER_HALF_DAYS = 2.0  # a note this many days after a window keeps half its preference
 _WORD = re.compile(r"\w+")
-_NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]")
+
+
+@cache
+def _nospace() -> re.Pattern[str]:
+    """Kana, Han and Hangul (compiled on first use: wide ranges take milliseconds)."""
+    return re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]")
 
 
 # Words that ask what happened in a time without naming anything to look for: "what did
@@ -56,9 +62,9 @@ _GENERIC_ZH = re.compile(
 def asks_only_when(query: str) -> bool:
     """Whether a query without its time words has nothing left to search for: only
     question words and generic verbs ("what did we decide" after "yesterday" is gone)."""
-    if _NOSPACE.search(query):
+    if _nospace().search(query):
         query = _GENERIC_ZH.sub(" ", query)
-        if _NOSPACE.search(query):
+        if _nospace().search(query):
             return False
     return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
 

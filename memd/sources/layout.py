@@ -16,9 +16,9 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
+from typing import NamedTuple
 
 from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused
@@ -37,7 +37,7 @@ _IGNORED_NAMES = frozenset({"node_modules"})
 _SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
 _CATEGORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # memory/2026-01-20.md, and the session notes agents write as memory/2026-01-20-topic.md
-_DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[-_ ][^/]*)?\.md")
+_DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[-_ ][^/]*)?\.md")
 # Files read in extra roots: Markdown notes, and Obsidian canvases (their text nodes).
 NOTE_SUFFIXES = (".md", ".canvas")
 
@@ -47,9 +47,9 @@ def is_note(path: str) -> bool:
     return path.endswith(NOTE_SUFFIXES)
 
 
-@dataclass(frozen=True)
-class FileEntry:
-    """One indexable Markdown file as found on disk."""
+class FileEntry(NamedTuple):
+    """One indexable Markdown file as found on disk (a tuple: a walk makes one per file,
+    and a frozen dataclass took several times as long to build)."""
 
     path: str  # shown in results: relative, '/'-separated
     abspath: str  # as walked (may pass through symlinks)
@@ -74,8 +74,12 @@ def daily_date(name: str) -> str | None:
     m = _DAILY.fullmatch(name)
     if not m:
         return None
+    iso = m[1]
     try:
-        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+        if iso.isascii():  # the usual name: checked without taking it apart (a walk's many)
+            dt.date.fromisoformat(iso)  # a real day: not 2026-02-30
+            return iso
+        return dt.date(int(iso[:4]), int(iso[5:7]), int(iso[8:])).isoformat()  # other digits
     except ValueError:
         return None
 

@@ -26,8 +26,40 @@ _NOSPACE = (
     "\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
-NOSPACE_RUN = re.compile(f"[{_NOSPACE}]+")
-_WORD_PART = re.compile(f"[^\\W_{_NOSPACE}]+")
+
+
+class _Scripts:
+    """A pattern over the no-space scripts, compiled on the first text outside ASCII: their
+    wide ranges take milliseconds to compile (much of a one-shot search's start), and on
+    ASCII text the pattern ``ascii`` (the same one without them) answers alike."""
+
+    def __init__(self, pattern: str, ascii: str) -> None:
+        self._source = pattern
+        self._ascii = re.compile(ascii)
+        self._full: re.Pattern[str] | None = None
+
+    def _for(self, text: str) -> re.Pattern[str]:
+        if text.isascii():
+            return self._ascii
+        if self._full is None:
+            self._full = re.compile(self._source)
+        return self._full
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._for(text).search(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self._for(text).fullmatch(text)
+
+    def findall(self, text: str) -> list[str]:
+        return self._for(text).findall(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self._for(text).sub(repl, text)
+
+
+NOSPACE_RUN = _Scripts(f"[{_NOSPACE}]+", r"(?!)")  # ASCII text holds no such run
+_WORD_PART = _Scripts(f"[^\\W_{_NOSPACE}]+", r"[^\W_]+")
 
 _CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m|t))(?=\W*$)", re.I)
 
