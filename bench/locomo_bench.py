@@ -22,6 +22,7 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -97,18 +98,30 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "locomo")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "locomo.json")
     ap.add_argument("--search", type=json.loads, default={}, help="search settings, as JSON")
+    ap.add_argument("--embeddings", type=json.loads, default={}, help="embedding settings")
+    ap.add_argument(
+        "--tier",
+        choices=("full", "interim"),
+        default="full",
+        help="interim: vectors from words only (memd.index.interim), as early in a back-fill",
+    )
     args = ap.parse_args()
     configure_logging("warning")
     modes = args.modes.split(",")
     provider = "local" if {"vector", "auto", "hybrid"} & set(modes) else "none"
+    provider = args.embeddings.pop("provider", provider)
     qs = questions(args.data, args.all)
     unanswerable = json.loads((HERE / "unanswerable.json").read_text())
-    memories = open_memories(args.data, args.work, provider, args.search)
+    memories = open_memories(args.data, args.work, provider, args.search, args.embeddings)
     result: dict = {"benchmark": "locomo-dev", "questions": len(qs), "provider": provider}
+    result["tier"] = args.tier
     t = time.perf_counter()
     for memory in memories.values():
         memory.index()
-        memory.embed_all()
+        if args.tier == "interim":
+            memory.db.build_interim(threading.Event())
+        else:
+            memory.embed_all()
     result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
     result["chunks"] = sum(m.status().chunks for m in memories.values())
     for mode in modes:

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -100,16 +101,23 @@ def main() -> int:
     ap.add_argument("--modes", default="keyword,vector,hybrid")
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "scifact")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "scifact.json")
+    ap.add_argument(
+        "--tier",
+        choices=("full", "interim"),
+        default="full",
+        help="interim: vectors from words only (memd.index.interim), as early in a back-fill",
+    )
     args = ap.parse_args()
     configure_logging("warning")
     modes = args.modes.split(",")
     corpus, queries, qrels = load(args.data)
     write_workspace(args.work / "workspace", corpus)
     provider = "local" if {"vector", "hybrid"} & set(modes) else "none"
+    suffix = "-interim" if args.tier == "interim" else ""  # no full vectors there
     config = parse_config(
         {
             "workspace": str(args.work / "workspace"),
-            "state_dir": str(args.work / f"state-{provider}"),
+            "state_dir": str(args.work / f"state-{provider}{suffix}"),
             "embeddings": {"provider": provider, "query_timeout_s": 60},
         },
         env=os.environ,
@@ -120,7 +128,13 @@ def main() -> int:
         memory.index()
         result["index_s"] = round(time.perf_counter() - t, 2)
         result["chunks"] = memory.status().chunks
-        if provider == "local":
+        result["tier"] = args.tier
+        if provider == "local" and args.tier == "interim":
+            t = time.perf_counter()
+            memory.db.build_interim(threading.Event())
+            result["interim_s"] = round(time.perf_counter() - t, 1)
+            result["interim_words"] = len(memory.db.interim.words.table)
+        elif provider == "local":
             _, pending = memory.db.vector_counts()
             t = time.perf_counter()
             done = memory.embed_all(progress=lambda d, n: print(f"\rembedding {d}/{n}", end=""))

@@ -92,6 +92,7 @@ class Embeddings:
     # reads 0 and 1. None: memd's measured band for the model, or a generic one.
     cosine_band: tuple[float, float] | None = None  # cosines for vector score 0 and 1
     threads: int | None = None  # local model's CPU threads (unset: every core; needs a restart)
+    interim: bool = True  # a large back-fill first gives every chunk vectors from its words
 
     def __post_init__(self) -> None:
         if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):

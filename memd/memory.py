@@ -108,6 +108,7 @@ class Memory:
             make_reranker(config.rerank),
             config.rerank.top_n,
             clock=config.flush.now,
+            interim=lambda: self.db.interim,
         )
         self._activity = activity or Activity
         self._commit = commit or _inline
@@ -337,7 +338,7 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
-            embedding=embedding_progress(embedded, waiting, activity.embed_per_s),
+            embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db.interim),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:

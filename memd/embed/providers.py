@@ -62,13 +62,17 @@ class Embedder:
     def close(self) -> None:
         """Let go of the model or connections; the embedder is not used again."""
 
-    def embed(self, texts: list[str], kind: Kind = "passage") -> np.ndarray:
-        """Normalised float32 vectors for ``texts``, in batches of ``batch_size``."""
+    def embed(
+        self, texts: list[str], kind: Kind = "passage", batch_size: int | None = None
+    ) -> np.ndarray:
+        """Normalised float32 vectors for ``texts``, in batches of ``batch_size`` (the
+        provider's own unless given)."""
         if not texts:
             return np.zeros((0, self.dimensions or 0), dtype=np.float32)
+        size = batch_size or self.batch_size
         parts = [
-            np.asarray(self.embed_batch(texts[i : i + self.batch_size], kind), dtype=np.float32)
-            for i in range(0, len(texts), self.batch_size)
+            np.asarray(self.embed_batch(texts[i : i + size], kind), dtype=np.float32)
+            for i in range(0, len(texts), size)
         ]
         if len({p.shape[1:] for p in parts}) > 1 or parts[0].ndim != 2:
             raise BackendUnavailable(

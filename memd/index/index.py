@@ -14,11 +14,11 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from memd.config import Chunking, Config
 from memd.embed.providers import Embedder
-from memd.errors import IndexCorrupt
+from memd.errors import IndexCorrupt, MemdError
 from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
@@ -31,6 +31,9 @@ from memd.store.fts import term_strings
 from memd.store.rows import Supersession
 from memd.store.sqlite import SqliteStore
 from memd.store.vectors import VectorIndex, to_blob
+
+if TYPE_CHECKING:
+    from memd.index.interim import InterimTier
 
 log = get_logger()
 T = TypeVar("T")
@@ -67,6 +70,7 @@ class Index:
         self._on_corrupt = on_corrupt
         self._on_written = on_written
         self.vectors = self._vector_index()
+        self.interim: InterimTier | None = None  # while a large back-fill runs
         self._local = threading.local()
         self._readers: list[Store] = []
         self._readers_lock = threading.Lock()
@@ -98,6 +102,7 @@ class Index:
             self._readers.clear()
         self.store.close()
         self.vectors = self._vector_index()  # the matrix is freed now, not at a later GC
+        self.interim = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -260,6 +265,7 @@ class Index:
         self.store = self.store.replace_damaged(str(exc))
         self._epoch += 1
         self.vectors = self._vector_index()
+        self.interim = None  # its chunk ids were the old database's
         self.tails = {}
 
     def _write(self, run: Callable[[], IndexReport], cancel: threading.Event | None) -> IndexReport:
@@ -322,6 +328,20 @@ class Index:
             (chunk_id, n, key, blobs[key], terms[key])
             for (chunk_id, n, _), key in zip(parts, keys, strict=True)
         ]
+
+    def build_interim(self, cancel: threading.Event) -> None:
+        """Interim vectors for every chunk the full model has not reached, newest notes
+        first (``memd.index.interim``). Slow (it embeds each new word); only reads."""
+        from memd.index.interim import InterimTier  # a large back-fill's: rare
+
+        chunks = self.read(
+            lambda store: store.pending_chunks(self.vector_key, 1 << 40, None, self._vector_bytes())
+        )
+        self.interim = tier = InterimTier(self.embedder, self.chunking.hide)
+        try:
+            tier.build(chunks, cancel)
+        except MemdError as exc:  # what it made so far still serves
+            log.warning("interim_vectors_failed", workspace=self.workspace.name, error=str(exc))
 
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""

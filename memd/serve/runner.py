@@ -31,6 +31,9 @@ _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 _SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
 _RATE_WINDOW = 60.0  # seconds of embedding steps the rate is measured over
+# A back-fill this large gets the interim tier (memd.index.interim), after this long of
+# the full model on the newest notes; a smaller one ends soon enough without it.
+_INTERIM_MIN, _INTERIM_AFTER_S = 500, 30.0
 
 
 class Runner:
@@ -70,6 +73,8 @@ class Runner:
         self.pending_embeddings: int | None = None  # None: counted when asked
         # (started, ended, chunks) of the embedding steps of the last _RATE_WINDOW seconds.
         self._steps: deque[tuple[float, float, int]] = deque()
+        self._backfill_since: float | None = None  # when the full model began this back-fill
+        self._interim_stop = threading.Event()  # set when the runner closes
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -171,6 +176,7 @@ class Runner:
 
     async def close(self) -> None:
         self.stop.set()
+        self._interim_stop.set()
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
@@ -324,6 +330,19 @@ class Runner:
                 self.publisher.kick.set()
         return report
 
+    def _interim_due(self, pending: int) -> None:
+        """Make the interim tier once a large back-fill has given the newest notes their
+        full vectors (beside the full model: they take turns on it); drop it at the end."""
+        if not pending:
+            self._backfill_since = self.memory.db.interim = None
+        elif self.config.embeddings.interim and pending >= _INTERIM_MIN:
+            now = time.monotonic()
+            self._backfill_since = self._backfill_since or now
+            if now - self._backfill_since >= _INTERIM_AFTER_S:
+                self._backfill_since = float("inf")  # once per back-fill
+                build = asyncio.to_thread(self.memory.db.build_interim, self._interim_stop)
+                self.tasks.append(asyncio.create_task(build))
+
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
         growing cool-down while the provider fails. Keyword search never waits for this."""
@@ -336,6 +355,7 @@ class Runner:
                 await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
+                self._interim_due(pending)
                 quiet_since = time.time() - settings.debounce_ms / 1000
                 saved = 0
                 if pending:

@@ -93,6 +93,20 @@ class VectorIndex:
                 self._last_row = rows[-1][0]
                 self._load(rows, dims)
 
+    def add(self, ids: np.ndarray, parts: np.ndarray, vectors: np.ndarray) -> None:
+        """Hold these rows too (vectors made in memory, not read from the store)."""
+        with self._lock:
+            self._append(ids, parts, vectors)
+
+    def holds(self, chunk_ids: list[int]) -> set[int]:
+        """Which of ``chunk_ids`` have a vector here."""
+        with self._lock:
+            if self._size == 0:
+                return set()
+            ids = self._ids[: self._size]
+            wanted = np.array(chunk_ids, dtype=np.int64)
+            return {int(i) for i in wanted[np.isin(wanted, ids)]}
+
     def _load(self, rows: list[tuple[int, int, int, bytes]], dims: int | None) -> None:
         width = dims or (self._matrix.shape[1] if self._size else len(rows[-1][3]) // 4)
         sized = [row for row in rows if len(row[3]) == width * 4]

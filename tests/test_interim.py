@@ -1,0 +1,78 @@
+"""The interim tier: every chunk searchable by meaning while the full model back-fills."""
+
+import hashlib
+import threading
+
+import numpy as np
+import pytest
+
+from memd.embed.interim import WordVectors, words
+from memd.embed.providers import local_available
+from memd.memory import Memory
+from memd.records import embedding_progress
+from memd.search.request import SearchRequest
+from memd.store.vectors import VectorIndex
+
+needs_local = pytest.mark.skipif(not local_available(), reason="memd[local] is not installed")
+
+
+def hashed(batch: list[str]) -> np.ndarray:
+    """A fixed unit vector per word (a stand-in model that always answers alike)."""
+    rows = []
+    for word in batch:
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little")
+        v = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
+        rows.append(v / np.linalg.norm(v))
+    return np.stack(rows)
+
+
+def test_a_rare_word_weighs_more_than_a_common_one_and_each_word_is_embedded_once():
+    asked: list[str] = []
+    table = WordVectors(lambda batch: asked.extend(batch) or hashed(batch), 16)
+    texts = [words(t) for t in ["the cat sat", "the dog ran", "the bird flew", "the zebra"]]
+    table.count(texts)
+    assert table.learn(texts) == 8 and table.learn(texts) == 0  # nothing embedded twice
+    assert sorted(asked) == sorted(set(asked))
+    assert table.idf("zebra") > table.idf("the")
+    zebra, the = table.compose([["zebra"], ["the"]])
+    both = table.compose([["the", "zebra"]])[0]
+    assert float(both @ zebra) > float(both @ the)  # the rare word leads the direction
+    assert not table.compose([["never", "learned"]]).any()  # unknown words add nothing
+
+
+def test_the_vector_index_holds_rows_made_in_memory():
+    index = VectorIndex("interim")
+    assert index.holds([1, 2]) == set()
+    index.add(np.array([7, 7, 9]), np.array([0, 1, 0]), np.eye(3, dtype=np.float32))
+    assert index.holds([7, 8, 9]) == {7, 9}
+    assert [chunk for chunk, _ in index.search(np.array([0, 1, 0], np.float32), 2)] == [7, 9]
+
+
+def test_status_tells_the_interim_tiers_progress():
+    tier = type("Tier", (), {"done": 300, "total": 1200})()
+    shown = embedding_progress(40, 1160, 2.0, tier)
+    assert shown["interim"] == {"done": 300, "total": 1200} and shown["total"] == 1200
+    assert "interim" not in embedding_progress(40, 1160, 2.0)
+    assert embedding_progress(1200, 0, 2.0, tier) is None  # nothing waits: nothing shown
+
+
+@needs_local
+def test_notes_are_found_by_meaning_before_the_full_model_reaches_them(make_config, ws):
+    ws.write("memory/2026-03-01.md", "# Home\n- We adopted a puppy called Biscuit.\n")
+    ws.write("memory/2026-03-02.md", "# Work\n- The database migration moved to Friday.\n")
+    ws.write("memory/2026-03-03.md", "# Food\n- Tried a new pasta recipe with basil.\n")
+    with Memory(make_config(embeddings={"provider": "local"})) as m:
+        m.index()
+        question = SearchRequest("which pet animal joined the family", mode="vector")
+        before = m.search(question).as_dict()
+        assert before["mode"] == "keyword" and "no chunk has a vector" in before["warning"]
+        m.db.build_interim(threading.Event())
+        assert m.db.vector_counts() == (0, 3)  # not one full vector yet
+        answer = m.search(question).as_dict()
+        assert answer["mode"] == "vector" and "warning" not in answer
+        assert answer["results"][0]["path"] == "memory/2026-03-01.md"
+        assert m.status().embedding["interim"] == {"done": 3, "total": 3}
+        m.embed_all()  # the full model's vectors take over, chunk by chunk
+        hybrid = m.search(SearchRequest("which pet animal joined the family")).as_dict()
+        assert hybrid["results"][0]["path"] == "memory/2026-03-01.md"
+        assert m.status().embedding is None
