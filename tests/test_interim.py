@@ -28,7 +28,7 @@ def hashed(batch: list[str]) -> np.ndarray:
 
 def test_a_rare_word_weighs_more_than_a_common_one_and_each_word_is_embedded_once():
     asked: list[str] = []
-    table = WordVectors(lambda batch: asked.extend(batch) or hashed(batch), 16)
+    table = WordVectors(lambda batch, first: asked.extend(batch) or hashed(batch), 16)
     texts = [words(t) for t in ["the cat sat", "the dog ran", "the bird flew", "the zebra"]]
     table.count(texts)
     assert table.learn(texts) == 8 and table.learn(texts) == 0  # nothing embedded twice

@@ -36,7 +36,7 @@ class WordVectors:
     """Each word's vector (from ``embed``, once), the idf of words over a set of texts and
     the words' mean direction; composes a text's vector from them."""
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], dims: int) -> None:
+    def __init__(self, embed: Callable[[list[str], bool], np.ndarray], dims: int) -> None:
         self._embed = embed
         self.dims = dims
         self.table: dict[str, np.ndarray] = {}
@@ -50,12 +50,13 @@ class WordVectors:
             self._texts += 1
             self._df.update(set(bag))
 
-    def learn(self, bags: Iterable[list[str]]) -> int:
-        """Embed the words of ``bags`` not seen before; how many were new."""
+    def learn(self, bags: Iterable[list[str]], first: bool = False) -> int:
+        """Embed the words of ``bags`` not seen before (``first``: for a search, ahead of
+        any back-fill); how many were new."""
         new = sorted({w for bag in bags for w in bag} - self.table.keys())
         for i in range(0, len(new), WORD_BATCH):
             part = new[i : i + WORD_BATCH]
-            self.table.update(zip(part, self._embed(part), strict=True))
+            self.table.update(zip(part, self._embed(part, first), strict=True))
         if new and self._center is None:
             # The common direction of word vectors: fixed once, so vectors made before
             # and after more words arrive stay comparable.

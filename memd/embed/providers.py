@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
@@ -28,6 +30,7 @@ log = get_logger()
 Kind = Literal["query", "passage"]
 
 LOCAL_MODEL = "multilingual-e5-small-q4"
+_YIELD_S = 5.0  # the longest a back-fill batch waits for searches
 
 
 class Embedder:
@@ -41,6 +44,22 @@ class Embedder:
 
     def __init__(self) -> None:
         self.dimensions: int | None = None
+        # Searches waiting for the model: a back-fill batch waits for them (at most
+        # _YIELD_S), so a question is not queued behind minutes of embedding.
+        self._searches = 0
+        self._turn = threading.Condition()
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """While inside, batches not marked ``first`` wait before they start."""
+        with self._turn:
+            self._searches += 1
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._searches -= 1
+                self._turn.notify_all()
 
     @property
     def enabled(self) -> bool:
@@ -63,17 +82,23 @@ class Embedder:
         """Let go of the model or connections; the embedder is not used again."""
 
     def embed(
-        self, texts: list[str], kind: Kind = "passage", batch_size: int | None = None
+        self,
+        texts: list[str],
+        kind: Kind = "passage",
+        batch_size: int | None = None,
+        first: bool = False,
     ) -> np.ndarray:
         """Normalised float32 vectors for ``texts``, in batches of ``batch_size`` (the
-        provider's own unless given)."""
+        provider's own unless given); ``first``: a search's, ahead of any back-fill."""
         if not texts:
             return np.zeros((0, self.dimensions or 0), dtype=np.float32)
         size = batch_size or self.batch_size
-        parts = [
-            np.asarray(self.embed_batch(texts[i : i + size], kind), dtype=np.float32)
-            for i in range(0, len(texts), size)
-        ]
+        parts = []
+        for i in range(0, len(texts), size):
+            if not first:
+                with self._turn:
+                    self._turn.wait_for(lambda: not self._searches, timeout=_YIELD_S)
+            parts.append(np.asarray(self.embed_batch(texts[i : i + size], kind), np.float32))
         if len({p.shape[1:] for p in parts}) > 1 or parts[0].ndim != 2:
             raise BackendUnavailable(
                 f"{self.provider} model {self.model} returned vectors of different sizes "
@@ -120,7 +145,7 @@ def answers_within(embedder: Embedder, seconds: float) -> bool:
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
     try:
-        pool.submit(embedder.embed, ["memd"], "query").result(timeout=seconds)
+        pool.submit(embedder.embed, ["memd"], "query", None, True).result(timeout=seconds)
     except (FutureTimeout, MemdError):
         return False
     finally:

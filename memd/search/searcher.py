@@ -195,12 +195,13 @@ class Searcher:
         in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
         query_vector, warning, tier, interim_vector = None, None, None, None
         if req.mode != "keyword":
-            query_vector, warning = self._query_vector(asked, store)
-            tier = self._interim() if self.embedder.enabled else None
-            if tier is not None and len(tier.vectors):
-                interim_vector, why = self._embed_query(tier.query, asked.query)
-                if query_vector is None:
-                    warning = why if interim_vector is None else None
+            with self.embedder.searching():  # a back-fill's next batch waits for these
+                query_vector, warning = self._query_vector(asked, store)
+                tier = self._interim() if self.embedder.enabled else None
+                if tier is not None and len(tier.vectors):
+                    interim_vector, why = self._embed_query(tier.query, asked.query)
+                    if query_vector is None:
+                        warning = why if interim_vector is None else None
         mode = "keyword"
         if query_vector is not None or interim_vector is not None:
             mode = "vector" if req.mode == "vector" else "hybrid"
@@ -322,7 +323,7 @@ class Searcher:
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
         vector, warning = self._embed_query(
-            lambda query: self.embedder.embed([query], "query")[0], req.query
+            lambda query: self.embedder.embed([query], "query", first=True)[0], req.query
         )
         if vector is None:
             return None, warning

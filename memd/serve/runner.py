@@ -330,18 +330,20 @@ class Runner:
                 self.publisher.kick.set()
         return report
 
-    def _interim_due(self, pending: int) -> None:
-        """Make the interim tier once a large back-fill has given the newest notes their
-        full vectors (beside the full model: they take turns on it); drop it at the end."""
+    def _interim_due(self, pending: int) -> bool:
+        """Whether a large back-fill, having given the newest notes their full vectors, now
+        makes the interim tier (once); lets it go when the full model reached every chunk."""
         if not pending:
             self._backfill_since = self.memory.db.interim = None
-        elif self.config.embeddings.interim and pending >= _INTERIM_MIN:
-            now = time.monotonic()
-            self._backfill_since = self._backfill_since or now
-            if now - self._backfill_since >= _INTERIM_AFTER_S:
-                self._backfill_since = float("inf")  # once per back-fill
-                build = asyncio.to_thread(self.memory.db.build_interim, self._interim_stop)
-                self.tasks.append(asyncio.create_task(build))
+            return False
+        if not self.config.embeddings.interim or pending < _INTERIM_MIN:
+            return False
+        now = time.monotonic()
+        self._backfill_since = self._backfill_since or now
+        if now - self._backfill_since < _INTERIM_AFTER_S:
+            return False
+        self._backfill_since = float("inf")  # once per back-fill
+        return True
 
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
@@ -355,7 +357,9 @@ class Runner:
                 await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
-                self._interim_due(pending)
+                if self._interim_due(pending):  # minutes: the full model waits for it
+                    await asyncio.to_thread(memory.db.build_interim, self._interim_stop)
+                    continue
                 quiet_since = time.time() - settings.debounce_ms / 1000
                 saved = 0
                 if pending:
