@@ -76,3 +76,12 @@ def test_notes_are_found_by_meaning_before_the_full_model_reaches_them(make_conf
         hybrid = m.search(SearchRequest("which pet animal joined the family")).as_dict()
         assert hybrid["results"][0]["path"] == "memory/2026-03-01.md"
         assert m.status().embedding is None
+
+
+def test_the_status_line_shows_the_interim_tier_beside_the_full_model():
+    from memd.cli.format import embedding_line
+
+    shown = {"done": 40, "total": 1200, "per_s": 2.0, "eta_s": 580}
+    assert embedding_line(shown) == "40/1200 chunks, 2.0/s, about 10 min left"
+    shown["interim"] = {"done": 400, "total": 1160}
+    assert embedding_line(shown).endswith("; interim vectors 400/1160 chunks")

@@ -192,10 +192,14 @@ def status(r: dict, extra: dict) -> None:
 
 
 def embedding_line(e: dict) -> str:
-    """``1200/40000 chunks, 85.0/s, about 7 min left`` from a status's ``embedding``."""
+    """``1200/40000 chunks, 85.0/s, about 7 min left`` from a status's ``embedding`` (and
+    ``; interim vectors 400/38800 chunks`` while that tier is made)."""
     line = f"{e['done']}/{e['total']} chunks"
     if e.get("per_s"):
         line += f", {e['per_s']:.1f}/s, about {_duration(e['eta_s'])} left"
+    interim = e.get("interim")
+    if interim:  # memd.index.interim: what search by meaning already has meanwhile
+        line += f"; interim vectors {interim['done']}/{interim['total']} chunks"
     return line
 
 
