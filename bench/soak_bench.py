@@ -1,6 +1,7 @@
 """Soak benchmark: a real `memd serve` under steady mixed traffic for a bounded time.
 
-    python bench/soak_bench.py [--minutes 20] [--notes 500] [--provider none|local] [--steady]
+    python bench/soak_bench.py [--minutes 20] [--notes 500] [--provider none|local|stand-in]
+                               [--steady]
                                [--reloads 8] [--out bench/results/soak.json]
 
 Traffic on a vault of ``--notes`` daily notes: 2 edits a second (an append, a ``sed -i``
@@ -325,7 +326,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--notes", type=int, default=500)
-    ap.add_argument("--provider", choices=["none", "local"], default="local")
+    ap.add_argument(
+        "--provider",
+        choices=["none", "local", "stand-in"],
+        default="local",
+        help="stand-in: an OpenAI-compatible server in this process (tests/embedserver.py, "
+        "384 dimensions as the local model's): a big vault's vectors in minutes, not hours",
+    )
     ap.add_argument("--sample-seconds", type=float, default=30.0)
     ap.add_argument("--reloads", type=int, default=8)
     ap.add_argument(
@@ -348,9 +355,15 @@ def main() -> int:
             tmp / "memd.log",
             tmp / "state",
         )
+        embeddings = f"{{provider: {args.provider}}}"
+        if args.provider == "stand-in":
+            from tests.embedserver import EmbeddingServer
+
+            stand_in = EmbeddingServer(dims=384)
+            embeddings = f"{{provider: openai, base_url: '{stand_in.url}', model: stand-in}}"
         text = (
             f"workspace: {root}\nstate_dir: {state}\nsocket: {sock}\n"
-            f"log: {{level: info, format: json}}\nembeddings: {{provider: {args.provider}}}\n"
+            f"log: {{level: info, format: json}}\nembeddings: {embeddings}\n"
         )
         config.write_text(text)
         with open(log, "ab") as sink:
