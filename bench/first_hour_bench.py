@@ -38,9 +38,11 @@ from bench.common import percentile, start_daemon, write_result  # noqa: E402
 from bench.soak_bench import snapshot  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
+from memd.embed.providers import LOCAL_MODEL  # noqa: E402
 from memd.errors import MemdError  # noqa: E402
+from memd.sources.passages import FORMAT  # noqa: E402
 
-FULL_KEY = "local/multilingual-e5-small-q4/passages-1"
+FULL_KEY = f"local/{LOCAL_MODEL}/passages-{FORMAT}"  # as memd.index.index names them
 
 
 def recent_without_vectors(db: Path, since: str) -> int | None:

@@ -145,7 +145,7 @@ def answers_within(embedder: Embedder, seconds: float) -> bool:
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-probe")
     try:
-        pool.submit(embedder.embed, ["memd"], "query", None, True).result(timeout=seconds)
+        pool.submit(embedder.embed, ["memd"], "query", first=True).result(timeout=seconds)
     except (FutureTimeout, MemdError):
         return False
     finally:

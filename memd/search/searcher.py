@@ -197,7 +197,7 @@ class Searcher:
         if req.mode != "keyword":
             with self.embedder.searching():  # a back-fill's next batch waits for these
                 query_vector, warning = self._query_vector(asked, store)
-                tier = self._interim() if self.embedder.enabled else None
+                tier = self._interim()
                 if tier is not None and len(tier.vectors):
                     interim_vector, why = self._embed_query(tier.query, asked.query)
                     if query_vector is None:
@@ -207,24 +207,19 @@ class Searcher:
             mode = "vector" if req.mode == "vector" else "hybrid"
         settings = self.settings
         limit = req.max_results * settings.candidate_multiplier
+        requests = (asked,) if in_window is None else (asked, in_window)
         sides = []
         terms = query_terms(store, asked.query) if mode != "vector" else None
         if terms is not None:
-            sides.append(keyword_candidates(store, asked, terms, limit, allowed))
-            if in_window is not None:
-                sides.append(keyword_candidates(store, in_window, terms, limit, allowed))
+            sides += [keyword_candidates(store, r, terms, limit, allowed) for r in requests]
         vectors = self._vectors()
         if query_vector is not None:
-            sides.append(vector_candidates(store, vectors, query_vector, asked, limit, allowed))
-            if in_window is not None:
-                sides.append(
-                    vector_candidates(store, vectors, query_vector, in_window, limit, allowed)
-                )
+            sides += [
+                vector_candidates(store, vectors, query_vector, r, limit, allowed) for r in requests
+            ]
         if interim_vector is not None:  # only chunks the full model has not reached
-            for request in (asked, in_window) if in_window is not None else (asked,):
-                found = vector_candidates(
-                    store, tier.vectors, interim_vector, request, limit, allowed
-                )
+            for r in requests:
+                found = vector_candidates(store, tier.vectors, interim_vector, r, limit, allowed)
                 full = vectors.holds([c.hit.chunk_id for c in found])
                 sides.append([c for c in found if c.hit.chunk_id not in full])
         cands = merge(*sides)
