@@ -199,10 +199,50 @@ def vault_review(tmp: Path, files: int, provider: str) -> dict:
             out[f"{what}_p50_ms_{name}"] = round(percentile(values, 50), 1)
             out[f"{what}_p95_ms_{name}"] = round(percentile(values, 95), 1)
     if provider != "none":  # the same review in-process, checked by meaning
-        with open_memory(vault, tmp / "vault-meaning", provider) as memory:
-            started = time.perf_counter()
+        out.update(review_cost(vault, tmp / "vault-meaning", provider))
+    return out
+
+
+def with_candidates(vault: Path, decisions: int = 300, core: int = 150) -> Path:
+    """``vault`` with ``decisions`` decisions each written on two days (promotion
+    candidates, the best 200 of which a review checks by meaning) and a MEMORY.md of
+    ``core`` statements: what a review with the local model embeds."""
+    import random
+
+    from bench.vault import vocabulary
+
+    rng = random.Random(5)
+    words = vocabulary(rng, 3 * (decisions + core))
+    notes = sorted((vault / "memory").glob("*.md"))
+    for n in range(decisions):
+        a, b, c = words[3 * n : 3 * n + 3]
+        for note in rng.sample(notes, 2):
+            with open(note, "a") as f:
+                f.write(f"\n- Decision: the {a} service moves to {b} with {c}.\n")
+    lines = [
+        f"- The {words[3 * (decisions + n)]} team owns {words[3 * (decisions + n) + 1]} "
+        f"and {words[3 * (decisions + n) + 2]}."
+        for n in range(core)
+    ]
+    (vault / "MEMORY.md").write_text("# Memory\n\n" + "\n".join(lines) + "\n")
+    return vault
+
+
+def review_cost(vault: Path, state: Path, provider: str) -> dict:
+    """A review checked by meaning, in-process: its time and CPU (every thread's, the
+    model's too) at a first start, and again after a restart on the same state folder."""
+    out = {}
+    for when in ("first_start", "after_restart"):
+        with open_memory(vault, state, provider) as memory:
+            memory.embedder.embed(["warm up"], "query")  # loading the model is not the review
+            started, cpu = time.perf_counter(), time.process_time()
             memory.reviewer.run()
-            out[f"vault_review_with_{provider}_model_s"] = round(time.perf_counter() - started, 1)
+            out[f"vault_review_with_{provider}_model_s_{when}"] = round(
+                time.perf_counter() - started, 1
+            )
+            out[f"vault_review_with_{provider}_model_cpu_s_{when}"] = round(
+                time.process_time() - cpu, 1
+            )
     return out
 
 
@@ -239,11 +279,23 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--provider", default="local", help="for the check by meaning (or none)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "review.json")
+    ap.add_argument(
+        "--cost-only",
+        action="store_true",
+        help="only the review's time and CPU by meaning on the --files vault, at a first "
+        "start and after a restart (in-process), on the --files vault with 300 decisions "
+        "said on two days each and a MEMORY.md of 150 statements",
+    )
     args = ap.parse_args()
     configure_logging("error", "console")
     result: dict = {"benchmark": "review"}
     with tempfile.TemporaryDirectory(prefix="memd-review-bench-") as tmp_name:
         tmp = Path(tmp_name)
+        if args.cost_only:
+            vault = with_candidates(make_vault(tmp / "vault", args.files))
+            result.update(vault_files=args.files, **review_cost(vault, tmp / "st", args.provider))
+            write_result(result, args.out)
+            return 0
         result.update(conflicts(tmp))
         result.update(reversal_set(tmp))
         result.update(promotions(tmp))

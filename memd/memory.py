@@ -140,7 +140,7 @@ class Memory:
 
                 journal = lambda: self.journal  # noqa: E731 (made on first write)
                 self._reviewer = Reviewer(self.workspace, journal, self.config, self.embedder,
-                                          isolated=self.db.serving)  # fmt: skip
+                                          self.db.serving, self.db.embed_cached)  # fmt: skip
         return self._reviewer
 
     def _team_search(self) -> TeamSearch:

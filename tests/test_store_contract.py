@@ -231,6 +231,19 @@ def test_the_embedding_cache_keeps_the_most_recent(store):
     assert len(cached) <= 4
 
 
+def test_vectors_no_chunk_holds_are_kept_in_the_cache_alone(store):
+    with store.transaction():
+        store.cache_vectors([(b"q0", vector(0)), (b"q1", vector(1))], cache_size=2)
+    with store.transaction():
+        store.cache_vectors([(b"q2", vector(2))], cache_size=2)
+    cached = store.cached_vectors([b"q0", b"q1", b"q2"])
+    assert store.count_vector_rows(MODEL) == 0  # no vector row: the cache only
+    if isinstance(store, PostgresStore):
+        assert cached == {}  # shares no cache (above)
+        return
+    assert cached == {b"q1": vector(1), b"q2": vector(2)}  # trimmed, least recent first
+
+
 def test_pending_chunks_wait_for_quiet_files(store):
     put(store, meta("a.md"), Chunk(1, 1, "", "fresh", 1))
     assert store.pending_chunks(MODEL, 10, quiet_since=0.0) == []

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import memd.embed.numpy_lazy as np
 from memd.config import Chunking, Config
-from memd.embed.providers import Embedder
+from memd.embed.providers import Embedder, Kind
 from memd.errors import IndexCorrupt, MemdError
 from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
@@ -30,7 +31,7 @@ from memd.store.base import Store
 from memd.store.fts import term_strings
 from memd.store.rows import Supersession
 from memd.store.sqlite import SqliteStore
-from memd.store.vectors import VectorIndex, to_blob
+from memd.store.vectors import VectorIndex, from_blob, to_blob
 
 if TYPE_CHECKING:
     from memd.index.interim import InterimTier
@@ -311,23 +312,40 @@ class Index:
             for n, text in enumerate(passages(heading, body, date, path, self.chunking.hide))
         ]
         keys = [self.embedder.cache_key(text) for _, _, text in parts]
-        cached = self.read(lambda store: store.cached_vectors(keys))
-        if cached and self.embedder.dimensions is None:
-            # Learn the size before the cache puts vectors of a swapped model back.
-            self.embedder.embed([parts[0][2]])
-        size = self._vector_bytes()
-        blobs = {key: blob for key, blob in cached.items() if len(blob) == size}
         # Overlapping chunks share passages: embed and tokenize each text once.
         texts = {key: text for key, (_, _, text) in zip(keys, parts, strict=True)}
-        missing = {key: text for key, text in texts.items() if key not in blobs}
-        if missing:
-            fresh = self.embedder.embed(list(missing.values()))
-            blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
+        blobs = self._embedded(texts, "passage")
         terms = dict(zip(texts, term_strings(texts.values()), strict=True))
         return [
             (chunk_id, n, key, blobs[key], terms[key])
             for (chunk_id, n, _), key in zip(parts, keys, strict=True)
         ]
+
+    def embed_cached(
+        self, texts: Sequence[str], kind: Kind = "query"
+    ) -> tuple[np.ndarray, list[tuple[bytes, bytes]]]:
+        """Vectors for ``texts`` no chunk holds (a review's statements) through the
+        embedding cache, and the ``(key, vector)`` pairs to keep there (``save_cached``):
+        a statement is embedded once, not at every review. Slow; only reads."""
+        keys = [self.embedder.cache_key(f"\0{kind}\0{text}") for text in texts]
+        blobs = self._embedded(dict(zip(keys, texts, strict=True)), kind)
+        vectors = np.vstack([from_blob(blobs[key]) for key in keys])
+        return vectors, list(blobs.items())
+
+    def _embedded(self, texts: dict[bytes, str], kind: Kind) -> dict[bytes, bytes]:
+        """Vectors by cache key of ``texts`` (cache key: text): the cache's where it holds
+        them, the rest embedded now."""
+        cached = self.read(lambda store: store.cached_vectors(list(texts)))
+        if cached and self.embedder.dimensions is None:
+            # Learn the size before the cache puts vectors of a swapped model back.
+            self.embedder.embed([next(iter(texts.values()))], kind)
+        size = self._vector_bytes()
+        blobs = {key: blob for key, blob in cached.items() if len(blob) == size}
+        missing = {key: text for key, text in texts.items() if key not in blobs}
+        if missing:
+            fresh = self.embedder.embed(list(missing.values()), kind)
+            blobs.update(zip(missing, (to_blob(v) for v in fresh), strict=True))
+        return blobs
 
     def build_interim(self, cancel: threading.Event) -> None:
         """Interim vectors for every chunk the full model has not reached, newest notes
@@ -347,6 +365,11 @@ class Index:
         """Write what ``embed_prepare`` made (the writer's job)."""
         with self.store.transaction():
             self.store.save_vectors(self.vector_key, rows, self.cache_size)
+
+    def save_cached(self, entries: Sequence[tuple[bytes, bytes]]) -> None:
+        """Keep what ``embed_cached`` made in the embedding cache (the writer's job)."""
+        with self.store.transaction():
+            self.store.cache_vectors(entries, self.cache_size)
 
     def save_superseded(self, rows: Sequence[Supersession]) -> None:
         """What a review found superseded, in place of the last review's (the writer's job)."""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import memd.embed.numpy_lazy as np
 from memd.config import Config
 from memd.embed.providers import Embedder
 from memd.errors import InvalidParams, MemdError
@@ -50,12 +51,15 @@ class Reviewer:
         config: Config,
         embedder: Embedder,
         isolated: bool = False,
+        cached: Cached | None = None,
     ) -> None:
         self.workspace, self._journal = workspace, journal  # made on first write
         self._path = config.state_dir / f"review-{workspace.name}.json"
         self._embed: Embed | None = None
         if embedder.enabled:  # statements are compared with each other: e5's "query" side
             self._embed = lambda texts: embedder.embed(texts, "query")
+        if embedder.enabled and cached is not None:
+            self._embed = lambda texts: self._embed_kept(texts, cached)
         self._band = embedder.cosine_band
         self._today = lambda: config.flush.now().date().isoformat()
         self._lock = threading.Lock()  # the report file: one reader-writer at a time
@@ -239,6 +243,16 @@ class Reviewer:
         known = {promos[n].id for n in known_in_meaning(texts, core, embed, self._band)}
         return [p for p in proposals if p.id not in known]
 
+    def _embed_kept(self, texts: Sequence[str], cached: Cached) -> np.ndarray:
+        """Vectors through the index's embedding cache, kept there for the next review
+        (with the local model, MEMORY.md's statements took 19.5 s of CPU at each start)."""
+        vectors, entries = cached(texts)
+        try:
+            self._journal().remember_vectors(entries)
+        except MemdError as exc:  # costs the next review's time, not this one's answer
+            log.warning("review_vectors_unsaved", workspace=self.workspace.name, error=str(exc))
+        return vectors
+
     def _notes(self) -> list[Note]:
         notes = []
         for entry in self.workspace.scan():
@@ -263,6 +277,8 @@ class Reviewer:
 
 
 _Reviewed = tuple[list[Proposal], list[Supersession] | None]
+# Texts to (vectors, the (cache key, vector) pairs to keep): ``memd.index.Index.embed_cached``.
+Cached = Callable[[Sequence[str]], "tuple[np.ndarray, list[tuple[bytes, bytes]]]"]
 
 
 class ReviewCancelled(MemdError):

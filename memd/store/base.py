@@ -217,6 +217,11 @@ class Store(Protocol):
         (the ``cache_size`` most recent always stay; a backend may trim in batches)."""
         ...
 
+    def cache_vectors(self, entries: Sequence[tuple[bytes, bytes]], cache_size: int) -> None:
+        """Remember ``(cache key, vector)`` pairs in the cache alone (texts no chunk holds,
+        as a review's statements), trimmed as ``save_vectors`` trims it."""
+        ...
+
     def vectors_after(
         self, model: str, after_id: int, limit: int = -1
     ) -> list[tuple[int, int, int, bytes]]:

@@ -115,6 +115,9 @@ class VectorRows:
         row keyed by a text's hash would prove the text is in notes its reader may not read."""
         return {}
 
+    def cache_vectors(self, entries: Sequence[tuple[bytes, bytes]], cache_size: int) -> None:
+        """Nothing: the team store shares no embedding cache (see ``cached_vectors``)."""
+
     def save_vectors(
         self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
     ) -> None:

@@ -120,8 +120,6 @@ class VectorTables:
         """Store ``(chunk id, passage number, cache key, vector, term string)`` rows,
         remember them in the cache, and trim the cache to ``cache_size`` (call inside
         ``transaction``)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'cache_clock'").fetchone()
-        used = int(row[0]) if row else 0
         # A vector of a model that changed size under its name gives way to the new one
         # (a new row, so readers that load rows by id see it).
         self.db.executemany(
@@ -133,14 +131,21 @@ class VectorTables:
             "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
             [(cid, model, part, vector, terms, cid) for cid, part, _, vector, terms in rows],
         )
+        self.cache_vectors([(key, vector) for _, _, key, vector, _ in rows], cache_size)
+
+    def cache_vectors(self, entries: Sequence[tuple[bytes, bytes]], cache_size: int) -> None:
+        """Remember ``(cache key, vector)`` pairs, most recent last, and trim the cache to
+        ``cache_size`` (call inside ``transaction``)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'cache_clock'").fetchone()
+        used = int(row[0]) if row else 0
         self.db.executemany(
             "INSERT INTO embedding_cache(key, vector, used) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET used = excluded.used, vector = excluded.vector",
-            [(key, vector, used + n) for n, (_, _, key, vector, _) in enumerate(rows, start=1)],
+            [(key, vector, used + n) for n, (key, vector) in enumerate(entries, start=1)],
         )
         self.db.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('cache_clock', ?)",
-            (str(used + len(rows)),),
+            (str(used + len(entries)),),
         )
         excess = self.db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - cache_size
         if excess > 0:

@@ -224,6 +224,11 @@ class Journal:
         place of what the last review found)."""
         self._commit(lambda: self.db.save_superseded(rows))
 
+    def remember_vectors(self, entries: Sequence[tuple[bytes, bytes]]) -> None:
+        """Keep vectors of texts no chunk holds (a review's statements) in the embedding
+        cache, so the next review, even after a restart, does not embed them again."""
+        self._commit(lambda: self.db.save_cached(entries))
+
     def list(self, category: str | None = None) -> KeyList:
         """Every stored key with its file and line (one category, or all memory files)."""
         root = self._root()
