@@ -119,6 +119,19 @@ def test_wait_fresh_reads_your_writes(settled, ws):
     assert answer["results"] == [] and answer["index"]["stale"] is False
 
 
+def test_a_wait_that_ran_out_says_so_only_while_the_answer_is_stale(settled, ws):
+    """A wait far too short to index anything mostly runs out; the answer warns of it only
+    when it is still stale (the index may have caught up before the search ran)."""
+    for n in range(20):
+        token = f"tapir{n}x"
+        ws.write(f"memory/t{n % 2}.md", f"# T\n{token}\n")
+        answer = settled.call("memory_search", query=token, min_score=0, wait_fresh=0.001)
+        late = "had not caught up" in (answer.get("warning") or "")
+        found = [r["path"] for r in answer["results"]] == [f"memory/t{n % 2}.md"]
+        assert not late or answer["index"]["stale"], answer  # no "may miss" on a fresh answer
+        assert found or answer["index"]["stale"], answer  # never fresh without the line
+
+
 @pytest.mark.parametrize("bad", [-1, 11, "soon", True])
 def test_wait_fresh_is_checked(settled, bad):
     with pytest.raises(InvalidParams, match="wait_fresh"):

@@ -132,7 +132,8 @@ class Daemon:
             answer = await asyncio.get_running_loop().run_in_executor(
                 pool, call, self.open_memory, method, params
             )
-            if late is not None:
+            # A wait that ran out says so, unless the index caught up before the search ran.
+            if late is not None and answer.get("index", {}).get("stale", True):
                 answer["warning"] = join_warnings(late, answer.get("warning"))
             return answer
         finally:

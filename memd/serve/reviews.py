@@ -70,7 +70,7 @@ class ReviewSchedule:
 
     def _held(self) -> bool:
         """A review with the local model checks its best candidates by meaning on the same
-        cores the vector back-fill uses (19.5 s of CPU at a first start): while the
+        cores the vector back-fill uses (17 s of CPU the first time): while the
         back-fill runs it waits, for at most ``_HOLD_S``."""
         if self.memory.embedder.provider != "local" or not self.embedding():
             self._held_since = None
