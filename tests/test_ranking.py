@@ -77,6 +77,19 @@ def test_a_chunk_without_a_vector_keeps_its_keyword_evidence():
     assert pending.relevance == pytest.approx(3.0 / 3.5)
 
 
+def test_an_interim_vector_adds_to_the_keyword_evidence_and_never_takes_from_it():
+    """Early in a back-fill a chunk's vector may come from words alone: a weak cosine on it
+    must not make a clear keyword match read as weak (the floor was set without them)."""
+    keywords = 3.0 / 3.5  # what keyword mode gives this chunk
+    weak = Candidate(hit(1), per_term=3.0, coverage=1.0, cosine=0.1, vector=0.05, interim=True)
+    full = Candidate(hit(2), per_term=3.0, coverage=1.0, cosine=0.1, vector=0.05)
+    near = Candidate(hit(3), cosine=1.8, vector=0.9, interim=True)  # no keyword match
+    fuse_weighted([weak, full, near], 0.4, 0.6)
+    assert weak.relevance == pytest.approx(keywords)
+    assert full.relevance < keywords  # the full model's weak cosine still counts against it
+    assert near.relevance == pytest.approx(0.4 * 0.9)  # and one found by meaning alone ranks
+
+
 def test_coverage_weighs_rare_terms():
     common, rare = idf(90, 100), idf(2, 100)
     assert common < 0.1 < rare

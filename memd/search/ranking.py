@@ -33,6 +33,7 @@ class Candidate:
     vector: float = 0.0  # the cosine on memd's 0-1 scale
     parts: dict[int, float] = field(default_factory=dict, repr=False)  # passage cosines
     agreement: float | None = None  # best passage on meaning and words together
+    interim: bool = False  # its vector is the interim tier's (memd.index.interim)
     superseded_by: str | None = None  # a later statement replaced one it holds (review)
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
@@ -149,6 +150,8 @@ def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: flo
             c.relevance = (vector_weight * c.vector + text_weight * text) / total
             if c.agreement is not None:
                 c.relevance = (1 - AGREEMENT) * c.relevance + AGREEMENT * c.agreement
+            if c.interim:  # weaker vectors than the floor was set for: they add, never take
+                c.relevance = max(c.relevance, c.text(COVERAGE_KEYWORD, HALF_KEYWORD))
         if text_weight and c.titled:
             c.relevance += TITLED * c.titled * (1 - c.relevance)
 

@@ -232,6 +232,8 @@ class Searcher:
             # keyword matches for the worse (measured on locomo-dev and SciFact).
             missed = [c for c in cands if c.vec is None]
             attach_vectors(missed, tier.vectors, interim_vector, tier.band)
+            for c in missed:
+                c.interim = True
         weights = {
             "hybrid": {},
             "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
