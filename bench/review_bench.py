@@ -1,6 +1,7 @@
 """Memory review (issue 21): conflicts found, promotions worth making, and its cost.
 
-    python bench/review_bench.py [--files 5000] [--provider local] [--out FILE.json]
+    python bench/review_bench.py [--files 5000] [--provider local] [--cost-only]
+                                 [--out FILE.json]
 
 (``--files 0`` leaves out part 3.)
 
@@ -17,6 +18,10 @@
    With ``--provider local`` the review checks its best candidates against MEMORY.md by
    meaning with the local model. Targets: recall ≥ 0.9, precision ≥ 0.8, top-20
    precision ≥ 0.8, review ≤ 60 s.
+
+``--cost-only``: only a review's time and CPU with the model, at a first start and after a
+restart on the same state folder, on the vault with 300 decisions each said on two days
+and a 150-statement MEMORY.md (what a review checks by meaning).
 """
 
 from __future__ import annotations
@@ -282,9 +287,9 @@ def main() -> int:
     ap.add_argument(
         "--cost-only",
         action="store_true",
-        help="only the review's time and CPU by meaning on the --files vault, at a first "
-        "start and after a restart (in-process), on the --files vault with 300 decisions "
-        "said on two days each and a MEMORY.md of 150 statements",
+        help="only the review's time and CPU by meaning, at a first start and after a "
+        "restart (in-process), on the --files vault with 300 decisions said on two days "
+        "each and a MEMORY.md of 150 statements",
     )
     args = ap.parse_args()
     configure_logging("error", "console")
