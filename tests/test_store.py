@@ -151,3 +151,29 @@ def test_sqlite_trims_the_embedding_cache_exactly(tmp_path):
             store.save_vectors("m", [(first + n, 0, b"k%d" % n, b"v" * 8, "")], cache_size=2)
     assert store.cached_vectors([b"k0", b"k1", b"k2"]).keys() == {b"k1", b"k2"}
     store.close()
+
+
+def test_closing_a_connection_another_thread_is_reading_on_does_not_raise(tmp_path):
+    """A stopping daemon closes every read connection while work it abandons may still be
+    reading on one: the stop must not end in a crash (exit 1) for it."""
+    import threading
+
+    store = SqliteStore.open(tmp_path / "state" / "i.sqlite")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> int:
+        inside.set()
+        release.wait(30)
+        return 1
+
+    store.db.create_scalar_function("hold", hold)
+    answer: list = []
+    reader = threading.Thread(target=lambda: answer.extend(store.db.execute("SELECT hold()")))
+    reader.start()
+    assert inside.wait(30)  # the other thread is inside a query on the connection now
+    try:
+        store.close()
+    finally:
+        release.set()
+        reader.join(30)
+    assert answer == [(1,)]  # the reader's query ran to its end

@@ -150,7 +150,12 @@ class SqliteStore(QueryTables, VectorTables):
         return sum(os.path.getsize(f) for f in files if os.path.exists(f))
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        except apsw.ThreadingViolationError:
+            # Another thread is inside a query on it: work a stopping daemon (or a reload)
+            # abandons. SQLite closes it when that thread lets go and it is collected.
+            log.debug("store_close_deferred", path=str(self.path))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
