@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, write_result  # noqa: E402
+from bench.common import percentile, start_daemon, write_result  # noqa: E402
 from bench.daemon_bench import cpu_seconds, rss_mb  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
@@ -305,6 +305,11 @@ def wait_ready(
     raise SystemExit("memd did not index the vault in time")
 
 
+def stand_in_config(server) -> str:
+    """The ``embeddings`` setting that asks the stand-in ``server`` for vectors."""
+    return f"{{provider: openai, base_url: '{server.url}', model: stand-in}}"
+
+
 def seed_vectors(tmp: Path, root: Path, state: Path, files: int) -> float:
     """Embed the vault with the stand-in in a first daemon, then relabel its rows as the
     local model's (``--seed-vectors``); the seconds it took."""
@@ -316,18 +321,7 @@ def seed_vectors(tmp: Path, root: Path, state: Path, files: int) -> float:
 
     started = time.monotonic()
     stand_in = EmbeddingServer(dims=384)
-    sock, config = tmp / "seed.sock", tmp / "seed.yaml"
-    config.write_text(
-        f"workspace: {root}\nstate_dir: {state}\nsocket: {sock}\n"
-        f"embeddings: {{provider: openai, base_url: '{stand_in.url}', model: stand-in}}\n"
-    )
-    with open(tmp / "seed.log", "ab") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memd", "--config", str(config), "serve"],
-            env={**os.environ, "HOME": str(tmp)},
-            stdout=sink,
-            stderr=sink,
-        )
+    proc, sock = start_daemon(tmp, "seed", root, f"embeddings: {stand_in_config(stand_in)}\n")
     try:
         wait_ready(sock, files, proc, vectors=True, timeout=3600)
         proc.send_signal(signal.SIGTERM)
@@ -336,6 +330,7 @@ def seed_vectors(tmp: Path, root: Path, state: Path, files: int) -> float:
         if proc.poll() is None:
             proc.kill()
         stand_in.close()
+    (tmp / "seed-state").rename(state)  # start_daemon's state folder, now the soak's
     # As memd.index.index names them: the embedder's key, then the passage format.
     db = apsw.Connection(str(state / "index-default.sqlite"))
     db.execute(
@@ -423,7 +418,7 @@ def main() -> int:
             from tests.embedserver import EmbeddingServer
 
             stand_in = EmbeddingServer(dims=384)
-            embeddings = f"{{provider: openai, base_url: '{stand_in.url}', model: stand-in}}"
+            embeddings = stand_in_config(stand_in)
         text = (
             f"workspace: {root}\nstate_dir: {state}\nsocket: {sock}\n"
             f"log: {{level: info, format: json}}\nembeddings: {embeddings}\n"

@@ -1,4 +1,5 @@
 import os
+import threading
 
 import apsw
 import pytest
@@ -156,8 +157,6 @@ def test_sqlite_trims_the_embedding_cache_exactly(tmp_path):
 def test_closing_a_connection_another_thread_is_reading_on_does_not_raise(tmp_path):
     """A stopping daemon closes every read connection while work it abandons may still be
     reading on one: the stop must not end in a crash (exit 1) for it."""
-    import threading
-
     store = SqliteStore.open(tmp_path / "state" / "i.sqlite")
     inside, release = threading.Event(), threading.Event()
 

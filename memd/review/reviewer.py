@@ -56,10 +56,11 @@ class Reviewer:
         self.workspace, self._journal = workspace, journal  # made on first write
         self._path = config.state_dir / f"review-{workspace.name}.json"
         self._embed: Embed | None = None
-        if embedder.enabled:  # statements are compared with each other: e5's "query" side
-            self._embed = lambda texts: embedder.embed(texts, "query")
+        # Statements are compared with each other: e5's "query" side (``cached``'s default).
         if embedder.enabled and cached is not None:
             self._embed = lambda texts: self._embed_kept(texts, cached)
+        elif embedder.enabled:
+            self._embed = lambda texts: embedder.embed(texts, "query")
         self._band = embedder.cosine_band
         self._today = lambda: config.flush.now().date().isoformat()
         self._lock = threading.Lock()  # the report file: one reader-writer at a time

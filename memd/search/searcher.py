@@ -233,7 +233,7 @@ class Searcher:
             missed = [c for c in cands if c.vec is None]
             attach_vectors(missed, tier.vectors, interim_vector, tier.band)
             for c in missed:
-                c.interim = True
+                c.interim = c.vec is not None
         weights = {
             "hybrid": {},
             "keyword": {"vector_weight": 0.0, "text_weight": 1.0},
