@@ -68,7 +68,10 @@ class Tally:
             if seconds < self.every_s:
                 return
             sums, self._sums, self._since = self._sums, {}, time.monotonic()
-        log.info(f"{self.event}_summary", seconds=round(seconds), **sums)
+        # The window's length goes in beside the sums, never as a keyword next to them: a
+        # count named like it (a publish's own ``seconds``) raised TypeError and ended
+        # the publisher a minute after start.
+        log.info(f"{self.event}_summary", **{**sums, "window_s": round(seconds)})
 
 
 def get_logger() -> Any:

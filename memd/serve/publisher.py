@@ -19,6 +19,7 @@ from memd.config import Team
 from memd.errors import StoreError
 from memd.log import Tally, get_logger
 from memd.memory import Memory
+from memd.serve.supervise import Supervised
 from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.dsn import describe
@@ -55,11 +56,15 @@ class Publisher:
             f"{socket.gethostname()} pid {os.getpid()}, state folder {memory.config.state_dir}",
         )
         self._ticked = time.monotonic()  # when the pass running last made progress
+        self.task = Supervised("publish")  # the daemon's supervisor fills it in
 
     def info(self) -> dict:
+        state = self.state
+        if self.task.restarting:
+            state = f"not running: {self.task.last_error}; restarting (crash {self.task.crashes})"
         return {
             "host": self.team.host_name(),
-            "state": self.state,
+            "state": state,
             "outbox": self.outbox,
             "pending": self.kick.is_set() or self.state != "idle",
             "published_at": self.published_at,

@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from memd.config import Config
@@ -21,6 +21,7 @@ from memd.memory import Memory
 from memd.records import Activity, IndexReport
 from memd.serve.publisher import Publisher
 from memd.serve.reviews import ReviewSchedule
+from memd.serve.supervise import Supervised, supervise
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
 log = get_logger()
@@ -163,16 +164,22 @@ class Runner:
         # the pass are seen and one pass is enough; without a watcher it starts anyway.
         self.loop.call_later(_RETRY_SECONDS, self.kick.set)
         name = self.memory.workspace.name
-        self.tasks = [
-            asyncio.create_task(self._index_loop(), name=f"index-{name}"),
-            asyncio.create_task(watcher.run(self.stop), name=f"watch-{name}"),
+        loops: list[tuple[str, Callable[[], Awaitable[None]], Supervised | None]] = [
+            ("index", self._index_loop, None),
+            ("watch", lambda: watcher.run(self.stop), None),
         ]
         if self.memory.embedder.enabled:
-            self.tasks.append(asyncio.create_task(self._embed_loop(), name=f"embed-{name}"))
+            loops.append(("embed", self._embed_loop, None))
         if self.publisher is not None:
-            self.tasks.append(asyncio.create_task(self.publisher.run(), name=f"publish-{name}"))
+            loops.append(("publish", self.publisher.run, self.publisher.task))
         if self.reviews is not None:
-            self.tasks.append(asyncio.create_task(self.reviews.run(), name=f"review-{name}"))
+            loops.append(("review", self.reviews.run, None))
+        self.tasks = [
+            asyncio.create_task(
+                supervise(f"{kind}-{name}", run, self.stop, record), name=f"{kind}-{name}"
+            )
+            for kind, run, record in loops
+        ]
 
     async def close(self) -> None:
         self.stop.set()
