@@ -66,8 +66,8 @@ def conflicts(tmp: Path) -> dict:
                 if any(template.format(v=v) in line for v in values):
                     fact_of[f"memory/{note.name}#L{n}"] = name
     with open_memory(tmp / "year", tmp / "year-state") as memory:
-        found = memory.reviewer.run(kinds=("conflict",)).proposals
-    cited = [[first_line(c) for c in p.citations] for p in found]
+        found = updates_found(memory)
+    cited = [[first_line(c) for c in pair] for pair in found]
     right = [cs for cs in cited if len({fact_of.get(c) for c in cs} - {None}) == 1
              and all(c in fact_of for c in cs)]  # fmt: skip
     facts = {fact_of[cs[0]] for cs in right}
@@ -77,6 +77,13 @@ def conflicts(tmp: Path) -> dict:
         "conflict_recall": round(len(facts) / len(CHANGING), 3),
         "conflict_precision": round(len(right) / max(len(found), 1), 3),
     }
+
+
+def updates_found(memory: Memory) -> list[tuple[str, str]]:
+    """The updates the index keeps after a pass (``memd.review.currency``): between daily
+    notes they label search results; a review proposes only those that correct MEMORY.md."""
+    memory.index()
+    return [(u.older.citation, u.newer.citation) for u in memory.currency.updates]
 
 
 def first_line(citation: str) -> str:
@@ -152,11 +159,11 @@ def reversal_set(tmp: Path) -> dict:
             where[line] = f"memory/{day}.md#L{len(body)}"
         (folder / "memory" / f"{day}.md").write_text("\n".join(body) + "\n")
     with open_memory(folder, tmp / "reversals-state") as memory:
-        found = memory.reviewer.run(kinds=("conflict",)).proposals
+        found = updates_found(memory)
     pairs = {frozenset((where[p["older"]], where[p["newer"]])): p["phrasing"]
              for p in data["reversals"]}  # fmt: skip
     tasks = {where[t] for pair in data["tasks"] for t in pair}
-    cited = [frozenset(first_line(c) for c in p.citations) for p in found]
+    cited = [frozenset(first_line(c) for c in pair) for pair in found]
     right = [c for c in cited if c in pairs]
     missed: dict[str, int] = {}
     for pair, phrasing in pairs.items():

@@ -25,9 +25,10 @@ from zoneinfo import ZoneInfo
 from memd import __version__
 from memd.config import Config
 from memd.configfile import load_config
-from memd.embed.providers import Embedder, answers_within, make_embedder
+from memd.embed.providers import Embedder, make_embedder
 from memd.embed.rerank import make_reranker
-from memd.errors import BackendUnavailable, InvalidParams, PathRefused
+from memd.errors import InvalidParams, PathRefused
+from memd.index import backfill
 from memd.index.index import Index, database_path
 from memd.index.reconcile import Progress
 from memd.index.sessions import Sessions
@@ -54,6 +55,7 @@ from memd.store.base import Store
 
 if TYPE_CHECKING:
     from memd.index.publish import PublishReport
+    from memd.review.currency import Currency
     from memd.review.reviewer import Reviewer
     from memd.search.team import TeamSearch
     from memd.write.journal import Journal
@@ -117,6 +119,7 @@ class Memory:
         self._made_lock = threading.Lock()  # the journal and team search, made on first use
         self._team: TeamSearch | None = None
         self._reviewer: Reviewer | None = None
+        self._currency: Currency | None = None
 
     @property
     def journal(self) -> Journal:
@@ -179,18 +182,37 @@ class Memory:
         cancel: threading.Event | None = None,
     ) -> IndexReport:
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all."""
-        return self._commit(lambda: self.db.sync(full, progress, cancel))
+        return self._kept_current(self._commit(lambda: self.db.sync(full, progress, cancel)))
 
     def index_paths(
         self, paths: Iterable[str], cancel: threading.Event | None = None
     ) -> IndexReport:
         """Re-index after a watcher reported changes at these absolute paths."""
         paths = list(paths)
-        return self._commit(lambda: self.db.sync_paths(paths, cancel))
+        return self._kept_current(self._commit(lambda: self.db.sync_paths(paths, cancel)), paths)
 
     def rebuild(self) -> IndexReport:
         """Move the database aside and index every file into a new one."""
-        return self._commit(self.db.rebuild)
+        self._currency = None  # its first-seen times were the old database's
+        return self._kept_current(self._commit(self.db.rebuild))
+
+    @property
+    def currency(self) -> Currency:
+        """What is current (``memd.review.currency``): the updates among the notes."""
+        with self._made_lock:
+            if self._currency is None:
+                from memd.review.currency import Currency
+
+                now = self.config.flush.now
+                self._currency = Currency(self.workspace, self.db, self._commit, now)
+            return self._currency
+
+    def _kept_current(self, report: IndexReport, paths: list[str] | None = None) -> IndexReport:
+        """Alone (library, CLI), what is current follows each pass; the daemon's own loop
+        does it after its passes (``memd.serve.runner``)."""
+        if not self.db.serving and not report.cancelled:
+            self.currency.refresh(paths, only_if_changed=not report.touched)
+        return report
 
     def embed_step(
         self, limit: int = 32, quiet_since: float | None = None, edited_since: float | None = None
@@ -203,38 +225,13 @@ class Memory:
 
     def embed_all(self, progress: Progress | None = None, batch: int = 64) -> int:
         """Embed every chunk that has no vector yet (``memd index`` without a daemon)."""
-        if not self.embedder.enabled:
-            return 0
-        self.db.learn_dimensions()  # vectors of a model that changed size count as missing
-        pending = self.db.vector_counts()[1]
-        done = 0
-        size = min(batch, 8)  # a small first batch, so the time per chunk is known early
-        while saved := self.embed_step(size):
-            done += saved
-            size = batch
-            if progress:
-                progress(done, pending)
-        return done
+        return backfill.embed_all(self.db, self.embed_step, progress, batch)
 
     def embed_missing(self, most: int = 200) -> int:
         """Load the local model and embed the chunks with no vector if at most ``most``: a
         one-shot search then ranks as the daemon would, however busy the machine."""
-        if not self.embedder.enabled:
-            return 0
-        done, local = 0, self.embedder.provider == "local"
-        try:
-            if local:  # unbounded here: the query's own embedding has a time bound
-                self.embedder.embed(["memd"], "query")
-            self.db.learn_dimensions()
-            pending = self.db.vector_counts()[1]
-            # An endpoint may be dead or hung; the in-process model may only be slow.
-            budget = self.config.embeddings.query_timeout_s
-            if 0 < pending <= most and (local or answers_within(self.embedder, budget)):
-                while saved := self.embed_step(8):
-                    done += saved
-        except BackendUnavailable:
-            pass  # the search says so itself: it answers by keyword, with a warning
-        return done
+        budget = self.config.embeddings.query_timeout_s
+        return backfill.embed_missing(self.db, self.embed_step, budget, most)
 
     # -- read -------------------------------------------------------------------------------
 
@@ -275,8 +272,9 @@ class Memory:
         )
 
     def _index_now(self, seconds: float) -> bool:
-        """Without a daemon nothing watches: catching up is one index pass."""
-        self.index()
+        """Without a daemon nothing watches: catching up is one index pass (what is
+        current is left as the last ``index`` found it: its marks check their lines)."""
+        self._commit(lambda: self.db.sync())
         return True
 
     def get(

@@ -49,9 +49,13 @@ class SearchResult(_Record):
     # A team search says whose note it is (``scope: "team"``); a local one leaves them out.
     host: str | None = field(default=None, metadata={"optional": True})
     workspace: str | None = field(default=None, metadata={"optional": True})
-    # The citation of the later statement that replaced one this chunk holds (the review
-    # found it; memd.search.superseded): ranked lower, and said so.
+    # The citation of the later statement that replaced the one this result matched on
+    # (memd.search.superseded): ranked below it, and said so. ``superseded`` says how it
+    # was found: "stated" (a change word: "now", "switched", "was") or "likely" (the same
+    # subject with another value, no change word); ``now`` what the newer one says.
     superseded_by: str | None = field(default=None, metadata={"optional": True})
+    superseded: str | None = field(default=None, metadata={"optional": True})
+    now: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,7 @@ class ReviewAnswer(_Record):
     dismissed: int
     seconds: float
     warning: str | None = None
+    more: int = 0  # proposals waiting beyond the best shown (memd review shows 20)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.sources.markdown import parse, split_lines
+from memd.sources.markdown import code_lines, fenced_lines, parse, split_lines
 
 
 def test_blocks_cover_every_line_and_find_headings():
@@ -113,3 +114,18 @@ def test_skipping_rules_that_cannot_match_changes_nothing(text):
         return [(t.type, t.map, t.level, t.tag, t.content) for t in tokens]
 
     assert sig(_parser_for(text).parse(text)) == sig(full.parse(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\n```\ncode\n```\nb\n",
+        "- item\n  ```python\n  x = 1\n  ```\n- next\n",
+        "> quote\n> ~~~\n> in\n> ~~~\nafter\n",
+        "````\n```\nstill code\n````\nout\n",
+        "no fences here\n",
+        "```\nnever closed\nto the end\n",
+    ],
+)
+def test_the_quick_fence_scan_agrees_with_the_parser_on_fences(text):
+    assert fenced_lines(text.splitlines()) == code_lines(text)

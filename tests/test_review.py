@@ -14,20 +14,23 @@ import pytest
 from memd.embed.providers import local_available
 from memd.errors import InvalidParams
 from memd.memory import Memory
-from memd.review.facts import disagree, facts
 from memd.review.review import Note, review
-from memd.review.statements import statements
+from memd.review.statements import Statement, statements
+from memd.review.updates import find_updates
 from memd.serve.methods import call
 from memd.serve.reviews import last_due
 
 DAILY = {
-    "memory/2026-03-03.md": "# 2026-03-03\n\n## Ops\n- The deploy target is staging.\n"
-    "- Lunch with Ana at the noodle bar.\n- Decision: we keep application logs for 30 days.\n",
+    "memory/2026-03-03.md": "# 2026-03-03\n\n## Ops\n- Lunch with Ana at the noodle bar.\n"
+    "- Decision: we keep application logs for 30 days.\n",
     "memory/2026-03-09.md": "# 2026-03-09\n\n## Ops\n- Deploy target is production now.\n"
     "- Ran 5 km before work.\n- Decision: we keep application logs for 30 days.\n"
     "- What time is the retro?\n",
 }
-CORE = "# Memory\n\n## Team\n- **Tom Schreiber**: platform lead\n- Releases go out on Tuesdays.\n"
+CORE = (
+    "# Memory\n\n## Team\n- **Tom Schreiber**: platform lead\n- Releases go out on Tuesdays.\n"
+    "- The deploy target is staging.\n"
+)
 
 
 def rpc(memory, method, **params):
@@ -64,42 +67,44 @@ def test_statements_are_lines_with_their_citation_and_day():
     assert found[0].citation == "memory/2026-03-03.md#L4"
 
 
+def _updates(older: str, newer: str) -> list:
+    a = Statement("memory/2026-03-03.md", 4, "2026-03-03", "Ops", older)
+    b = Statement("memory/2026-03-09.md", 4, "2026-03-09", "Ops", newer)
+    return find_updates([a, b], lambda s: s.date or "")
+
+
 @pytest.mark.parametrize(
-    ("older", "newer", "conflict"),
+    ("older", "newer", "update"),
     [
         ("The deploy target is staging.", "Deploy target is production now.", True),
         ("Switched the CI provider to Jenkins.", "The CI provider is now Buildkite.", True),
         ("Dana is the team lead for payments.", "Omar is the team lead for payments.", True),
         ("We use Redis for sessions.", "We no longer use Redis for sessions.", True),
-        ("Dana prefers tea.", "Dana prefers coffee now.", True),
-        ("The deploy target is staging.", "The deploy target is staging-eu.", True),
+        ("The deploy target is staging.", "The deploy target is staging-eu now.", True),
+        ("Logs are kept 30 days.", "Log retention: 14 days.", True),  # no change word
+        ("Proofing time is 45 minutes.", "Upped the proofing time from 45 to 60 minutes.", True),
         ("The deploy target is staging.", "The deploy target is still staging.", False),
         ("We use Redis for sessions.", "We use Postgres for billing.", False),
+        ("Priya owns billing.", "Priya moved the billing cron to 02:00.", False),  # adds
+        ("Ana's shift starts at 7.", "Ben's shift starts at 9.", False),  # two people
+        ("Repo: api-gateway", "Repo: billing-worker", False),  # a label alone
+        ("Printer A is in room 204.", "Printer B is in room 310.", False),  # two printers
     ],
 )
-def test_statements_about_one_subject_that_disagree(older, newer, conflict):
-    [a], [b] = facts(older), facts(newer)
-    assert (a.subject == b.subject and disagree(a, b)) is conflict
+def test_a_later_statement_updates_an_earlier_one_by_subject_and_value(older, newer, update):
+    assert bool(_updates(older, newer)) is update
 
 
 @pytest.mark.parametrize(
-    "text",
+    "newer",
     [
-        "Standup: Ana is working on billing.",  # an activity
-        "On call this week: Ana.",  # scoped to a time: meant to change
         "Flew KLM to Oslo for the client visit.",  # an event
-        "Booked the hotel for the offsite: Hotel Adlon in Lisbon.",
-        "What is the deploy target?",
-        # Chat: reactions and comparisons (found on locomo-dev's conversations).
-        "Looks like you all had fun.",
-        "It's like an escape.",
-        "It\u2019s moments like these that give me hope.",
-        "The posters were amazing, so much pride and strength!",
-        "The posters were great.",
+        "What is the deploy target?",  # a question
+        "- [ ] set the deploy target to production",  # a task
     ],
 )
-def test_events_activities_and_scoped_statements_are_no_facts(text):
-    assert facts(text) == []
+def test_events_tasks_and_questions_update_nothing(newer):
+    assert _updates("The deploy target is staging, flights go with SAS to Oslo.", newer) == []
 
 
 # -- proposals -----------------------------------------------------------------------------
@@ -113,11 +118,11 @@ def test_review_finds_the_changing_fact_and_the_recurring_decision(notes):
     kinds = {p.kind: p for p in found}
     assert set(kinds) == {"conflict", "promote"}
     conflict = kinds["conflict"]
-    assert conflict.citations == ["memory/2026-03-03.md#L4", "memory/2026-03-09.md#L4"]
+    assert conflict.citations == ["MEMORY.md#L6", "memory/2026-03-09.md#L4"]
     assert conflict.newer == "memory/2026-03-09.md#L4"
     assert "'staging'" in conflict.reason and "'production'" in conflict.reason
     promote = kinds["promote"]
-    assert promote.citations == ["memory/2026-03-03.md#L6", "memory/2026-03-09.md#L6"]
+    assert promote.citations == ["memory/2026-03-03.md#L5", "memory/2026-03-09.md#L6"]
     assert "said on 2 days" in promote.reason and "a decision" in promote.reason
     assert promote.text.endswith("(memory/2026-03-09.md#L6)")
     texts = " ".join(p.text for p in found)
@@ -208,10 +213,10 @@ def test_apply_appends_with_provenance_once_and_changes_nothing_else(notes):
         f"\n## Promoted {today}\n\n"
         "- Decision: we keep application logs for 30 days. (memory/2026-03-09.md#L6)\n"
         "- Deploy target is production now. (memory/2026-03-09.md#L4; was: "
-        "memory/2026-03-03.md#L4)\n"
+        "MEMORY.md#L6)\n"
     )
     assert [a["duplicate"] for a in first["applied"]] == [False, False]
-    assert first["applied"][0]["path"] == "MEMORY.md" and first["applied"][0]["start_line"] == 9
+    assert first["applied"][0]["path"] == "MEMORY.md" and first["applied"][0]["start_line"] == 10
     assert again["applied"][0]["duplicate"] is True
     assert snapshot(notes.root) == after
 
@@ -277,7 +282,7 @@ def test_the_command_line(notes, tmp_path):
     assert "2 proposals" in listed.stderr
     pid = json.loads(memd("review", "--json", "--kind", "promote").stdout)["proposals"][0]["id"]
     applied = memd("review", "--apply", pid)
-    assert applied.returncode == 0 and f"{pid}  appended to MEMORY.md:9" in applied.stdout
+    assert applied.returncode == 0 and f"{pid}  appended to MEMORY.md:10" in applied.stdout
     assert "(already applied)" in memd("review", "--apply", pid).stdout
     unknown = memd("review", "--apply", "000000000000")
     assert unknown.returncode == 1 and "no such proposal" in unknown.stdout

@@ -50,20 +50,29 @@ def test_the_same_notes_unwrapped_give_the_same_proposals(serve, ws):
 
 
 def test_a_reversal_in_other_words_is_a_conflict_and_tasks_never_are(serve, ws):
+    decision = "".join(WRAPPED.splitlines(keepends=True)[3:5])  # the wrapped item
+    ws.write("MEMORY.md", "# Memory\n\n" + decision)
     ws.write("memory/2026-11-05.md", WRAPPED)
     ws.write("memory/2026-11-20.md", REVERSED)
     d = serve()
     d.wait_for(lambda: d.search("sqs"), what="indexed")
     proposals = d.call("memory_review")["proposals"]
     conflicts = [p for p in proposals if p["kind"] == "conflict"]
+    # MEMORY.md holds what changed: that is the one a person corrects (the daily note is
+    # history, marked in search).
     assert [p["citations"] for p in conflicts] == [
-        ["memory/2026-11-05.md#L4-L5", "memory/2026-11-20.md#L4"]
+        ["MEMORY.md#L3-L4", "memory/2026-11-20.md#L4"]
     ], json.dumps(proposals, indent=1)
     assert "'RabbitMQ'" in conflicts[0]["reason"] and "'AWS SQS'" in conflicts[0]["reason"]
     # The superseded decision is never proposed for promotion.
     promoted = " ".join(p["text"] for p in proposals if p["kind"] == "promote")
     assert "Decided to use RabbitMQ" not in promoted
     assert "TODO" not in json.dumps(conflicts)
+    old = d.wait_for(
+        lambda: [r for r in d.search("rabbitmq queue") if "superseded_by" in r],
+        what="the daily note marked",
+    )
+    assert {r["superseded_by"] for r in old} == {"memory/2026-11-20.md#L4"}
 
 
 def test_open_tasks_are_said_as_tasks(serve, ws):

@@ -1,6 +1,6 @@
-"""Newer facts first (issue 30, item 3): what the review found superseded ranks below what
-replaced it and says so (``superseded_by``); the relation lives in the index, where
-search reads it without importing the review."""
+"""Newer facts first: what a later note replaced says so (``superseded_by``, how it was
+found, what the newer one says), found as notes are indexed, no review needed; the
+relation lives in the index, where search reads it without importing the review."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from memd.cli import format as fmt
 from memd.config import Search
 from memd.configfile import parse_config
 from memd.memory import Memory
+from memd.search import superseded
 from memd.search.ranking import Candidate, select
 from memd.search.superseded import SUPERSEDED, demote, mark_superseded
-from memd.serve.methods import call
 from memd.sources.chunker import Chunk
 from memd.store.rows import FileMeta, Hit, Supersession, chunk_rows, lines_digest
 from memd.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -50,72 +50,49 @@ def ranked(results: list[dict]) -> list[str]:
     return [r["path"] for r in results if r["path"] in (OLDER, NEWER)]
 
 
-def test_after_a_review_the_replaced_fact_ranks_below_and_says_by_what(notes, serve):
+def test_the_index_marks_what_a_later_note_replaced_with_no_review(notes, serve):
     d = serve("review: {enabled: false}\n")
-    before = d.wait_for(lambda: d.search(QUESTION), timeout=30, what="the index")
-    assert ranked(before) == [OLDER, NEWER]  # words alone favour the titled section
-    assert not any("superseded_by" in r for r in before)
-    [conflict] = d.call("memory_review", kind="conflict")["proposals"]
-    assert conflict["newer"].startswith(f"{NEWER}#L4")
-    after = d.search(QUESTION)
-    assert ranked(after) == [NEWER, OLDER]
+
+    def marked():
+        found = d.search(QUESTION)
+        old = [r for r in found if r["path"] == OLDER]
+        return old and "superseded_by" in old[0] and found
+
+    after = d.wait_for(marked, timeout=30, what="the update found as the notes were indexed")
     old = next(r for r in after if r["path"] == OLDER)
-    assert old["superseded_by"] == conflict["newer"]
+    assert old["superseded_by"] == f"{NEWER}#L4"
+    assert old["superseded"] == "stated"  # "now" says so
+    assert old["now"] == "The deploy target is now production."
     assert "superseded_by" not in next(r for r in after if r["path"] == NEWER)
-    # Another question that finds the old note finds it marked too.
-    lunch = d.search("deploy target staging lunch")
-    assert next(r for r in lunch if r["path"] == OLDER)["superseded_by"] == conflict["newer"]
+    # Measured below the bar on pairs nobody tuned on: a relation labels, it lowers nothing.
+    assert ranked(after) == [OLDER, NEWER]
+    # Another question that finds the old note on its superseded line finds it marked too;
+    # one that matched it on another line does not.
+    lunch = d.search("deploy target staging")
+    assert next(r for r in lunch if r["path"] == OLDER)["superseded_by"] == f"{NEWER}#L4"
+    noodles = d.search("lunch with Ana at the noodle bar")
+    assert "superseded_by" not in next(r for r in noodles if r["path"] == OLDER)
 
 
-def test_the_relation_follows_the_files_content_not_its_line_numbers(notes, serve):
+def test_the_relation_follows_the_files_and_an_edit_that_removes_the_newer_undoes_it(notes, serve):
     d = serve("review: {enabled: false}\n")
-    d.wait_for(lambda: d.search(QUESTION), timeout=30, what="the index")
-    d.call("memory_review")
-    assert "superseded_by" in next(r for r in d.search(QUESTION) if r["path"] == OLDER)
-    # Two lines come in above: line 4 now says something else, and is not marked.
+
+    def old_one():
+        return next((r for r in d.search(QUESTION) if r["path"] == OLDER), None)
+
+    d.wait_for(lambda: "superseded_by" in (old_one() or {}), timeout=30, what="marked")
+    # Two lines come in above: the statement moves to line 6 and is still the one replaced.
     above = "## Deploy target\n- Coffee at nine.\n- Tea at ten.\n"
     notes.write(OLDER, NOTES[OLDER].replace("## Deploy target\n", above))
-    d.call("reindex")
-
-    def moved():
-        old = [r for r in d.search(QUESTION) if r["path"] == OLDER]
-        return old and old[0]["end_line"] == 7 and old
-
-    [old] = d.wait_for(moved, timeout=30, what="the edit indexed")
-    assert "superseded_by" not in old
-    d.call("memory_review")  # the next review finds the statement where it now is
-    old = next(r for r in d.search(QUESTION) if r["path"] == OLDER)
-    assert old["superseded_by"].startswith(f"{NEWER}#L4")
+    d.wait_for(lambda: (old_one() or {}).get("end_line") == 7 and "superseded_by" in old_one(),
+               timeout=30, what="the moved statement marked where it now is")  # fmt: skip
+    # The newer statement deleted: the older one holds again.
+    notes.write(NEWER, "# 2026-03-09\n\n## Ops\n- Ran 5 km before work.\n")
+    d.wait_for(lambda: old_one() and "superseded_by" not in old_one(), timeout=30,
+               what="the older statement current again")  # fmt: skip
 
 
-def test_a_review_in_a_process_of_its_own_writes_through_the_owner(notes, monkeypatch):
-    import memd.review.reviewer as reviewer
-
-    with memory_for(notes) as memory:
-        memory.index()
-        isolated = reviewer.Reviewer(memory.workspace, lambda: memory.journal, memory.config,
-                                     memory.embedder, isolated=True)  # fmt: skip
-        monkeypatch.setattr(reviewer, "ISOLATE_FROM_CHARS", 0)
-        isolated.run()
-        old = next(r for r in memory.search(QUESTION, min_score=0).results if r.path == OLDER)
-    assert old.superseded_by is not None and old.superseded_by.startswith(f"{NEWER}#L4")
-
-
-def test_a_review_without_conflicts_clears_what_the_last_one_found(notes):
-    with memory_for(notes) as memory:
-        memory.index()
-        call(lambda name: memory, "memory_review", {})
-        assert any(r.superseded_by for r in memory.search(QUESTION, min_score=0).results)
-        # A review that did not look for conflicts leaves what the last one found.
-        call(lambda name: memory, "memory_review", {"kind": ["duplicate"]})
-        assert any(r.superseded_by for r in memory.search(QUESTION, min_score=0).results)
-        notes.write(NEWER, "# 2026-03-09\n\n## Ops\n- Ran 5 km before work.\n")
-        memory.index()
-        call(lambda name: memory, "memory_review", {})
-        assert not any(r.superseded_by for r in memory.search(QUESTION, min_score=0).results)
-
-
-def test_a_switched_queue_ranks_the_new_one_first(ws, serve):
+def test_a_switched_queue_is_marked_with_what_replaced_it(ws, serve):
     rabbit = "- Decided to use RabbitMQ for the invoice event queue instead of Kafka.\n"
     sqs = "- Switched the invoice event queue from RabbitMQ to AWS SQS to drop the broker upkeep.\n"
     ws.write("memory/2026-11-05.md", f"# 2026-11-05\n\n{rabbit}")
@@ -124,11 +101,13 @@ def test_a_switched_queue_ranks_the_new_one_first(ws, serve):
         ws.write(rel, NOTES[rel])
     d = serve("review: {enabled: false}\n")
     question = "which queue do we use for invoice events"
-    d.wait_for(lambda: d.search(question), timeout=30, what="the index")
-    d.call("memory_review")
-    found = [r for r in d.search(question) if r["path"].startswith("memory/2026-11-")]
-    assert [r["path"] for r in found] == ["memory/2026-11-20.md", "memory/2026-11-05.md"]
-    assert found[1]["superseded_by"].startswith("memory/2026-11-20.md#L")
+
+    def found():
+        got = [r for r in d.search(question) if r["path"] == "memory/2026-11-05.md"]
+        return got and "superseded_by" in got[0] and got[0]
+
+    old = d.wait_for(found, timeout=30, what="the reversal found")
+    assert old["superseded_by"] == "memory/2026-11-20.md#L3" and old["superseded"] == "stated"
 
 
 # -- the parts ------------------------------------------------------------------------------
@@ -139,13 +118,27 @@ def hit(chunk_id: int, path: str, start: int, text: str, date: str = "2026-03-03
     return Hit(chunk_id, path, start, end, "", text, "daily", date, 1.0)
 
 
-def test_a_superseded_chunk_goes_below_its_replacement_when_that_is_near():
+def test_a_relation_lowers_nothing_until_its_kind_is_measured_right(monkeypatch):
+    old = Candidate(hit(1, OLDER, 3, "x"), relevance=0.5, score=0.5, superseded_by="a#L1",
+                    superseded_how="stated")  # fmt: skip
+    assert superseded.PRECISION["stated"] < superseded.LOWER_FROM  # as measured today
+    assert demote([old])[0].score == 0.5  # labelled, not lowered
+    monkeypatch.setitem(superseded.PRECISION, "stated", 0.95)
+    assert demote([old])[0].score == 0.5 * SUPERSEDED
+    likely = Candidate(hit(1, OLDER, 3, "x"), relevance=0.5, score=0.5, superseded_by="a#L1",
+                       superseded_how="likely")  # fmt: skip
+    assert demote([likely])[0].score == 0.5
+
+
+def test_a_superseded_chunk_goes_below_its_replacement_when_that_is_near(monkeypatch):
+    monkeypatch.setitem(superseded.PRECISION, "stated", 0.95)  # as if measured right
+
     def scored(old_relevance: float, new_relevance: float) -> list:
         old = Candidate(hit(1, OLDER, 3, "## Ops\n- The deploy target is staging."),
                         relevance=old_relevance)  # fmt: skip
         new = Candidate(hit(2, NEWER, 3, "## Ops\n- The deploy target is now production.",
                             "2026-03-09"), relevance=new_relevance)  # fmt: skip
-        old.superseded_by = f"{NEWER}#L4"
+        old.superseded_by, old.superseded_how = f"{NEWER}#L4", "stated"
         plain = Search(decay=False, mmr=False, newer_first=False)
         return select([old, new], 5, 0.1, plain, dt.date(2026, 3, 10), demote)
 
@@ -155,7 +148,8 @@ def test_a_superseded_chunk_goes_below_its_replacement_when_that_is_near():
     assert "superseded_by" not in near[0].as_dict()
     far = scored(0.9, 0.2)  # a poor match for the question: the old one keeps a share
     assert [r.path for r in far] == [OLDER, NEWER] and far[0].score == round(0.9 * SUPERSEDED, 4)
-    alone = Candidate(hit(1, OLDER, 3, "x"), relevance=0.5, score=0.5, superseded_by="a#L1")
+    alone = Candidate(hit(1, OLDER, 3, "x"), relevance=0.5, score=0.5, superseded_by="a#L1",
+                      superseded_how="stated")  # fmt: skip
     assert demote([alone])[0].score == 0.5 * SUPERSEDED
 
 
@@ -180,12 +174,24 @@ def test_only_lines_that_still_say_what_was_reviewed_are_marked():
     assert both.superseded_by is None
 
 
+def test_a_chunk_is_marked_only_where_the_question_matched_the_superseded_lines():
+    said = "## Ops\n- The deploy target is staging.\n- Lunch with Ana at the noodle bar."
+    row = Supersession(OLDER, 4, 4, lines_digest(["- The deploy target is staging."]),
+                       f"{NEWER}#L4", True, "The deploy target is production.")  # fmt: skip
+    deploy, lunch = Candidate(hit(1, OLDER, 3, said)), Candidate(hit(1, OLDER, 3, said))
+    mark_superseded(_Store([row]), [deploy], "which deploy target")  # type: ignore[arg-type]
+    mark_superseded(_Store([row]), [lunch], "lunch with Ana")  # type: ignore[arg-type]
+    assert (deploy.superseded_by, deploy.superseded_how) == (f"{NEWER}#L4", "likely")
+    assert deploy.superseded_now == "The deploy target is production."
+    assert lunch.superseded_by is None
+
+
 def test_the_human_output_says_what_replaced_a_result(capsys):
     result = {"path": OLDER, "start_line": 1, "end_line": 5, "score": 0.5, "snippet": "x",
               "heading": "", "source": "daily", "citation": f"{OLDER}#L1-L5", "match": "strong",
-              "superseded_by": f"{NEWER}#L4"}  # fmt: skip
+              "superseded_by": f"{NEWER}#L4", "superseded": "likely"}  # fmt: skip
     fmt.search({"results": [result], "mode": "keyword", "index": {"stale": False}})
-    assert f"(superseded by {NEWER}#L4)" in capsys.readouterr().out
+    assert f"(superseded by {NEWER}#L4, likely)" in capsys.readouterr().out
 
 
 # -- the store ------------------------------------------------------------------------------
@@ -220,7 +226,7 @@ def test_an_index_of_the_schema_before_upgrades_and_keeps_its_notes(tmp_path):
                "'h', 1, 0)")  # fmt: skip
     db.close()
     store = SqliteStore.open(path)
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     assert list(store.files()) == ["MEMORY.md"]
     assert store.superseded_in([1]) == {}
     store.close()

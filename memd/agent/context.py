@@ -24,11 +24,13 @@ from memd.review.durable import durability
 from memd.review.statements import Statement, statements, unmarked, words
 from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
+from memd.store.rows import Supersession, lines_digest
 
 _RECENT_DAYS = 3
 _ALIKE = 0.8  # share of their words (numbers aside) two near-identical lines share
 # A candidate line: where it is shown among its part's lines, and the line.
 Line = tuple[tuple, str]
+Replaced = dict[tuple[str, int], Supersession]
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,9 @@ def context(
 ) -> Said:
     """Memory for a session's start: MEMORY.md, recent notes, the project (``cwd``)."""
     root = memory.workspace.path
-    core = _read(root, memory.workspace.core_file())
-    recent = _recent(root)
+    replaced = _replaced(memory)
+    core = _read(root, memory.workspace.core_file(), replaced)
+    recent = _recent(root, replaced)
     project = _project(memory, cwd)
     parts: list[tuple[str, list[Line], float]]
     parts = [("From MEMORY.md", core, 0.5), ("Recent notes", recent, 0.3)]
@@ -80,7 +83,13 @@ def _ranked(lines: list[str]) -> list[Line]:
     return [((n,), line) for n, line in enumerate(lines)]
 
 
-def _read(root: Path, rel: str) -> list[Line]:
+def _replaced(memory: Memory) -> dict[tuple[str, int], Supersession]:
+    """What later notes replaced, by (path, first line) of the older statement."""
+    rows = memory.db.read(lambda store: store.superseded_at())
+    return {(r.path, r.start_line): r for r in rows}
+
+
+def _read(root: Path, rel: str, replaced: Replaced) -> list[Line]:
     """The statements of one note, weightiest first when they must be chosen, shown in
     reading order."""
     try:
@@ -90,10 +99,21 @@ def _read(root: Path, rel: str) -> list[Line]:
     found = _worth(statements(rel, text, daily_date(PurePath(rel).name)))
     weight = {id(s): durability(s.text, s.heading)[0] for s in found}
     ranked = sorted(found, key=lambda s: -weight[id(s)])
-    return [((s.line,), _line(s)) for s in ranked]
+    lines = text.splitlines()
+    return [((s.line,), _line(s) + _now(s, lines, replaced)) for s in ranked]
 
 
-def _recent(root: Path) -> list[Line]:
+def _now(s: Statement, lines: list[str], replaced: Replaced) -> str:
+    """`` → now: …`` when a later note replaced ``s`` (and its lines still say what was
+    read): the agent is never told an old value as current."""
+    r = replaced.get((s.path, s.line))
+    if r is None or r.end_line != s.last or lines_digest(lines[s.line - 1 : s.last]) != r.digest:
+        return ""
+    how = ", likely" if r.likely else ""
+    return f" → now: {r.now} ({r.by}{how})"
+
+
+def _recent(root: Path, replaced: Replaced) -> list[Line]:
     """The last days' statements: chosen newest day first and its latest lines first,
     shown newest day first and each day in reading order; near-identical lines of a day
     are one line with their count."""
@@ -104,7 +124,9 @@ def _recent(root: Path) -> list[Line]:
         text = path.read_text(encoding="utf-8", errors="replace")
         found = _worth(statements(f"memory/{path.name}", text, daily_date(path.name)))
         alike = _alike(found)
-        out += [((age, s.line), f"[{s.date}] {_line(s, n)}") for s, n in reversed(alike)]
+        lines = text.splitlines()
+        out += [((age, s.line), f"[{s.date}] {_line(s, n)}{_now(s, lines, replaced)}")
+                for s, n in reversed(alike)]  # fmt: skip
     return out
 
 
@@ -121,8 +143,10 @@ def _project(memory: Memory, cwd: str | None) -> tuple[str, list[Line], float]:
 
 def _result_line(r: SearchResult) -> str:
     """A result on one line with its citation, and what replaced it if a later note did."""
-    later = f"; superseded by {r.superseded_by}" if r.superseded_by else ""
-    return f"{_flat(r.snippet)} ({r.citation}{later})"
+    if r.superseded_by:
+        how = ", likely" if r.superseded == "likely" else ""
+        return f"{_flat(r.snippet)} ({r.citation}) → now: {r.now or ''} ({r.superseded_by}{how})"
+    return f"{_flat(r.snippet)} ({r.citation})"
 
 
 def _flat(snippet: str) -> str:

@@ -87,7 +87,10 @@ def search(r: dict) -> None:
             print("weaker matches, below the relevance floor:\n")
         heading = f"  {hit['heading']}" if hit["heading"] else ""
         whose = f"{hit['host']}/{hit['workspace']}:" if "host" in hit else ""  # --scope team
-        later = f"  (superseded by {hit['superseded_by']})" if "superseded_by" in hit else ""
+        later = ""
+        if "superseded_by" in hit:
+            how = ", likely" if hit.get("superseded") == "likely" else ""
+            later = f"  (superseded by {hit['superseded_by']}{how})"
         print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")

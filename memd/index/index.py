@@ -371,10 +371,20 @@ class Index:
         with self.store.transaction():
             self.store.cache_vectors(entries, self.cache_size)
 
-    def save_superseded(self, rows: Sequence[Supersession]) -> None:
-        """What a review found superseded, in place of the last review's (the writer's job)."""
+    def save_currency(
+        self,
+        rows: Sequence[Supersession],
+        seen: Sequence[tuple[str, str, str]] = (),
+        gone: Sequence[str] = (),
+        started: str | None = None,
+    ) -> None:
+        """What later notes superseded, in place of what was kept, with when undated
+        notes' new statements were first seen (the writer's job; memd.review.currency)."""
         with self.store.transaction():
             self.store.replace_superseded(rows)
+            self.store.save_seen(seen, gone)
+            if started is not None:
+                self.store.set_meta("currency_started", started)
 
 
 def _iso(epoch: str | None) -> str | None:

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memd.records import Proposal
-from memd.review.conflicts import conflicts, duplicates
-from memd.review.promote import promotions
-from memd.review.statements import Statement, statements
-from memd.review.supersede import supersessions
-from memd.store.rows import Supersession
+from memd.review.duplicates import duplicates
+from memd.review.promote import Promotion, promotions
+from memd.review.statements import Statement, content_words, statements
+from memd.review.updates import TURNS, Update, current, eligible, find_updates
+from memd.sources.layout import CORE_NAMES
 
 KINDS = ("promote", "conflict", "duplicate")
+SHOWN = 20  # proposals a review shows, best first; the rest are counted
+_SAME_FACT = 0.7  # share of the shorter's content words: two promotions of one fact
 
 
 @dataclass(frozen=True)
@@ -38,16 +40,15 @@ def review(
 ) -> list[Proposal]:
     """Every proposal for ``notes``, best first; ``since`` (YYYY-MM-DD) keeps those whose
     newest cited line is a daily note from that day on."""
-    return review_all(notes, since, kinds)[0]
+    return review_all(notes, since, kinds)
 
 
 def review_all(
     notes: Sequence[Note],
     since: str | None = None,
     kinds: Sequence[str] = KINDS,
-) -> tuple[list[Proposal], list[Supersession] | None]:
-    """``review``'s proposals, and every statement a later one superseded (in all the
-    notes, whatever ``since``; None when ``kinds`` did not look for conflicts)."""
+) -> list[Proposal]:
+    """``review``'s proposals, all of them, best first (a report shows ``SHOWN``)."""
     core: list[Statement] = []
     daily: list[Statement] = []
     other: list[Statement] = []
@@ -55,46 +56,34 @@ def review_all(
         found = statements(note.path, note.text, note.date)
         (core if note.core else daily if note.date else other).extend(found)
     out: list[Proposal] = []
-    found = conflicts([*core, *other, *daily]) if {"promote", "conflict"} & set(kinds) else []
+    every = [*core, *other, *daily]
+    latest = current(find_updates(every, _when)) if {"promote", "conflict"} & set(kinds) else {}
     if "promote" in kinds:
-        # A statement a later one contradicts is not promoted, nor the later one: its
-        # conflict proposes it, naming what it replaces.
-        taken = {(s.path, s.line) for c in found for s in (*c.superseded, c.newer)}
+        # A statement a later one replaced is never promoted; one that replaced a line of
+        # MEMORY.md is proposed as that update instead.
+        replaced = set(latest)
+        fixing = {(u.newer.path, u.newer.line) for u in latest.values() if _curated(u.older)}
         recent = [
             s for s in daily
-            if (since is None or (s.date or "") >= since) and (s.path, s.line) not in taken
+            if (since is None or (s.date or "") >= since) and eligible(s)
+            and (s.path, s.line) not in replaced and (s.path, s.line) not in fixing
         ]  # fmt: skip
-        for p in promotions(recent, core):
+        for p in _one_per_fact(promotions(recent, core)):
             s = p.newest
             why = ", ".join(p.why) or "durable wording"
-            out.append(
-                _proposal(
-                    "promote",
-                    f"{why}; not in MEMORY.md",
-                    p.score,
-                    p.said,
-                    f"{s.text} ({s.citation})",
-                    "append",
-                )
-            )
+            out.append(_proposal("promote", f"{why}; not in MEMORY.md", p.score, p.said,
+                                 f"{_worded(s)} ({s.citation})", "append"))  # fmt: skip
     if "conflict" in kinds:
-        for c in found:
-            if since is not None and (c.newer.date or "") < since:
+        # What a person acts on: a line of MEMORY.md (or a key) that a later note says has
+        # changed ("now", "switched", "was"), proposed once per current statement. Found
+        # without a change word, or between two daily notes, an update only labels search
+        # results and the session start: as a proposal it was mostly wrong (review bench).
+        for u in latest.values():
+            where = (u.newer.path, u.newer.line)
+            if since is not None and (u.newer.date or "") < since:
                 continue
-            newer = c.newer.citation
-            if c.key is not None:
-                reason = (f"key {c.key.key!r} says {c.key.text!r}; {_where(c.newer)} says "
-                          f"{c.now.value!r}")  # fmt: skip
-                out.append(_proposal("conflict", reason, 0.9, [c.key, c.newer], c.now.value,
-                                     "store", key=c.key.key, newer=newer))  # fmt: skip
-                continue
-            reason = (f"{c.label}: {c.was.value!r} ({_where(c.older)}) then {c.now.value!r} "
-                      f"({_where(c.newer)})")  # fmt: skip
-            if c.changes > 1:
-                reason += f"; changed {c.changes} times"
-            text = f"{c.newer.text} ({newer}; was: {c.older.citation})"
-            out.append(_proposal("conflict", reason, 0.8, [c.older, c.newer], text, "append",
-                                 newer=newer))  # fmt: skip
+            if where not in latest and _curated(u.older) and not u.likely:
+                out.append(_update(u))
     if "duplicate" in kinds and since is None:
         keys = [s for s in (*core, *other, *daily) if s.key is not None]
         for d in duplicates(core, keys):
@@ -108,9 +97,54 @@ def review_all(
                 out.append(_proposal("duplicate", reason, 0.5, said, d.extra.text, "none"))
     order = {k: n for n, k in enumerate(KINDS)}
     out.sort(key=lambda p: (-p.score, order[p.kind], p.citations))
-    if not {"promote", "conflict"} & set(kinds):
-        return out, None
-    return out, supersessions(found, {n.path: n.text for n in notes})
+    return out
+
+
+def _when(s: Statement) -> str:
+    """A review's order: MEMORY.md and undated notes first, a daily note by its date."""
+    return s.date or ""
+
+
+def _curated(s: Statement) -> bool:
+    """A line a person keeps current by hand: MEMORY.md's, or a key memd stores."""
+    return s.date is None and (s.key is not None or s.path in CORE_NAMES)
+
+
+def _update(u: Update) -> Proposal:
+    """MEMORY.md (or a key) says what a later note changed: the newer line, to append."""
+    how = "likely (no change word)" if u.likely else "stated"
+    reason = (f"update, {how}: {_where(u.older)} says {u.was!r}, {_where(u.newer)} says "
+              f"{u.now!r}")  # fmt: skip
+    # MEMORY.md (or a key) holding the old value is the one a person must correct.
+    score = (0.75 if u.likely else 0.9) if _curated(u.older) else (0.6 if u.likely else 0.7)
+    if u.older.key is not None:
+        value = u.now if u.older.text.strip(" .").lower() == u.was.lower() else u.newer.text
+        return _proposal("conflict", f"key {u.older.key!r}: {reason}", score,
+                         [u.older, u.newer], value, "store", key=u.older.key,
+                         newer=u.newer.citation)  # fmt: skip
+    text = f"{_worded(u.newer)} ({u.newer.citation}; was: {u.older.citation})"
+    return _proposal("conflict", reason, score, [u.older, u.newer], text, "append",
+                     newer=u.newer.citation)  # fmt: skip
+
+
+def _worded(s: Statement) -> str:
+    """The statement as its note words it, a bold label kept ("**Rule:** ...")."""
+    if s.speaker and s.speaker.split()[0].lower() not in TURNS:
+        return f"**{s.speaker}:** {s.text}"
+    return s.text
+
+
+def _one_per_fact(found: list[Promotion]) -> list[Promotion]:
+    """The best promotion of each fact: one whose words another better one mostly holds
+    is the same fact said again."""
+    kept: list[tuple[Promotion, frozenset[str]]] = []
+    for p in found:  # best first
+        words = frozenset(content_words(p.newest.text))
+        if any(len(words & theirs) >= _SAME_FACT * min(len(words), len(theirs))
+               for _, theirs in kept):  # fmt: skip
+            continue
+        kept.append((p, words))
+    return [p for p, _ in kept]
 
 
 def proposal_id(kind: str, cited: Sequence[Statement]) -> str:

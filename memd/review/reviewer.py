@@ -4,8 +4,8 @@ The report lives in the state folder (``review-<workspace>.json``, 0600) with th
 dismissed for good and those applied, so a restart changes nothing a person decided.
 Applying runs a fresh review and finds the id in it: an id is a hash of the cited lines'
 text, so finding it proves those lines still say what the proposal rests on. Every write
-goes through the journal: an append to MEMORY.md, or a store or forget of memd's own key,
-and what a review finds superseded (``memd.review.supersede``) into the index, for search.
+goes through the journal: an append to MEMORY.md, or a store or forget of memd's own key.
+What later notes superseded is kept by ``memd.review.currency`` as notes change, not here.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ from memd.index.prepare import spawned_pool
 from memd.log import get_logger
 from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
 from memd.review.promote import Embed, known_in_meaning
-from memd.review.review import KINDS, Note, review_all
+from memd.review.review import KINDS, SHOWN, Note, review_all
 from memd.review.statements import statements
 from memd.sources.layout import Workspace
 from memd.store.private import load_json, save_json
-from memd.store.rows import Supersession
 
 if TYPE_CHECKING:
     from memd.write.journal import Journal
@@ -79,8 +78,8 @@ class Reviewer:
             raise InvalidParams("since", f"must be a date as YYYY-MM-DD, got {since!r}")
         started = time.monotonic()
         notes = self._notes()
-        reviewed = self._propose(notes, since, tuple(kinds))
-        proposals, warning = reviewed[0], self._supersede(reviewed)
+        proposals = self._propose(notes, since, tuple(kinds))
+        warning = None
         if self._embed is not None and "promote" in kinds:
             try:
                 proposals = self._drop_known(proposals, notes, self._embed)
@@ -91,10 +90,11 @@ class Reviewer:
             state = self._load()
             closed = set(state["dismissed"]) | set(state["applied"])
             waiting = [p for p in proposals if p.id not in closed]
+            shown, more = waiting[:SHOWN], max(len(waiting) - SHOWN, 0)
             now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-            answer = ReviewAnswer(waiting, len(waiting), now, len(notes),
+            answer = ReviewAnswer(shown, len(shown), now, len(notes),
                                   len(proposals) - len(waiting),
-                                  round(time.monotonic() - started, 2), warning)  # fmt: skip
+                                  round(time.monotonic() - started, 2), warning, more)  # fmt: skip
             if since is None and tuple(kinds) == KINDS:
                 state["report"] = answer.as_dict()
                 self._save(state)
@@ -151,7 +151,7 @@ class Reviewer:
         """Carry out proposals by id; each answer says what was written, or why not."""
         if not ids:
             raise InvalidParams("ids", "give at least one proposal id")
-        fresh = {p.id: p for p in self._propose(self._notes(), None, KINDS)[0]}
+        fresh = {p.id: p for p in self._propose(self._notes(), None, KINDS)}
         done = []
         for pid in dict.fromkeys(ids):
             with self._lock:
@@ -192,8 +192,8 @@ class Reviewer:
             return {"action": "forget", "key": p.key, "paths": gone.paths, "at": at}
         raise InvalidParams("ids", f"proposal {p.id} is for you to act on: {p.reason}")
 
-    def _propose(self, notes: list[Note], since: str | None, kinds: tuple) -> _Reviewed:
-        """The proposals, and what is superseded (None: conflicts were not looked for)."""
+    def _propose(self, notes: list[Note], since: str | None, kinds: tuple) -> list[Proposal]:
+        """Every proposal, best first."""
         # A few megabytes of notes take a fraction of a second: not worth a process.
         if not self._isolated or sum(len(n.text) for n in notes) < ISOLATE_FROM_CHARS:
             return review_all(notes, since, kinds)
@@ -215,20 +215,6 @@ class Reviewer:
                 self._pools.discard(pool)
                 pool.terminate()
                 del pool, pending
-
-    def _supersede(self, reviewed: _Reviewed) -> str | None:
-        """Keep what the review found superseded in the index, through the writer (the
-        process that owns the index: never the one a large review ran in); a failure
-        costs only the ranking it changes, and says so."""
-        rows = reviewed[1]
-        if rows is None:
-            return None
-        try:
-            self._journal().supersede(rows)
-        except MemdError as exc:
-            log.warning("superseded_unsaved", workspace=self.workspace.name, error=str(exc))
-            return f"superseded statements not saved for search: {exc}"
-        return None
 
     def close(self) -> None:
         """Stop a review running in a process of its own (the daemon is stopping)."""
@@ -277,7 +263,6 @@ class Reviewer:
             log.warning("review_unsaved", path=str(self._path), error=exc.strerror)
 
 
-_Reviewed = tuple[list[Proposal], list[Supersession] | None]
 # Texts to (vectors, the (cache key, vector) pairs to keep): ``memd.index.Index.embed_cached``.
 Cached = Callable[[Sequence[str]], "tuple[np.ndarray, list[tuple[bytes, bytes]]]"]
 

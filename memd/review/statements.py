@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memd.sources.markdown import code_lines
+from memd.sources.markdown import fenced_lines
 from memd.store.fts import STOPWORDS
 from memd.write.keylines import MARKER, key_lines, key_value
 
@@ -68,7 +68,7 @@ class Statement:
 def statements(path: str, text: str, date: str | None) -> list[Statement]:
     """The statements of one note, in file order."""
     lines = text.splitlines()
-    skip = code_lines(text) if _MAYBE_CODE.search(text) else set()
+    skip = fenced_lines(lines) if _MAYBE_CODE.search(text) else set()
     keyed = {k.line: k for k in key_lines(text)} if MARKER in text else {}
     out: list[Statement] = []
     heading = ""

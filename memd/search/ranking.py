@@ -34,7 +34,9 @@ class Candidate:
     parts: dict[int, float] = field(default_factory=dict, repr=False)  # passage cosines
     agreement: float | None = None  # best passage on meaning and words together
     interim: bool = False  # its vector is the interim tier's (memd.index.interim)
-    superseded_by: str | None = None  # a later statement replaced one it holds (review)
+    superseded_by: str | None = None  # a later statement replaced the one it matched on
+    superseded_how: str | None = None  # "stated" or "likely"
+    superseded_now: str | None = None  # what the later statement says
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -294,4 +296,6 @@ def _result(c: Candidate, match: str = "strong") -> SearchResult:
         host=hit.host,
         workspace=hit.workspace,
         superseded_by=c.superseded_by,
+        superseded=c.superseded_how,
+        now=c.superseded_now,
     )

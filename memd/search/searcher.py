@@ -254,7 +254,7 @@ class Searcher:
         # A note named by the query, or by the words of links to it, is what it asks for.
         lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
         cands = lift(cands, lifts)
-        mark_superseded(store, cands)  # what the review found replaced ranks lower
+        mark_superseded(store, cands, asked.query)  # what later notes replaced ranks lower
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
                          lambda kept: demote(adjust(kept, reading, ranking, query, n)),
@@ -280,7 +280,7 @@ class Searcher:
             inside = dataclasses.replace(req, since=window[0], until=window[1])
             found = keyword_candidates(store, inside, terms, LISTING_POOL, allowed)
             lift_listing(cands, found)
-        mark_superseded(store, cands)
+        mark_superseded(store, cands, reading.query)
         plain = dataclasses.replace(self.settings, decay=False, mmr=False)
         results = select(cands, req.max_results, req.min_score, plain, dt.date.today(), demote)
         return Ranked(results, "keyword", None, reading)

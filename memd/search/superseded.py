@@ -1,14 +1,20 @@
-"""Newer facts first, as the review knows them: a result holding a statement a later one
-replaced ranks lower and names what replaced it (``superseded_by``).
+"""Newer facts first: a result that matched on a statement a later one replaced ranks
+below what replaced it and names it (``superseded_by``, with ``superseded``: "stated"
+when the newer one says it changed, "likely" when found by subject and value alone).
 
-The review (a stage above search) keeps what it found in the store; this reads it for the
-candidates of a query. A row counts only while the chunk's lines still say what was
-reviewed (their digest): an edit that moves or rewrites them never marks another line.
-A chunk that also holds the superseding statement is not marked: it says both.
+What later notes superseded is kept in the store as notes change
+(``memd.review.currency``); this reads it for the candidates of a query. A row counts
+only while the chunk's lines still say what was read (their digest), and only where the
+question matched on those lines: a chunk that holds one superseded line among others the
+question is about is not marked. A chunk that also holds the superseding statement is
+not marked: it says both.
 
-A marked result keeps ``SUPERSEDED`` of its score; when the chunk holding what replaced it
-answers the same question nearly as well (``NEAR`` of the lowered score, or better), the
-marked one goes just below it. Measured with bench/superseded_bench.py (README).
+A marked result keeps ``SUPERSEDED`` of its score; when the chunk holding what replaced
+it answers the same question nearly as well (``NEAR`` of the lowered score, or better),
+the marked one goes just below it. A relation lowers a result only once its kind has
+been measured right at least ``LOWER_FROM`` of the time on hand-labelled pairs nobody
+tuned on (``PRECISION``, from bench/updates_bench.py's report half); until then it only
+labels: a wrong relation must never bury a correct note.
 """
 
 from __future__ import annotations
@@ -18,29 +24,43 @@ from collections.abc import Sequence
 
 from memd.search.ranking import Candidate
 from memd.store.base import Store
+from memd.store.fts import STOPWORDS
 from memd.store.rows import Hit, Supersession, lines_digest
 
 SUPERSEDED = 0.8
 NEAR = 0.5
+LOWER_FROM = 0.9
+# Measured precision by kind of relation (bench/results/updates.json, report half).
+PRECISION = {"stated": 0.654, "likely": 0.56}
 _CITATION = re.compile(r"^(?P<path>.+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+_WORD = re.compile(r"[^\W_]+")
 
 
-def mark_superseded(store: Store, cands: Sequence[Candidate]) -> None:
-    """Set ``superseded_by`` on the candidates that hold a superseded statement."""
+def mark_superseded(store: Store, cands: Sequence[Candidate], query: str = "") -> None:
+    """Set ``superseded_by`` on the candidates that matched on a superseded statement."""
     if not cands:
         return
     found = store.superseded_in([c.hit.chunk_id for c in cands])
+    asked = _stems(query)
     for c in cands:
         for s in found.get(c.hit.chunk_id, ()):
-            if still_says(c.hit, s) and not _holds(c.hit, s.by):
-                c.superseded_by = s.by
+            if still_says(c.hit, s) and not _holds(c.hit, s.by) and matched_on(c.hit, s, asked):
+                c.superseded_by, c.superseded_how, c.superseded_now = (
+                    s.by,
+                    "likely" if s.likely else "stated",
+                    s.now or None,
+                )
                 break
 
 
 def demote(cands: list[Candidate]) -> list[Candidate]:
     """Lower the scores of marked candidates (in place; returns them): by ``SUPERSEDED``,
     and below their replacement among ``cands`` when it is near."""
-    marked = [c for c in cands if c.superseded_by is not None]
+    marked = [
+        c for c in cands
+        if c.superseded_by is not None
+        and PRECISION.get(c.superseded_how or "", 0.0) >= LOWER_FROM
+    ]  # fmt: skip
     for c in marked:
         c.score *= SUPERSEDED
     for c in marked:
@@ -52,10 +72,30 @@ def demote(cands: list[Candidate]) -> list[Candidate]:
 
 
 def still_says(hit: Hit, s: Supersession) -> bool:
-    """Whether the chunk's lines at ``s`` say what the review read there."""
+    """Whether the chunk's lines at ``s`` say what was read there."""
     lines = hit.text.split("\n")
     said = lines[s.start_line - hit.start_line : s.end_line - hit.start_line + 1]
     return len(said) == s.end_line - s.start_line + 1 and lines_digest(said) == s.digest
+
+
+def matched_on(hit: Hit, s: Supersession, asked: set[str]) -> bool:
+    """Whether the question matched this chunk on the superseded lines: they hold as many
+    of its words as any line of the chunk does (with none of its words anywhere, a match
+    by meaning: when they are most of the chunk)."""
+    if not asked:
+        return True
+    lines = hit.text.split("\n")
+    inside = range(s.start_line - hit.start_line, s.end_line - hit.start_line + 1)
+    scores = [len(asked & _stems(line)) for line in lines]
+    best = max(scores, default=0)
+    if best > 0:
+        return max(scores[i] for i in inside) == best
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return 2 * sum(i in inside for i in filled) >= len(filled)
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
 
 
 def _holds(hit: Hit, citation: str) -> bool:

@@ -78,7 +78,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "work, decisions, preferences or people. Returns the best chunks first, each with "
         "citation (path#Lstart-Lend), heading, snippet, a 0-1 score and `match` "
         "('strong', or 'weak': below the relevance floor, shown to fill up), `superseded_by` "
-        "on a result a later note replaced (the citation of the newer one), `index` saying "
+        "on a result whose statement a later note replaced (the citation of the newer one; "
+        "`now`: what it says; `superseded`: 'stated' or 'likely'): trust the newer one, "
+        "`index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",
         read_only=True,

@@ -19,9 +19,10 @@ from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.log import get_logger
 from memd.memory import Memory
 from memd.records import Activity, IndexReport
+from memd.serve.currency import CurrencyLoop
 from memd.serve.publisher import Publisher
 from memd.serve.reviews import ReviewSchedule
-from memd.serve.supervise import Supervised, supervise
+from memd.serve.supervise import supervise
 from memd.serve.watcher import MAX_GROUP_MS, Watcher, wait_event
 
 log = get_logger()
@@ -99,6 +100,7 @@ class Runner:
             if config.team.publishes(name)
             else None
         )
+        self.currency = CurrencyLoop(self.memory, self.stop, self.first_pass)
         self.reviews = (
             ReviewSchedule(
                 self.memory,
@@ -164,22 +166,18 @@ class Runner:
         # the pass are seen and one pass is enough; without a watcher it starts anyway.
         self.loop.call_later(_RETRY_SECONDS, self.kick.set)
         name = self.memory.workspace.name
-        loops: list[tuple[str, Callable[[], Awaitable[None]], Supervised | None]] = [
-            ("index", self._index_loop, None),
-            ("watch", lambda: watcher.run(self.stop), None),
-        ]
+        loops: dict[str, Callable[[], Awaitable[None]]] = {"index": self._index_loop}
+        loops |= {"watch": lambda: watcher.run(self.stop), "currency": self.currency.run}
         if self.memory.embedder.enabled:
-            loops.append(("embed", self._embed_loop, None))
+            loops["embed"] = self._embed_loop
         if self.publisher is not None:
-            loops.append(("publish", self.publisher.run, self.publisher.task))
+            loops["publish"] = self.publisher.run
         if self.reviews is not None:
-            loops.append(("review", self.reviews.run, None))
-        self.tasks = [
-            asyncio.create_task(
-                supervise(f"{kind}-{name}", run, self.stop, record), name=f"{kind}-{name}"
-            )
-            for kind, run, record in loops
-        ]
+            loops["review"] = self.reviews.run
+        records = {"publish": self.publisher.task} if self.publisher is not None else {}
+        for kind, run in loops.items():
+            job = supervise(f"{kind}-{name}", run, self.stop, records.get(kind))
+            self.tasks.append(asyncio.create_task(job, name=f"{kind}-{name}"))
 
     async def close(self) -> None:
         self.stop.set()
@@ -335,6 +333,7 @@ class Runner:
             self.links = await asyncio.to_thread(memory.db.link_targets)
             if self.publisher is not None:
                 self.publisher.kick.set()
+        self.currency.note(None if sweep or rebuild else paths)  # what is current, after
         return report
 
     def _interim_due(self, pending: int) -> bool:

@@ -245,6 +245,28 @@ def _tokenized_blocks(
     return blocks, code
 
 
+def fenced_lines(lines: list[str]) -> set[int]:
+    """0-based numbers of the lines of fenced code (the fences too), by a scan of the
+    lines: a fence opens with three or more backticks or tildes (indented, in a list item
+    or a quote) and closes with at least as many of the same. A tenth of a parse's time,
+    for a reader that only needs to skip code (``code_lines`` for indented code too)."""
+    out: set[int] = set()
+    fence = ""
+    for n, line in enumerate(lines):
+        bare = line.lstrip(" \t>-*+0123456789.)")
+        if fence:
+            out.add(n)
+            if bare.startswith(fence) and not bare[len(fence) :].strip(fence[0]).strip():
+                fence = ""
+        elif m := _FENCE.match(bare):
+            fence = m.group(1)
+            out.add(n)
+    return out
+
+
+_FENCE = re.compile(r"(`{3,}|~{3,})")
+
+
 def code_lines(text: str) -> set[int]:
     """0-based numbers of the lines inside fenced or indented code, at any depth (a fence
     inside a list item too)."""

@@ -124,11 +124,24 @@ class Store(Protocol):
         """Record how far a transcript was read (and its file's new stamp)."""
         ...
 
-    # -- what a review found superseded ----------------------------------------------------
+    # -- what later notes superseded (memd.review.currency) ---------------------------------
 
     def replace_superseded(self, rows: Sequence[Supersession]) -> None:
-        """The last review's superseded statements, in place of all the store had (a
-        backend that keeps none, as a team database, ignores them)."""
+        """Every superseded statement, in place of all the store had (a backend that keeps
+        none, as a team database, ignores them)."""
+        ...
+
+    def superseded_at(self, paths: Sequence[str] | None = None) -> list[Supersession]:
+        """The superseded statements of these files (all, with None; their digests are
+        the reader's to check)."""
+        ...
+
+    def statements_seen(self) -> dict[tuple[str, str], str]:
+        """``{(path, digest): first seen}`` of undated notes' statements ({} if none kept)."""
+        ...
+
+    def save_seen(self, rows: Sequence[tuple[str, str, str]], gone: Sequence[str]) -> None:
+        """Keep when undated notes' statements were first seen; forget files ``gone``."""
         ...
 
     def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:

@@ -338,6 +338,15 @@ class PostgresStore(TextRows, VectorRows):
     def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
         return {}
 
+    def superseded_at(self, paths: Sequence[str] | None = None) -> list[Supersession]:
+        return []
+
+    def statements_seen(self) -> dict[tuple[str, str], str]:
+        return {}
+
+    def save_seen(self, rows: Sequence[tuple[str, str, str]], gone: Sequence[str]) -> None:
+        """Not published: when a host first saw a line is its own."""
+
     # -- reading (search) ------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:

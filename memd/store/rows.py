@@ -115,14 +115,17 @@ class Hit:
 
 
 class Supersession(NamedTuple):
-    """A statement a later one replaced (as the last review found): its lines, a digest of
-    their text then (``lines_digest``), and the citation of the statement replacing it."""
+    """A statement a later one replaced: its lines, a digest of their text then
+    (``lines_digest``), the citation of the statement replacing it, whether that was
+    found by subject and value alone (``likely``: no change word), and what it says."""
 
     path: str
     start_line: int
     end_line: int
     digest: str
     by: str
+    likely: bool = False
+    now: str = ""
 
 
 def lines_digest(lines: Sequence[str]) -> str:

@@ -163,9 +163,28 @@ def _schema_v8(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v9(db: apsw.Connection) -> None:
+    # Updates are found as notes change (memd.review.currency), not only by a review: each
+    # superseded row says whether a change word was written (``likely`` when not) and what
+    # the newer statement says. A statement of MEMORY.md or an undated note has the time
+    # memd first saw it (``statement_seen``), so a daily note written later can update it.
+    db.execute(
+        """
+        ALTER TABLE superseded ADD COLUMN likely INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE superseded ADD COLUMN now TEXT NOT NULL DEFAULT '';
+        CREATE TABLE statement_seen(
+            path TEXT NOT NULL,
+            digest TEXT NOT NULL,          -- memd.store.rows.lines_digest of its lines
+            seen TEXT NOT NULL,            -- ISO time first seen; '' for before memd watched
+            PRIMARY KEY(path, digest)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
 MIGRATIONS = [
     _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6, _schema_v7,
-    _schema_v8,
+    _schema_v8, _schema_v9,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -347,14 +347,27 @@ class SqliteStore(QueryTables, VectorTables):
     # -- what a review found superseded (memd.review) ------------------------------------------
 
     def replace_superseded(self, rows: Sequence[Supersession]) -> None:
-        """The last review's superseded statements, in place of the previous review's
-        (call inside ``transaction``)."""
+        """Every superseded statement, in place of what the store had (call inside
+        ``transaction``)."""
         self.db.execute("DELETE FROM superseded")
         self.db.cursor().executemany(
-            "INSERT OR REPLACE INTO superseded(path, start_line, end_line, digest, by) "
-            "VALUES (?,?,?,?,?)",
-            [tuple(r) for r in rows],
+            "INSERT OR REPLACE INTO superseded(path, start_line, end_line, digest, by, likely, "
+            "now) VALUES (?,?,?,?,?,?,?)",
+            [(*r[:5], int(r.likely), r.now) for r in rows],
         )
+
+    @guard
+    def statements_seen(self) -> dict[tuple[str, str], str]:
+        """``{(path, digest): first seen}`` of undated notes' statements."""
+        rows = self.db.execute("SELECT path, digest, seen FROM statement_seen")
+        return {(path, digest): seen for path, digest, seen in rows}
+
+    def save_seen(self, rows: Sequence[tuple[str, str, str]], gone: Sequence[str]) -> None:
+        """Add ``(path, digest, seen)`` rows and forget files ``gone`` (call inside
+        ``transaction``)."""
+        cur = self.db.cursor()
+        cur.executemany("DELETE FROM statement_seen WHERE path = ?", [(p,) for p in gone])
+        cur.executemany("INSERT OR IGNORE INTO statement_seen VALUES (?,?,?)", rows)
 
     # -- meta -------------------------------------------------------------------------------
 

@@ -166,18 +166,30 @@ class QueryTables:
         return [(file_id, path, json.loads(tags)) for file_id, path, tags in rows]
 
     @guard
+    def superseded_at(self, paths: Sequence[str] | None = None) -> list[Supersession]:
+        """The superseded statements of these files (all, with None)."""
+        sql = "SELECT path, start_line, end_line, digest, by, likely, now FROM superseded"
+        if paths is None:
+            rows = self.db.execute(sql)
+        else:
+            rows = self.db.execute(
+                sql + " WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(list(paths)),)
+            )
+        return [Supersession(*row[:5], bool(row[5]), row[6]) for row in rows]
+
+    @guard
     def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
         """The superseded statements whose lines lie within each of ``chunk_ids``."""
         if not chunk_ids:
             return {}
         rows = self.db.execute(
-            "SELECT c.id, s.path, s.start_line, s.end_line, s.digest, s.by "
+            "SELECT c.id, s.path, s.start_line, s.end_line, s.digest, s.by, s.likely, s.now "
             "FROM chunks c JOIN files f ON f.id = c.file_id JOIN superseded s "
             "ON s.path = f.path AND s.start_line >= c.start_line AND s.end_line <= c.end_line "
             "WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id, s.start_line",
             (json.dumps(list(chunk_ids)),),
         )
         found: dict[int, list[Supersession]] = {}
-        for chunk_id, *row in rows:
-            found.setdefault(chunk_id, []).append(Supersession(*row))
+        for chunk_id, *row, likely, now in rows:
+            found.setdefault(chunk_id, []).append(Supersession(*row, bool(likely), now))
         return found

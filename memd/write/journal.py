@@ -29,7 +29,6 @@ from memd.records import (
 )
 from memd.sources.layout import Workspace
 from memd.store.ledger import FlushLedger
-from memd.store.rows import Supersession
 from memd.write.extract import extract_notes, flush_prompt
 from memd.write.groupcommit import GroupCommit
 from memd.write.writer import (
@@ -218,11 +217,6 @@ class Journal:
             return ForgetAnswer(bool(removed), removed, self._reindex_written(set(removed)))
 
         return self._commit(write)
-
-    def supersede(self, rows: Sequence[Supersession]) -> None:
-        """Keep what a review found superseded in the index, where search reads it (in
-        place of what the last review found)."""
-        self._commit(lambda: self.db.save_superseded(rows))
 
     def remember_vectors(self, entries: Sequence[tuple[bytes, bytes]]) -> None:
         """Keep vectors of texts no chunk holds (a review's statements) in the embedding

@@ -1,0 +1,73 @@
+"""What keeping what-is-current costs on a large vault (bench/vault.py), in one process.
+
+    python bench/currency_bench.py [--files 5000]
+
+Times the index pass alone, then the first finding of updates over every note (what a
+daemon does once after its first pass, in a loop of its own), then one edited note: its
+index pass, and the refresh that reads that note again and pairs all statements anew.
+In the daemon the refresh runs after the pass, so it does not delay when an edit is
+searchable; it takes CPU beside the next searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import write_result  # noqa: E402
+from bench.vault import make_vault  # noqa: E402
+from memd.configfile import parse_config  # noqa: E402
+from memd.memory import Memory  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "currency.json")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_vault(Path(tmp) / "vault", args.files)
+        raw = {"workspace": str(root), "state_dir": str(Path(tmp) / "state"),
+               "embeddings": {"provider": "none"}, "review": {"enabled": False}}  # fmt: skip
+        with Memory(parse_config(raw, env={"HOME": tmp}), concurrent_reads=True) as memory:
+            # concurrent_reads: as in the daemon, the pass does not refresh by itself
+            started = time.perf_counter()
+            memory.index()
+            index_s = time.perf_counter() - started
+            started = time.perf_counter()
+            memory.currency.refresh()
+            first_s = time.perf_counter() - started
+            statements = len(memory.currency.statements())
+            updates = len(memory.currency.updates)
+            note = sorted((root / "memory").glob("*.md"))[-1]
+            with note.open("a") as f:
+                f.write("\n- The deploy target is production now.\n")
+            started = time.perf_counter()
+            memory.index_paths([str(note)])
+            edit_index_s = time.perf_counter() - started
+            started = time.perf_counter()
+            memory.currency.refresh([str(note)])
+            edit_refresh_s = time.perf_counter() - started
+    write_result(
+        {
+            "benchmark": "currency",
+            "files": args.files,
+            "index_pass_s": round(index_s, 2),
+            "first_refresh_s": round(first_s, 2),
+            "statements_that_can_state_a_fact": statements,
+            "updates_found": updates,
+            "one_edit_index_s": round(edit_index_s, 3),
+            "one_edit_refresh_s": round(edit_refresh_s, 3),
+        },
+        args.out,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""What is current in one workspace: its notes' statements and the updates among them,
+kept in step with the files as they change.
+
+After each index pass the files that changed are read again (only those), their
+statements taken, and the updates among all statements found anew
+(``memd.review.updates``); what they supersede goes to the index, through the writer,
+where search, context and recall read it. A statement's time is its daily note's date;
+a statement of MEMORY.md or of an undated note has the time memd first saw it (kept in
+the index across restarts), and those there before memd first looked count as oldest.
+An edit that removes the newer statement brings the older one back at the next pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memd.errors import MemdError
+from memd.log import get_logger
+from memd.review.statements import Statement, statements
+from memd.review.updates import Update, current, pair, read
+from memd.review.values import Said
+from memd.sources.layout import FileEntry, Workspace, is_note
+from memd.store.rows import Supersession, lines_digest
+
+if TYPE_CHECKING:
+    from memd.index.index import Index
+
+log = get_logger()
+
+_STARTED = "currency_started"  # meta: when memd first read this workspace's statements
+_NOW_CHARS = 300
+
+
+@dataclass
+class _File:
+    stamp: tuple[int, int]
+    said: list[tuple[Statement, Said]]  # those that can state a fact, taken apart
+    digests: dict[int, str]  # line -> lines_digest of the statement's lines
+    times: dict[int, str]  # line -> when (undated notes: first seen)
+
+
+class Currency:
+    """The updates among one workspace's statements, kept current by ``refresh``."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        index: Index,
+        commit: Callable[[Callable[[], None]], None],
+        now: Callable[[], dt.datetime],
+    ) -> None:
+        self.workspace, self._index, self._commit, self._now = workspace, index, commit, now
+        self._lock = threading.Lock()
+        self._files: dict[str, _File] = {}
+        self._seen: dict[tuple[str, str], str] | None = None
+        self._started: str | None = None
+        self._loaded = False
+        self.updates: list[Update] = []
+        self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
+
+    def refresh(self, paths: Iterable[str] | None = None, only_if_changed: bool = False) -> bool:
+        """Read the notes at these absolute paths again (all, with None or at the first
+        call) and find the updates anew if any changed; whether anything did. With
+        ``only_if_changed`` (an index pass that changed nothing), nothing is read unless
+        what is current was never found for this index. A failure is logged: it costs
+        the labels on superseded results, never the index."""
+        try:
+            if only_if_changed and self._begun() is not None:
+                return False
+            return self._refresh(paths)
+        except (MemdError, OSError) as exc:
+            log.warning("currency_failed", workspace=self.workspace.name, error=str(exc))
+            return False
+
+    def _refresh(self, paths: Iterable[str] | None) -> bool:
+        with self._lock:
+            started = time.perf_counter()
+            entries, gone = self._changed(paths)
+            if not entries and not gone and self._loaded:
+                return False
+            first = self._loaded is False and self._begun() is None
+            fresh_seen = self._read(entries, gone, first)
+            self.updates = pair((sd for f in self._files.values() for sd in f.said), self._when)
+            self.latest = current(self.updates)
+            rows = self._rows()
+            self._loaded = True
+            gone_paths, begun = sorted(gone), self._started if first else None
+            self._commit(lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun))
+            log.debug("currency_refreshed", workspace=self.workspace.name, files=len(entries),
+                      updates=len(self.updates), superseded=len(rows),
+                      ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
+            return True
+
+    def replaced(self, path: str, line: int) -> Update | None:
+        """What last replaced the statement at ``path`` line ``line``, if anything."""
+        return self.latest.get((path, line))
+
+    def statements(self) -> list[Statement]:
+        """Every statement that can state a fact, as last read, in no particular order."""
+        return [s for f in self._files.values() for s, _ in f.said]
+
+    def _begun(self) -> str | None:
+        """When memd first read this workspace's statements (None: never)."""
+        if self._seen is None:
+            self._seen = self._index.read(lambda store: store.statements_seen())
+            self._started = self._index.read(lambda store: store.get_meta(_STARTED))
+        return self._started
+
+    def _changed(self, paths: Iterable[str] | None) -> tuple[list[FileEntry], set[str]]:
+        if paths is None or not self._loaded:
+            found = {e.path: e for e in self.workspace.scan() if e.source != "extra"}
+            gone = set(self._files) - set(found)
+        else:
+            found, gone = {}, set()
+            for path in paths:
+                located = self.workspace.locate(path) if is_note(path) else None
+                if located is None:
+                    continue
+                shown, entry = located
+                if entry is None:
+                    gone |= {shown} & set(self._files)
+                elif entry.source != "extra":
+                    found[shown] = entry
+        changed = [
+            e
+            for e in found.values()
+            if (f := self._files.get(e.path)) is None or f.stamp != (e.mtime_ns, e.size)
+        ]
+        return changed, gone
+
+    def _read(
+        self, entries: Sequence[FileEntry], gone: set[str], first: bool
+    ) -> list[tuple[str, str, str]]:
+        """Take the statements of ``entries`` (and forget ``gone``); the first-seen rows to
+        keep for undated notes' new statements (``first``: all predate memd, oldest)."""
+        self._begun()
+        assert self._seen is not None
+        for path in gone:
+            self._files.pop(path, None)
+        now = self._now().isoformat(timespec="seconds")
+        if first:
+            self._started = now
+        fresh: list[tuple[str, str, str]] = []
+        for e in entries:
+            try:
+                text = Path(e.abspath).read_text(encoding="utf-8", errors="replace")
+            except OSError:  # gone since the walk: the next pass has it right
+                self._files.pop(e.path, None)
+                continue
+            lines = text.splitlines()
+            every = statements(e.path, text, e.date)
+            digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in every}
+            times: dict[int, str] = {}
+            if e.date is None:
+                for s in every:
+                    key = (e.path, digests[s.line])
+                    if key not in self._seen:
+                        self._seen[key] = "" if first else now
+                        fresh.append((*key, self._seen[key]))
+                    times[s.line] = self._seen[key]
+            self._files[e.path] = _File((e.mtime_ns, e.size), read(every), digests, times)
+        return fresh
+
+    def _when(self, s: Statement) -> str:
+        if s.date is not None:
+            return s.date
+        f = self._files.get(s.path)
+        # By day, as a daily note's date: a line first seen today is updated from tomorrow.
+        return f.times.get(s.line, "")[:10] if f is not None else ""
+
+    def _rows(self) -> list[Supersession]:
+        rows = []
+        for (path, line), u in self.latest.items():
+            f = self._files.get(path)
+            if f is None or line not in f.digests:
+                continue
+            rows.append(Supersession(path, line, u.older.last, f.digests[line], u.newer.citation,
+                                     u.likely, u.newer.text[:_NOW_CHARS]))  # fmt: skip
+        return rows

@@ -1,0 +1,267 @@
+"""Updates: a later statement that gives a subject another value than an earlier one.
+
+For each statement, its nearest strictly older statements are found by IDF-weighted
+overlap of their words (rare words say what a statement is about; a value changes, its
+subject stays). The best of them is read for values of one kind (``memd.review.values``):
+where the later one holds a value the earlier does not, of a kind the earlier also gives,
+it updates it; where both give the same values, it says the same again. A change word
+("now", "switched", "was", "instead") makes a relation surer; without one it is
+``likely``. Nothing here is a list of phrasings: any wording that keeps the subject's
+words and changes a value is read alike.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from memd.review.statements import Statement
+from memd.review.values import Said, said
+
+# A session's turns, however the dump labels them: what was asked and answered, not facts.
+TURNS = frozenset("user assistant system human ai bot agent tool model claude gpt".split())
+_PROSE = 300  # characters: a statement longer than this is prose, as is one of 4 sentences
+_SENTENCES = re.compile(r"[.!?]\s+(?=[A-Z])")
+_ROUTINE = 5  # older statements on one subject with other values: past this, a log
+_ROUTINE_DF = 8  # statements holding even the rarest of its subject words: past this, routine
+_POOL = 12  # candidates read closely per statement, the most overlapping first
+_COMMON = 0.05  # a word in more than this share of statements finds no candidates
+_COVER = 0.45  # the share of a statement's subject (IDF-weighted) the other must share
+_NEAR_TIE = 0.1  # candidates this close in overlap: the newer is the nearer
+_FEW = 3  # values of one kind a statement gives at most, to be one value for another
+_SLOT = 4  # a Label: set to more words than this is a sentence, not a value
+_WHOLE = 0.7  # one shared word is a subject only when it is (nearly) all of one side
+# Verbs that frame a value rather than name a subject ("we use", "goes to", "is kept"):
+# counted at a fraction of their weight.
+_LIGHT = frozenset("use go get have make do keep put take run come set let need want".split())
+
+
+@dataclass(frozen=True)
+class Update:
+    """``newer`` gives the subject of ``older`` another value (``was`` -> ``now``)."""
+
+    older: Statement
+    newer: Statement
+    kind: str  # the kind of value that changed ("num:minute", "day", "name", ...)
+    was: str
+    now: str
+    likely: bool  # no change word: found by subject and value alone
+    score: float  # how much of the subject the two share (0..1)
+
+
+def eligible(s: Statement) -> bool:
+    """A statement that can state a fact: not a task or question, not a session's turn,
+    not a line that introduces what follows."""
+    if s.task or s.text.rstrip().endswith((":", "?")) or len(s.text) > _PROSE:
+        return False  # a paragraph of prose states many things, not one value for a subject
+    if len(_SENTENCES.findall(s.text)) > 2:
+        return False
+    return not (s.speaker and s.speaker.lower().split()[0] in TURNS)
+
+
+def find_updates(every: Sequence[Statement], when: Callable[[Statement], str]) -> list[Update]:
+    """Every update among ``every``: each statement's nearest older one that it gives
+    another value. ``when`` orders them (a daily note's date; "" for the oldest)."""
+    return pair(read(every), when)
+
+
+def read(every: Iterable[Statement]) -> list[tuple[Statement, Said]]:
+    """The statements that can state a fact, each taken apart (``said``)."""
+    items = [(s, said(_text(s))) for s in every if eligible(s)]
+    return [(s, d) for s, d in items if not d.past_event and d.stems]
+
+
+def pair(taken: Iterable[tuple[Statement, Said]], when: Callable[[Statement], str]) -> list[Update]:
+    """``find_updates`` over statements already taken apart (``read``)."""
+    items = sorted(taken, key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
+    n = len(items)
+    if n < 2:
+        return []
+    df: Counter[str] = Counter()
+    for _, d in items:
+        df.update(d.stems)
+    idf = {w: math.log(1 + (n + 1) / (c + 0.5)) for w, c in df.items()}
+    common = max(50, int(_COMMON * n))
+    postings: dict[str, list[int]] = defaultdict(list)
+    found: list[Update] = []
+    for j, (_, d) in enumerate(items):
+        rare = [w for w in d.stems if df[w] <= common]
+        if d.values or d.slot or d.changed:
+            found += _best(j, items, d, rare, postings, idf, df, when)
+        for w in rare:
+            postings[w].append(j)
+    return found
+
+
+def _best(
+    j: int,
+    items: list[tuple[Statement, Said]],
+    d: Said,
+    rare: list[str],
+    postings: dict[str, list[int]],
+    idf: dict[str, float],
+    df: Counter[str],
+    when: Callable[[Statement], str],
+) -> list[Update]:
+    s = items[j][0]
+    overlap: Counter[int] = Counter()
+    for w in rare:
+        for i in postings.get(w, ()):
+            overlap[i] += idf[w]
+    if not overlap:
+        return []
+    mine = when(s)
+    read: list[tuple[float, int, tuple[str, str, str] | None]] = []
+    best: tuple[float, int, tuple[str, str, str] | None] | None = None
+    for i, _ in overlap.most_common(_POOL):
+        older, o = items[i]
+        if when(older) >= mine:
+            continue  # the same day (or both there before memd looked): neither is older
+        reading = _compare(o, d, idf)
+        if reading is None:
+            continue
+        score, change = reading
+        read.append((score, i, change))
+        if (
+            best is None
+            or score > best[0] + _NEAR_TIE
+            or (score >= best[0] - _NEAR_TIE and i > best[1])
+        ):
+            best = (score, i, change)
+    if best is None or best[2] is None:
+        return []  # nothing older on this subject, or it says the same again
+    if sum(change is not None for _, _, change in read) >= _ROUTINE:
+        return []  # said with another value again and again: a log ("ran 5 km"), no fact
+    frame = [df[w] for w in d.stems - d.value_stems if w in items[best[1]][1].stems]
+    if frame and min(frame) >= _ROUTINE_DF:
+        return []  # its words, values aside, said on many days: a routine line, no fact
+    # The nearest, and what else said the value it leaves ("staging" in MEMORY.md and in
+    # a note): each is superseded, not only the latest to say it.
+    kind, _, now = best[2]
+    return [
+        Update(items[i][0], s, change[0], change[1], change[2], not d.changed, round(score, 3))
+        for score, i, change in read
+        if change is not None and change[0] == kind and change[2] == now
+        and score >= best[0] - 2 * _NEAR_TIE
+    ]  # fmt: skip
+
+
+def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | None] | None:
+    """How much of one subject two statements share, and the value the newer ``d`` changes
+    (None: the same values); None when they are not about one subject."""
+    if o.owners and d.owners and not o.owners & d.owners:
+        return None  # "Ana's shift" and "Ben's shift": two people's
+    changes = _changes(o, d)
+    moved = {v for _, was, now in changes for v in (*was, *now)}
+    shared = (o.stems & d.stems) - moved
+    if not shared or (len(shared) == 1 and shared <= o.value_stems | d.value_stems):
+        return None  # one value in common ("15", a name) is no subject
+    weight = sum(_weight(w, idf) for w in shared)
+    mine = sum(_weight(w, idf) for w in d.stems - moved)
+    theirs = sum(_weight(w, idf) for w in o.stems - moved)
+    cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
+    if cover < _COVER:
+        return None
+    labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
+    if len(shared) == 1 and (cover < _WHOLE or shared <= labels):
+        # One word in common: only when it is nearly all one of them is about, and never
+        # a label alone ("Repo:", "Model:" over lines about different things).
+        return None
+    if not changes and d.changed:
+        changes = _loose(o, d, idf)
+    if not changes:
+        if d.negated and not o.negated and d.changed:
+            return cover, ("negated", _as_written(o, o.value_stems), "no longer")
+        return cover, None
+    if len(changes) > 1 and (not d.changed or any(k == "name" for k, _, _ in changes)):
+        return None  # two values differ at once (a name among them): another thing
+    if changes and not changes[0][1]:
+        return None  # only a list of new values
+    if changes[0][0] != "name" and (d.values.get("name", frozenset()) - o.stems) and not d.changed:
+        return None  # someone or something new named beside another value: another thing
+    kind, was, now = changes[0]
+    return cover, (kind, _as_written(o, was), _as_written(d, now))
+
+
+def _as_written(d: Said, values: frozenset[str]) -> str:
+    return d.written(values)
+
+
+def _weight(word: str, idf: dict[str, float]) -> float:
+    w = idf.get(word, 0.0)
+    return w * 0.3 if word in _LIGHT else w
+
+
+def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides."""
+    out = []
+    for kind in o.values.keys() & d.values.keys():
+        if kind == "num" and o.units and d.units and not o.units & d.units:
+            continue  # "3 bags" and "2 hours": not one quantity
+        before = o.values[kind] - o.left or o.values[kind]  # what the older one says holds
+        named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
+        new = d.values[kind] - d.left - o.stems  # not said at all in the older one
+        if not new:
+            continue
+        if len(new) > len(before) and not named and not d.changed:
+            # more new values than there were and no change said: a log or a list, which
+            # still tells the two apart ("Ben ... Tuesdays and Wednesdays")
+            out.append((kind, frozenset(), new))
+            continue
+        gone = named or (before - d.stems)
+        if len(new) > _FEW or len(gone or before) > _FEW:
+            continue  # prose full of names or numbers, not one value for another
+        if gone or d.changed:  # the old value kept beside the new: a change only if said
+            out.append((kind, gone or before, new))
+    if not out and o.slot and d.slot and len(o.slot) <= _SLOT and len(d.slot) <= _SLOT:
+        new, gone = d.slot - o.slot, o.slot - d.slot
+        if new and gone and (o.stems - o.slot) & (d.stems - d.slot):
+            out.append(("value", gone, new))
+    return out
+
+
+def _loose(o: Said, d: Said, idf: dict[str, float]) -> list:
+    """With a change said and no value of a known shape: the few words the newer one
+    puts where the older had others ("The deploy target is staging" -> "... is production
+    now"), when they share most of the rest."""
+    gone, new = o.stems - d.stems - _LIGHT, d.stems - o.stems - _LIGHT
+    if not gone or not new or len(gone) > 3 or len(new) > 3:
+        return []
+    shared = sum(_weight(w, idf) for w in o.stems & d.stems)
+    if shared < sum(_weight(w, idf) for w in gone) or shared < sum(_weight(w, idf) for w in new):
+        return []
+    return [("value", frozenset(gone), frozenset(new))]
+
+
+def _text(s: Statement) -> str:
+    """The statement with its label: a key memd stores, or a bold one ("**Bank:** Monzo")."""
+    if s.key:
+        return f"{s.key}: {s.text}"
+    if s.speaker:
+        return f"{s.speaker}: {s.text}"
+    return s.text
+
+
+def current(updates: Sequence[Update]) -> dict[tuple[str, int], Update]:
+    """Each superseded statement (path, line) with the update that replaced it last: a
+    chain A -> B -> C names C for A too."""
+    by_older = {(u.older.path, u.older.line): u for u in updates}
+    out = {}
+    for key, u in by_older.items():
+        seen = {key}
+        last = u
+        while (nxt := by_older.get((last.newer.path, last.newer.line))) is not None:
+            if (nxt.older.path, nxt.older.line) in seen or len(seen) > 50:
+                break
+            seen.add((nxt.older.path, nxt.older.line))
+            last = nxt
+        if last is not u:
+            if last.now == u.was:
+                continue  # changed and changed back: what it says holds again
+            last = Update(u.older, last.newer, u.kind, u.was, last.now,
+                          u.likely or last.likely, min(u.score, last.score))  # fmt: skip
+        out[key] = last
+    return out

@@ -1,0 +1,369 @@
+"""What a statement says, split into what it is about and the values it gives.
+
+A later statement updates an earlier one when both are about one subject and the later
+gives another value for it. Values are found by their shape, not by the words around
+them: a number with its unit ("45 minutes", "99.9 %"), a clock time, a day of the week, a
+date, a version, a name (a capitalised word inside an English sentence, a word holding
+digits or joined by hyphens), and, after a ``Label:``, whatever the label is set to. The
+rest of the content words are the subject. Nothing here knows any one phrasing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memd.review.statements import stem
+from memd.store.fts import STOPWORDS
+
+# fmt: off
+_DAYS = {
+    "monday": "mon", "mondays": "mon", "mon": "mon", "tuesday": "tue", "tuesdays": "tue",
+    "tue": "tue", "tues": "tue", "wednesday": "wed", "wednesdays": "wed", "wed": "wed",
+    "thursday": "thu", "thursdays": "thu", "thu": "thu", "thurs": "thu", "friday": "fri",
+    "fridays": "fri", "fri": "fri", "saturday": "sat", "saturdays": "sat", "sat": "sat",
+    "sunday": "sun", "sundays": "sun", "sun": "sun", "weekday": "wkd", "weekdays": "wkd",
+    "weekend": "wke", "weekends": "wke",
+    "montag": "mon", "montags": "mon", "dienstag": "tue", "dienstags": "tue",
+    "mittwoch": "wed", "mittwochs": "wed", "donnerstag": "thu", "donnerstags": "thu",
+    "freitag": "fri", "freitags": "fri", "samstag": "sat", "samstags": "sat",
+    "sonntag": "sun", "sonntags": "sun",
+}
+_MONTHS = {
+    "january": 1, "jan": 1, "februar": 2, "february": 2, "feb": 2, "march": 3, "mar": 3,
+    "märz": 3, "april": 4, "apr": 4, "may": 5, "mai": 5, "june": 6, "jun": 6, "juni": 6,
+    "july": 7, "jul": 7, "juli": 7, "august": 8, "aug": 8, "september": 9, "sep": 9,
+    "sept": 9, "october": 10, "oct": 10, "oktober": 10, "november": 11, "nov": 11,
+    "december": 12, "dec": 12, "dezember": 12, "januar": 1,
+}
+# Words that say a value changed. Their presence makes an update surer; their absence
+# never rules one out (a note may just state the new value).
+_CHANGE = frozenset("""
+    now switched switch switching changed change changes moved move moves moving replaced
+    renamed retimed rescheduled rearranged pushed postponed
+    replace replaces instead anymore longer was were back reverted returned upped bumped
+    raised lowered increased decreased reduced extended shortened dropped new newly updated
+    update upgraded downgraded migrated swapped became becomes rather took takes over
+    jetzt nun neu neue neuer neues nicht mehr statt stattdessen gewechselt geändert
+    umgestellt verschoben wieder seit ab zurück
+""".split())
+# German days as notes shorten them ("Di + Do", "Mo–Do"), read only in German text.
+_DAYS_DE = {"mo": "mon", "di": "tue", "mi": "wed", "do": "thu", "fr": "fri", "sa": "sat",
+            "so": "sun"}  # fmt: skip
+# German function words: in a German sentence every noun is capitalised, so a capital
+# says nothing about a name there.
+_GERMAN = frozenset("""
+    der die das den dem des ein eine einen einem und ist sind nicht mit auf für von zu im
+    am bei nach wir ich er sie es wird werden wurde jetzt noch auch nur aus beim zum zur
+    ab seit kein keine unter über oder aber wenn dass weil bis als wie schon sich nur mal
+    nach gehen laufen läuft geht wer eine einer eines sofort bisher uhr
+""".split())
+# fmt: on
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_TOKEN = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{2,4}(?!\d)"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b\.?(?:\s+\d{{4}})?"
+    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?)"
+    r"|(?P<time>\d{1,2}[:h]\d{2}\s?(?:[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?|\d{1,2}\s?uhr)(?!\w)"
+    r"|(?P<version>v\d+(?:\.\d+)*|\d+\.\d+\.\d+(?:[\w.-]*))"
+    r"|(?P<num>[$€£]?\d+(?:[.,]\d+)?\s?(?:%|k\b|m\b|x\b)?[$€£]?)"
+    r"|(?P<word>[^\W\d_](?:[\w'’-]*[^\W_])?)",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^\s*(?:\*\*)?(?P<label>[^:*]{2,48}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s+(?=\S)")
+# Where a statement's reason or aside begins.
+_REASON = re.compile(
+    r"(?:,\s*|\s+[—–-]\s*|\s+)(?:because|since|so that|as the|as our|as it|weil|da die|"
+    r"da der|damit|wegen)\b|\s+to (?:drop|save|avoid|cut|reduce|get|make|keep|stop)\b|"
+    r"[,;]\s+(?:for|which|per)\b|\s+(?:while|whilst|during)\b",
+    re.IGNORECASE,
+)
+# Words before a value that mark it as the one left behind.
+_LEAVING = frozenset(
+    "instead than off was were not longer statt anstatt vorher früher nicht".split()
+)
+_MOVING = re.compile(r"\bfrom\b.+\b(?:to|onto|into)\b|\bvon\b.+\b(?:auf|zu|nach)\b", re.I)
+_ASIDE = re.compile(r"\(([^()]*)\)")
+_BEFORE = re.compile(r"\s*(?:was|were|not|previously|formerly|before|vorher|statt|früher)\b", re.I)
+_IRREGULAR_PAST = frozenset(
+    """
+    went flew ran met had got bought took made saw gave came sent spent wrote paid left drove
+    ate drank sold told found thought brought caught taught built kept slept held heard lost
+    rode swam sang began won fell felt forgot hung stood sat spoke broke chose froze stole
+    wore tore drew grew threw knew shook woke
+""".split()
+)
+_DECIDED = frozenset("decided agreed approved confirmed settled concluded".split())
+# Being done now: "is working on", "are looking at" (a progressive verb and its object).
+_PROGRESSIVE = re.compile(
+    r"\b(?:is|are|am|was|were|'s|'re)\s+(?:\w+ly\s+)?\w+ing\s+(?:on|at|with|in|to|for|about|"
+    r"through|into|over)\b",
+    re.IGNORECASE,
+)
+_COPULA = frozenset("is was will has had takes took becomes became ist wird hat".split())
+_NOT = frozenset(("not", "nicht", "kein", "keine"))
+_NEGATING = frozenset(("longer", "never", "stopped", "don't", "doesn't", "quit", "nie"))
+_RANGE = frozenset(("to", "-", "–", "and", "or", "bis", "und", "oder", "from"))
+
+
+@dataclass(frozen=True)
+class Said:
+    """One statement taken apart: its content stems, its values by kind, the stems of its
+    label (``Label: value``), whether it says a change, and its length in stems."""
+
+    stems: frozenset[str]  # every content word, values included (lower-case, stemmed)
+    values: dict[str, frozenset[str]]  # kind -> normalised values
+    value_stems: frozenset[str]  # the stems that are values
+    owners: frozenset[str]  # possessive names ("Ana's shift"): whose, part of the subject
+    changed: bool  # a change word in it
+    slot: frozenset[str]  # after a Label: the words it is set to (values, whatever shape)
+    past_event: bool  # opens with a past-tense verb and says no change: a log line
+    negated: bool = False  # "no longer", "not", "stopped": what it names does not hold
+    shown: dict[str, str] = field(default_factory=dict)  # a stem or value as written
+    left: frozenset[str] = frozenset()  # values it names as left behind ("from X", "was X")
+    units: frozenset[str] = frozenset()  # what its numbers count ("minutes", "requests")
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # value -> where, in text
+    text: str = ""  # what was read (the reason and asides left out)
+
+    def written(self, values: frozenset[str]) -> str:
+        """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
+        found = sorted(self.spans[v] for v in values if v in self.spans)
+        runs: list[list[int]] = []
+        for start, end in found:
+            if runs and not self.text[runs[-1][1] : start].strip(" -"):
+                runs[-1][1] = max(runs[-1][1], end)
+            else:
+                runs.append([start, end])
+        shown = [self.text[a:b].strip() for a, b in runs]
+        shown += [self.shown.get(v, v) for v in sorted(values) if v not in self.spans]
+        return ", ".join(shown)
+
+
+def said(text: str) -> Said:
+    """Take one statement apart (its reason, "because ...", left out: a why is neither
+    what it is about nor its value)."""
+    if m := _REASON.search(text):
+        text = text[: m.start()]
+    text = text.split(";")[0]  # a second clause is another statement
+    if "(" in text:  # an aside, unless it names what was before ("(was Mondays)") or a value
+        text = _ASIDE.sub(lambda a: a.group(0) if _kept(a.group(1)) else " ", text)
+    label = _LABEL.match(text)
+    body_from = label.end() if label else 0
+    lower_words = [m.group(0).lower() for m in re.finditer(r"[^\W\d_]+", text)]
+    german = sum(w in _GERMAN for w in lower_words) >= 2
+    stems: set[str] = set()
+    values: dict[str, set[str]] = {}
+    value_stems: set[str] = set()
+    owners: set[str] = set()
+    slot: set[str] = set()
+    changed = negated = False
+    shown: dict[str, str] = {}
+    left: set[str] = set()
+    units: set[str] = set()
+    # "from" leaves a value behind only where a change is said ("moved from A to B"), not
+    # where it says a source ("beans come from Ozone").
+    moving = bool(_MOVING.search(text))
+    tokens = list(_TOKEN.finditer(text))
+    first_word = True
+    before: list[str] = []  # the two words before this token, lower-case
+
+    spans: dict[str, tuple[int, int]] = {}
+
+    def put(kind: str, norm: str, word: str) -> None:
+        spans.setdefault(norm, m.span())
+        values.setdefault(kind, set()).add(norm)
+        value_stems.add(word)
+        stems.add(norm)  # "sun" beside "sunday": a value is said in its common form too
+        near = before[-2:]
+        if any(w in _LEAVING for w in near) or ("from" in near and moving):
+            left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
+
+    for i, m in enumerate(tokens):
+        kind = m.lastgroup
+        raw = m.group(0)
+        low = raw.lower().replace("’", "'")
+        if i:
+            before.append(tokens[i - 1].group(0).lower())
+        after_label = label is not None and m.start() >= body_from
+        if kind == "word":
+            bare = low[:-2] if low.endswith("'s") else low
+            if bare in _NOT or bare in _NEGATING:
+                negated = True
+            if bare in _NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
+                changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
+            if bare in _CHANGE or low in _CHANGE:
+                changed = True
+                first_word = False
+                continue
+            letter = len(raw) == 1 and raw.isupper() and raw != "I" and not first_word
+            if (bare in STOPWORDS or len(bare) < 2 or (german and bare in _GERMAN)) and not (
+                letter or (german and bare in _DAYS_DE)
+            ):
+                first_word = False
+                continue
+            word = stem(bare)
+            # After a label comes its value: a capital there is a name ("Font: Gotham").
+            gap = text[tokens[i - 1].end() : m.start()] if i else ""
+            starts = first_word or _opens(gap, tokens[i - 1].group(0) if i else "")
+            starts = starts and not (label is not None and m.start() == body_from)
+            first_word = False
+            day = _DAYS.get(bare) or (_DAYS_DE.get(bare) if german else None)
+            if day:  # "Mondays", "Mon", "montags": one value, "mon"
+                shown.setdefault(day, raw)
+                put("day", day, day)
+                if after_label:
+                    slot.add(day)
+                continue
+            stems.add(word)
+            shown.setdefault(word, raw.strip("'’"))
+            if bare in _MONTHS and _near_number(tokens, i):
+                put("date", f"m{_MONTHS[bare]}", word)
+            elif low.endswith("'s") and raw[0].isupper():
+                owners.add(word)  # whose: part of what it is about
+            elif _name_like(raw, starts and not _acts(tokens, i), german):
+                put("name", word, word)
+            if after_label:
+                slot.add(word)
+            continue
+        first_word = False
+        norm = re.sub(r"\s+", "", low)
+        if kind == "num":
+            unit = _unit(tokens, i)
+            if any(c in norm for c in "%$€£"):
+                unit = "".join(c for c in norm if c in "%$€£")[0]  # 4.6% and 4.1%: rates
+            norm = norm.replace(",", ".").rstrip(".")
+            put("num", norm, norm)
+            if unit:
+                units.add(unit)
+                stems.add(unit)  # "30 days" and "14 days": the unit is said by both
+        elif kind == "time":
+            shown.setdefault(_clock(norm), raw.strip())
+            put("time", _clock(norm), norm)
+        elif kind == "date":
+            norm = _calendar(raw)
+            put("date", norm, norm)
+        else:
+            put(kind or "other", norm, norm)
+        stems.add(norm)
+        shown.setdefault(norm, raw.strip())
+        if after_label:
+            slot.add(norm)
+    first = lower_words[0] if lower_words else ""
+    # What was done that day ("Booked the hotel: ...", "Flew TAP to Oslo"), or is being done
+    # ("Mateo is working on search"): events and activities, whose values are meant to
+    # differ, not facts a later value replaces. A decision ("Decided: ...") is a fact.
+    past = (first.endswith("ed") and len(first) > 4) or first in _IRREGULAR_PAST
+    past_event = (not changed and past and first not in _CHANGE and first not in _DECIDED) or (
+        bool(_PROGRESSIVE.search(text))
+    )
+    return Said(
+        frozenset(stems),
+        {k: frozenset(v) for k, v in values.items()},
+        frozenset(value_stems),
+        frozenset(owners),
+        changed,
+        frozenset(slot),
+        past_event,
+        negated,
+        shown,
+        frozenset(left),
+        frozenset(units),
+        spans,
+        text,
+    )
+
+
+def _opens(gap: str, previous: str) -> bool:
+    """Whether a word after ``gap`` (what stands since the ``previous`` token) opens a
+    sentence or an aside: after a full stop, but not a title's ("Dr. Lang", "St. Pauli")."""
+    if any(c in gap for c in '(["“'):
+        return True
+    if not any(c in gap for c in ".!?;"):
+        return False
+    return not (len(previous) <= 3 and previous[:1].isupper() and gap.startswith("."))
+
+
+def _kept(aside: str) -> bool:
+    """An aside that says what was before, or is a short value ("(Tue–Fri)", "(6pm)")."""
+    if _BEFORE.match(aside):
+        return True
+    short = len(aside.split()) <= 3
+    return short and any(_typed(t) for t in _TOKEN.finditer(aside))
+
+
+def _typed(t: re.Match[str]) -> bool:
+    return t.lastgroup != "word" or t.group(0).lower() in _DAYS
+
+
+def _acts(tokens: list[re.Match[str]], i: int) -> bool:
+    """A capitalised first word followed by "is", "will", "takes"...: someone or something
+    named ("Dana is the team lead"), not a sentence's first word ("Deploy target is")."""
+    nxt = tokens[i + 1].group(0).lower() if i + 1 < len(tokens) else ""
+    return nxt in _COPULA
+
+
+def _is_value(t: re.Match[str], german: bool) -> bool:
+    """A value's shape: a number, a day, or (outside German, where nouns have capitals
+    too) a name."""
+    word = t.group(0)
+    if t.lastgroup != "word" or word.lower() in _DAYS:
+        return True
+    return word[0].isupper() and not german
+
+
+def _name_like(raw: str, starts: bool, german: bool) -> bool:
+    """A product, place or person: a capital inside an English sentence, or a word with
+    digits or inner capitals in any language ("gpt-4o", "PostgreSQL", "B2")."""
+    rest = raw[1:]
+    # An inner capital: "PostgreSQL", but not one after "-" ("On-Call").
+    if rest != rest.lower() and any(c.isupper() and raw[n] != "-" for n, c in enumerate(rest)):
+        return True
+    if not raw.isalpha() and any(c.isdigit() for c in raw):
+        return True
+    return raw[0].isupper() and not starts and not german
+
+
+def _near_number(tokens: list[re.Match[str]], i: int) -> bool:
+    """A month name counts as a date only beside a number ("3 March", "March 3rd")."""
+    near = [tokens[j] for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
+    return any(t.lastgroup == "num" for t in near)
+
+
+def _unit(tokens: list[re.Match[str]], i: int) -> str | None:
+    """The word a number counts: the next word ("45 to 60 minutes": minute, skipping the
+    other number), else the word before it ("room 204", "Postgres 16")."""
+    for t in tokens[i + 1 : i + 4]:
+        low = t.group(0).lower()
+        if t.lastgroup in ("num", "time") or low in _RANGE:
+            continue
+        if t.lastgroup == "word" and low not in STOPWORDS and low not in _CHANGE:
+            return stem(low)
+        break
+    if i > 0 and tokens[i - 1].lastgroup == "word":
+        low = tokens[i - 1].group(0).lower()
+        if low not in STOPWORDS and low not in _CHANGE and low not in _RANGE:
+            return stem(low)
+    return None
+
+
+def _calendar(raw: str) -> str:
+    """ "10 Feb", "February 10th", "2026-02-10", "10.2.2026" -> "02-10" (the year aside)."""
+    low = raw.lower()
+    if m := re.match(r"\d{4}-(\d{2})-(\d{2})", low):
+        return f"{m.group(1)}-{m.group(2)}"
+    if m := re.match(r"(\d{1,2})\.(\d{1,2})\.", low):
+        return f"{int(m.group(2)):02d}-{int(m.group(1)):02d}"
+    month = next((n for name, n in _MONTHS.items() if re.search(rf"\b{name}\b", low)), 0)
+    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", low)
+    return f"{month:02d}-{int(day.group(1)) if day else 0:02d}"
+
+
+def _clock(norm: str) -> str:
+    """ "9:30", "9.30", "9h30", "9:30am" -> "09:30"; "5pm" -> "17:00"."""
+    m = re.match(r"(\d{1,2})(?:[:.h](\d{2}))?([ap])?", norm)
+    if not m:
+        return norm
+    hour, minute = int(m.group(1)), int(m.group(2) or 0)
+    if m.group(3) == "p" and hour < 12:
+        hour += 12
+    return f"{hour:02d}:{minute:02d}"

@@ -1,0 +1,38 @@
+"""What is current, found again after index passes in a loop of its own: a pass (and so
+how soon an edit is searchable) never waits for it, and a burst of edits is one refresh."""
+
+from __future__ import annotations
+
+import asyncio
+
+from memd.memory import Memory
+from memd.serve.watcher import wait_event
+
+
+class CurrencyLoop:
+    """Refreshes ``memory.currency`` for the files the passes since the last one touched."""
+
+    def __init__(self, memory: Memory, stop: asyncio.Event, ready: asyncio.Event) -> None:
+        self.memory, self.stop, self.ready = memory, stop, ready
+        self.due = asyncio.Event()
+        self._paths: set[str] = set()
+        self._all = True  # the first refresh reads every note
+
+    def note(self, paths: set[str] | None) -> None:
+        """A pass ended over these absolute paths (None: the whole workspace)."""
+        if paths is None:
+            self._all = True
+        else:
+            self._paths |= paths
+        self.due.set()
+
+    async def run(self) -> None:
+        await self.ready.wait()
+        while not self.stop.is_set():
+            await wait_event(self.due, 60.0)
+            if not self.due.is_set():
+                continue
+            self.due.clear()
+            paths, self._paths = self._paths, set()
+            every, self._all = self._all, False
+            await asyncio.to_thread(self.memory.currency.refresh, None if every else paths)

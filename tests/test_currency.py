@@ -1,0 +1,115 @@
+"""What is current, against a real daemon: a later note that changes what MEMORY.md says is
+found as the notes are indexed (no review), the session start never states the old value
+as current, and a line memd first saw after it started has that time across restarts."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memd.review.statements import Statement, statements
+from memd.review.updates import eligible, find_updates
+
+CORE = (
+    "# Memory\n\n## Robot\n- Detector model: YOLOv8-s.\n- The gripper is the Robotiq 2F-85.\n"
+    "- Logs are kept for 30 days.\n- Mara works Mondays and Tuesdays.\n"
+    "- Priya owns billing.\n"
+)
+LATER = {
+    "memory/2026-03-02.md": "# 2026-03-02\n\n- Switched the detector model to RT-DETR.\n",
+    "memory/2026-03-05.md": "# 2026-03-05\n\n- Log retention: 14 days.\n"
+    "- Priya moved the billing cron to 02:00.\n",
+    "memory/2026-03-09.md": "# 2026-03-09\n\n- Mara works Wednesdays and Thursdays now.\n",
+}
+
+
+@pytest.fixture
+def notes(ws):
+    ws.write("MEMORY.md", CORE)
+    for rel, text in LATER.items():
+        ws.write(rel, text)
+    return ws
+
+
+def test_the_session_start_never_states_a_replaced_fact_as_current(notes, serve):
+    d = serve("review: {enabled: false}\n")
+
+    def context():
+        text = d.call("memory_context", cwd=str(notes.root))["text"]
+        return "→ now" in text and text
+
+    text = d.wait_for(context, timeout=30, what="the updates found")
+    lines = {line for line in text.splitlines() if "(MEMORY.md#L" in line}
+    detector = next(line for line in lines if "YOLOv8" in line)
+    assert "→ now: Switched the detector model to RT-DETR. (memory/2026-03-02.md#L3)" in detector
+    retention = next(line for line in lines if "30 days" in line)
+    assert "→ now: Log retention: 14 days. (memory/2026-03-05.md#L3, likely)" in retention
+    mara = next(line for line in lines if "Mara" in line)
+    assert "memory/2026-03-09.md#L3" in mara
+    # An addition is not an update: Priya still owns billing.
+    assert "→" not in next(line for line in lines if "Priya owns billing" in line)
+
+
+def test_a_line_added_while_memd_watched_can_be_updated_by_a_later_note(ws, serve):
+    ws.write("MEMORY.md", "# Memory\n\n- Dana prefers tea.\n")
+    d = serve("review: {enabled: false}\n")
+    d.wait_for(lambda: d.search("Dana tea"), timeout=30, what="indexed")
+    # Added now: memd has seen it from today on, so a note of a later day can update it ...
+    with (ws.root / "MEMORY.md").open("a") as f:
+        f.write("- The deploy target is staging.\n")
+    later = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+    d.wait_for(lambda: d.search("deploy target staging"), timeout=30, what="the new line")
+    d.stop()
+    # ... across a restart too: the time it was first seen is kept in the index.
+    ws.write(f"memory/{later}.md", f"# {later}\n\n- The deploy target is production now.\n")
+    d = serve("review: {enabled: false}\n")
+
+    def marked():
+        found = [r for r in d.search("deploy target") if r["path"] == "MEMORY.md"]
+        return found and "superseded_by" in found[0] and found[0]
+
+    old = d.wait_for(marked, timeout=30, what="the MEMORY.md line marked")
+    assert old["superseded_by"] == f"memory/{later}.md#L3" and old["superseded"] == "stated"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Nightly backups go to Backblaze B2.", "Moved the nightly backups off Backblaze onto "
+         "Wasabi, for the egress pricing."),
+        ("Oven proofing time is 45 minutes.", "Upped the oven proofing time from 45 to 60 "
+         "minutes."),
+        ("Deliveries come on Mondays.", "Deliveries are Tuesdays now (was Mondays)."),
+        ("Logs are kept 30 days.", "Changed log retention to 14 days."),
+        ("Receipts go out through Postmark.", "We use Mailgun for receipts now."),
+        ("We use Mailgun for receipts now.", "Receipts go out through Postmark again."),
+    ],
+)  # fmt: skip
+def test_updates_worded_in_ways_no_list_foresaw(older, newer):
+    a = Statement("memory/2026-03-01.md", 3, "2026-03-01", "", older)
+    b = Statement("memory/2026-03-08.md", 3, "2026-03-08", "", newer)
+    filler = [
+        Statement(f"memory/2026-02-{n:02d}.md", 3, f"2026-02-{n:02d}", "", text)
+        for n, text in enumerate(
+            ["Lunch with the team at the new place.", "Read a paper on caching.",
+             "Called the bank about the card.", "Walked the dog for an hour."], start=10)
+    ]  # fmt: skip
+    [u] = find_updates([*filler, a, b], lambda s: s.date or "")
+    assert (u.older, u.newer) == (a, b)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "user: can you move the standup to 10?",
+        "**Assistant:** Sure, the standup is at 10 now.",
+        "## Standup is at 10",
+        "The standup moves to:",
+        "- [ ] move the standup to 10",
+        "Should the standup be at 10?",
+    ],
+)
+def test_session_turns_headings_intros_tasks_and_questions_are_no_facts(line):
+    said = statements("memory/2026-03-08.md", f"# 2026-03-08\n\n{line}\n", "2026-03-08")
+    assert not [s for s in said if eligible(s)]
