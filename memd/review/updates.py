@@ -157,8 +157,9 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
     changes = _changes(o, d)
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved
-    if not shared or (len(shared) == 1 and shared <= o.value_stems | d.value_stems):
-        return None  # one value in common ("15", a name) is no subject
+    if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
+                      and shared <= o.value_stems | d.value_stems):  # fmt: skip
+        return None  # one number, time or date in common ("15") is no subject
     weight = sum(_weight(w, idf) for w in shared)
     mine = sum(_weight(w, idf) for w in d.stems - moved)
     theirs = sum(_weight(w, idf) for w in o.stems - moved)
@@ -180,10 +181,14 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
         return None  # two values differ at once (a name among them): another thing
     if changes and not changes[0][1]:
         return None  # only a list of new values
-    if changes[0][0] != "name" and (d.values.get("name", frozenset()) - o.stems) and not d.changed:
-        return None  # someone or something new named beside another value: another thing
+    if changes[0][0] != "name" and _named(d) - o.stems and _named(o) - d.stems and not d.changed:
+        return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
     return cover, (kind, _as_written(o, was), _as_written(d, now))
+
+
+def _named(d: Said) -> frozenset[str]:
+    return d.values.get("name", frozenset())
 
 
 def _as_written(d: Said, values: frozenset[str]) -> str:

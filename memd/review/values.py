@@ -228,14 +228,15 @@ def said(text: str) -> Said:
         first_word = False
         norm = re.sub(r"\s+", "", low)
         if kind == "num":
-            unit = _unit(tokens, i)
-            if any(c in norm for c in "%$€£"):
-                unit = "".join(c for c in norm if c in "%$€£")[0]  # 4.6% and 4.1%: rates
+            unit, counted = _unit(tokens, i)
+            if any(c in norm for c in "%$€£"):  # 4.6% and 4.1%: rates; £40, £20: prices
+                unit, counted = "".join(c for c in norm if c in "%$€£")[0], True
             norm = norm.replace(",", ".").rstrip(".")
             put("num", norm, norm)
             if unit:
-                units.add(unit)
                 stems.add(unit)  # "30 days" and "14 days": the unit is said by both
+            if unit and counted:  # what it counts, not the word before ("gate 90")
+                units.add(unit)
         elif kind == "time":
             shown.setdefault(_clock(norm), raw.strip())
             put("time", _clock(norm), norm)
@@ -329,21 +330,21 @@ def _near_number(tokens: list[re.Match[str]], i: int) -> bool:
     return any(t.lastgroup == "num" for t in near)
 
 
-def _unit(tokens: list[re.Match[str]], i: int) -> str | None:
-    """The word a number counts: the next word ("45 to 60 minutes": minute, skipping the
-    other number), else the word before it ("room 204", "Postgres 16")."""
+def _unit(tokens: list[re.Match[str]], i: int) -> tuple[str | None, bool]:
+    """The word a number counts, and whether it follows it: the next word ("45 to 60
+    minutes": minute, skipping the other number), else the word before ("room 204")."""
     for t in tokens[i + 1 : i + 4]:
         low = t.group(0).lower()
         if t.lastgroup in ("num", "time") or low in _RANGE:
             continue
         if t.lastgroup == "word" and low not in STOPWORDS and low not in _CHANGE:
-            return stem(low)
+            return stem(low), True
         break
     if i > 0 and tokens[i - 1].lastgroup == "word":
         low = tokens[i - 1].group(0).lower()
         if low not in STOPWORDS and low not in _CHANGE and low not in _RANGE:
-            return stem(low)
-    return None
+            return stem(low), False
+    return None, False
 
 
 def _calendar(raw: str) -> str:
