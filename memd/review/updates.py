@@ -160,6 +160,8 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
     if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
                       and shared <= o.value_stems | d.value_stems):  # fmt: skip
         return None  # one number, time or date in common ("15") is no subject
+    if _told_apart(o, d, shared):
+        return None  # "Phone lines" and "Prescription line", "Ref fee" and "Linesman fee"
     weight = sum(_weight(w, idf) for w in shared)
     mine = sum(_weight(w, idf) for w in d.stems - moved)
     theirs = sum(_weight(w, idf) for w in o.stems - moved)
@@ -185,6 +187,16 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
         return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
     return cover, (kind, _as_written(o, was), _as_written(d, now))
+
+
+def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
+    """Whether a word both say is modified differently in each: the word before it in one
+    is not said at all in the other, and the other way round (two items framed alike)."""
+    for w in shared - {o.last, d.last}:  # not a value's own head ("blue cluster")
+        a, b = o.before.get(w), d.before.get(w)
+        if a and b and a != b and a not in d.stems and b not in o.stems:
+            return True
+    return False
 
 
 def _named(d: Said) -> frozenset[str]:

@@ -124,6 +124,8 @@ class Said:
     units: frozenset[str] = frozenset()  # what its numbers count ("minutes", "requests")
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # value -> where, in text
     text: str = ""  # what was read (the reason and asides left out)
+    before: dict[str, str] = field(default_factory=dict)  # a word -> the word just before it
+    last: str = ""  # its last content word (a value's head: "the blue cluster")
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
@@ -166,6 +168,9 @@ def said(text: str) -> Said:
     tokens = list(_TOKEN.finditer(text))
     first_word = True
     before: list[str] = []  # the two words before this token, lower-case
+    modifiers: dict[str, str] = {}
+    previous = ""  # the content word just before, while words run on without a break
+    previous_word = ""
 
     spans: dict[str, tuple[int, int]] = {}
 
@@ -184,6 +189,9 @@ def said(text: str) -> Said:
         low = raw.lower().replace("’", "'")
         if i:
             before.append(tokens[i - 1].group(0).lower())
+        # Only a word right before another (no stopword, number or mark between) modifies it.
+        adjacent = previous if i and not text[tokens[i - 1].end() : m.start()].strip() else ""
+        previous = ""
         after_label = label is not None and m.start() >= body_from
         if kind == "word":
             bare = low[:-2] if low.endswith("'s") else low
@@ -215,6 +223,9 @@ def said(text: str) -> Said:
                     slot.add(day)
                 continue
             stems.add(word)
+            if adjacent:
+                modifiers.setdefault(word, adjacent)
+            previous = previous_word = word
             shown.setdefault(word, raw.strip("'’"))
             if bare in _MONTHS and _near_number(tokens, i):
                 put("date", f"m{_MONTHS[bare]}", word)
@@ -271,6 +282,8 @@ def said(text: str) -> Said:
         frozenset(units),
         spans,
         text,
+        modifiers,
+        previous_word,
     )
 
 
