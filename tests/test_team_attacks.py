@@ -8,22 +8,26 @@ publishes ``ci-b`` and may read ``laptop-a/default``; ``c`` is a host with no gr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from memd.errors import StoreError
 from memd.memory import Memory
 from memd.sources.chunker import Chunk
 from memd.store import postgres_admin as admin
 from memd.store.fts import match_query
 from memd.store.postgres import PostgresStore
+from memd.store.postgres_schema import SCHEMA_VERSION
 from memd.store.rows import FileMeta, chunk_rows
 from tests.conftest import as_role
 from tests.test_team import daemon, published, wait_published
@@ -64,7 +68,7 @@ class Team:
 
     def sql(self, who: str, statement: str, args: tuple = ()) -> list[tuple]:
         with psycopg.connect(self.dsn(who) if who != "admin" else self.admin) as conn:
-            cur = conn.execute(statement, args)
+            cur = conn.execute(statement, args or None)
             rows = cur.fetchall() if cur.description else []
             conn.commit()
             return rows
@@ -85,8 +89,13 @@ def team(team_dsn) -> Team:
     return Team(team_dsn)
 
 
+EVERY_ID = "ARRAY(SELECT generate_series(1, 10000)::bigint)"
+
+
 def readable_texts(conn: psycopg.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT text FROM memd_chunks").fetchall()}
+    """Every chunk text the connection's role reads, through memd's functions."""
+    rows = conn.execute(f"SELECT text FROM memd_hits(NULL, NULL, {EVERY_ID})").fetchall()
+    return {r[0] for r in rows}
 
 
 # -- search-path tricks --------------------------------------------------------------------
@@ -105,12 +114,12 @@ def test_a_temporary_memd_grants_reads_nothing_more(team):
         conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
         conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
         assert readable_texts(conn) == set()
-        for table in ("memd_files", "memd_vectors"):
-            assert conn.execute(f"SELECT count(*) FROM public.{table}").fetchone() == (0,)
         # As memd's own team view would run on that connection:
         assert conn.execute(
-            "SELECT count(*) FROM public.memd_chunks WHERE tsv @@ plainto_tsquery('vault')"
+            "SELECT count(*) FROM memd_matching(NULL, NULL, plainto_tsquery('vault'), NULL, "
+            "true, NULL, NULL, NULL, NULL)"
         ).fetchone() == (0,)
+        assert conn.execute("SELECT host FROM memd_me()").fetchone() == ("desk-c",)
 
 
 def test_a_temporary_memd_hosts_forges_nothing(team):
@@ -119,19 +128,19 @@ def test_a_temporary_memd_hosts_forges_nothing(team):
     with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
         conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
         conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
-        assert conn.execute("UPDATE public.memd_chunks SET fts_body = 'forged' "
-                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
-        assert conn.execute("UPDATE public.memd_files SET hash = 'forged' "
-                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute(
-                "INSERT INTO public.memd_files(host, workspace, path, abspath, realpath, source, "
-                "size, mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', "
-                "'forged.md', '/f', '/f', 'memory', 1, 1, 'h', 1, 0)"
-            )
-        ids = "ARRAY(SELECT id FROM public.memd_files WHERE host = 'laptop-a')"
-        assert conn.execute(f"SELECT memd_delete_files('laptop-a', {ids})").fetchone() == (0,)
-        assert conn.execute("SELECT memd_delete_scope('laptop-a', 'default')").fetchone() == (0,)
+        for statement in (
+            "UPDATE public.memd_chunks SET fts_body = 'forged' WHERE host = 'laptop-a'",
+            "INSERT INTO public.memd_files(host, workspace, path, abspath, realpath, source, "
+            "size, mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', "
+            "'forged.md', '/f', '/f', 'memory', 1, 1, 'h', 1, 0)",
+            f"SELECT memd_delete_files('laptop-a', {EVERY_ID})",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(statement)
+        # memd's functions take the caller from who logged in, not from any table it made.
+        assert conn.execute("SELECT host FROM memd_me()").fetchone() == ("ci-b",)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not as laptop-a"):
+            conn.execute("SELECT * FROM memd_lease('laptop-a', 'default', 'x', 'forger', 60)")
     assert team.lines_of_laptop_a() == before
 
 
@@ -152,21 +161,25 @@ def test_a_chunk_or_vector_cannot_be_hung_on_another_hosts_file(team):
     [(chunk_id,)] = team.sql("admin", f"SELECT id FROM memd_chunks WHERE file_id = {file_id}")
     with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
         for host in ("desk-c", "laptop-a"):
-            with pytest.raises(
-                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
-            ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(
                     "INSERT INTO memd_chunks(host, workspace, file_id, start_line, end_line, "
                     "heading, text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) VALUES "
                     f"('{host}', 'secret', {file_id}, 1, 1, '', 'forged', 1, '', 'forged', '', '')"
                 )
-            with pytest.raises(
-                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
-            ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(
                     "INSERT INTO memd_vectors(host, workspace, chunk_id, model, part, vector, "
                     f"terms) VALUES ('{host}', 'secret', {chunk_id}, 'm', 9, '\\x00', '')"
                 )
+        # Through memd's function, vectors of chunks not the caller's are dropped.
+        conn.execute("SELECT * FROM memd_lease('desk-c', 'secret', 'c', 'c', 60)")
+        put_vectors = conn.execute(
+            "SELECT memd_put_vectors('secret', 'c', 'm', ARRAY[%s]::bigint[], ARRAY[9], "
+            "ARRAY['\\x00000000'::bytea], ARRAY[''], ARRAY['[0]'::vector])",
+            (chunk_id,),
+        )
+        assert put_vectors.fetchone() == (0,)
     assert team.lines_of_laptop_a() == [("default", "the deploy runs at noon"),
                                         ("secret", SECRET_TEXT)]  # fmt: skip
 
@@ -178,11 +191,14 @@ def test_no_cache_or_vector_tells_another_hosts_text(team):
     with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
         assert conn.execute("SELECT to_regclass('memd_embedding_cache')").fetchone() == (None,)
         # A cosine ranking against every vector the role can read: none of laptop-a's.
-        assert conn.execute("SELECT count(*) FROM memd_vectors").fetchone() == (0,)
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("DELETE FROM memd_vectors")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("UPDATE memd_vectors SET terms = 'x'")
+        nearest = "SELECT count(*) FROM memd_nearest(NULL, NULL, 'm', '[1,1,1,1]', 100)"
+        assert conn.execute(nearest).fetchone() == (0,)
+        passages = f"SELECT count(*) FROM memd_passages(NULL, NULL, 'm', {EVERY_ID}, NULL)"
+        assert conn.execute(passages).fetchone() == (0,)
+        for statement in ("SELECT count(*) FROM memd_vectors", "DELETE FROM memd_vectors",
+                          "UPDATE memd_vectors SET terms = 'x'"):  # fmt: skip
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
     # Nor by publishing the same text: a host's vectors are its own, shared with no one.
     c_store = PostgresStore.open(team.dsn("c"), "desk-c", "default")
     try:
@@ -204,11 +220,10 @@ def test_catalogs_and_sequences_tell_no_counts(team):
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(probe).fetchall()
-        assert conn.execute("SELECT host FROM memd_hosts").fetchall() == [("desk-c",)]
-        assert conn.execute("SELECT * FROM memd_grants").fetchall() == []
+        assert conn.execute("SELECT * FROM memd_me()").fetchall() == [("desk-c", [])]
     with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
-        assert conn.execute("SELECT host, workspace FROM memd_grants").fetchall() == [
-            ("laptop-a", "default")
+        assert conn.execute("SELECT * FROM memd_me()").fetchall() == [
+            ("ci-b", ["laptop-a/default"])
         ]
 
 
@@ -224,17 +239,32 @@ def test_no_host_role_can_lock_a_table_against_the_others(team, who):
                     conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
         with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
             conn.execute("TRUNCATE memd_chunks")
-    # Row locks reach only the role's own rows: another host's stay free.
+    # No row locks either: the role reads no table.
     with psycopg.connect(team.dsn("c")) as conn:
-        assert conn.execute("SELECT id FROM memd_files FOR UPDATE").fetchall() == []
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT id FROM memd_files FOR UPDATE").fetchall()
         conn.rollback()
+
+
+def hold_a_publish_open(conn: psycopg.Connection, host: str) -> None:
+    """What a host role may do that holds the most: publish a file and a vector through
+    memd's functions, inside a transaction it leaves open."""
+    conn.execute("SELECT * FROM memd_lease(%s, 'default', 'held', 'held', 600)", (host,))
+    [(_, chunks)] = conn.execute(
+        "SELECT * FROM memd_put_file('default', 'held', 'held.md', '/h', '/h', 'memory', NULL, "
+        "1, 1, 'h', 1, '[]', '[]', ARRAY[1], ARRAY[1], ARRAY[''], ARRAY['held open'], "
+        "ARRAY[2], ARRAY[''], ARRAY['held open'], ARRAY[''], ARRAY[''])"
+    ).fetchall()
+    conn.execute(
+        "SELECT memd_put_vectors('default', 'held', 'm', %s, ARRAY[0], "
+        "ARRAY['\\x0000803f'::bytea], ARRAY[''], ARRAY['[1]'::vector])",
+        (chunks,),
+    )
 
 
 def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
     with psycopg.connect(team.dsn("c")) as attacker:
-        for table in MEMD_TABLES:  # the strongest lock it is given, held open
-            mode = "ACCESS SHARE" if table in ("memd_hosts", "memd_grants") else "ROW EXCLUSIVE"
-            attacker.execute(f"LOCK TABLE {table} IN {mode} MODE")
+        hold_a_publish_open(attacker, "desk-c")
         store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
         try:
             store.db.execute("SET lock_timeout = '2s'")  # a wait would fail, not hang the test
@@ -243,6 +273,87 @@ def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
         finally:
             store.close()
             attacker.rollback()
+
+
+def test_a_transaction_held_open_does_not_freeze_the_team_while_init_waits(team):
+    outcome: dict[str, object] = {}
+
+    def init() -> None:  # a new index: a lock the held transaction stands in the way of
+        try:
+            outcome["version"] = admin.init(team.admin, (8,), lock_timeout_s=2)
+        except Exception as exc:
+            outcome["error"] = exc
+
+    with psycopg.connect(team.dsn("c")) as attacker:
+        hold_a_publish_open(attacker, "desk-c")
+        waiting = threading.Thread(target=init)
+        waiting.start()
+        store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+        try:
+            put(store, "memory/2026-03-01.md", "published while init waits")
+        finally:
+            store.close()
+        waiting.join(60)
+        assert not waiting.is_alive()
+        error = outcome.get("error")
+        assert isinstance(error, StoreError), error
+        assert f"role {team.roles['c']}" in str(error) and "--lock-timeout" in str(error)
+        attacker.rollback()
+    assert admin.init(team.admin, (8,), lock_timeout_s=2) == SCHEMA_VERSION
+
+
+# -- what the planner and the sequences know -----------------------------------------------
+
+
+def test_the_planners_statistics_tell_no_text_of_any_column_by_explain(team):
+    """``^@`` is leakproof: under row-level security EXPLAIN still estimated it from every
+    host's rows, so a role with no grants read others' notes a character at a time."""
+    team.sql("admin", "ANALYZE")  # statistics as fresh as memd_analyze() makes them
+    columns = team.sql(
+        "admin",
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name LIKE 'memd\\_%' "
+        "AND data_type IN ('text', 'name', 'jsonb', 'tsvector', 'bytea', 'USER-DEFINED')",
+    )
+    assert {("memd_chunks", "text"), ("memd_files", "path"), ("memd_hosts", "host")} <= set(columns)
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        conn.execute("SELECT memd_analyze()")
+        for table, column in columns:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(f"EXPLAIN SELECT 1 FROM {table} WHERE {column}::text ^@ 'the vault'")
+        # What memd's functions plan is a function call: the same for any text.
+        plans = {
+            json.dumps(conn.execute(
+                "EXPLAIN (FORMAT JSON) SELECT * FROM memd_matching(NULL, NULL, "
+                "plainto_tsquery(%s), NULL, true, NULL, NULL, NULL, NULL)", (words,),
+            ).fetchone()[0])
+            for words in ("vault root token kestrel", "nothing anyone wrote")
+        }  # fmt: skip
+        assert len(plans) == 1
+
+
+def test_ids_taken_ahead_of_the_sequences_stop_no_one(team):
+    [(top,)] = team.sql("admin", "SELECT max(id) FROM memd_chunks")
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        for n in range(1, 40):  # its own rows, with the ids the next publishes would get
+            for statement, args in (
+                ("INSERT INTO memd_files(id, host, workspace, path, abspath, realpath, source, "
+                 "size, mtime_ns, hash, lines, indexed_at) VALUES (%s, 'desk-c', 'default', "
+                 "%s, '/x', '/x', 'memory', 1, 1, 'h', 1, 0)", (top + n, f"squat-{n}.md")),
+                ("INSERT INTO memd_chunks(id, host, workspace, file_id, start_line, end_line, "
+                 "heading, text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) VALUES "
+                 "(%s, 'desk-c', 'default', %s, 1, 1, '', 'x', 1, '', 'x', '', '')",
+                 (top + n, top + n)),
+            ):  # fmt: skip
+                with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(statement, args)
+    store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+    try:
+        for n in range(5):
+            put(store, f"memory/2026-02-{n + 1:02d}.md", f"published all the same {n}")
+        assert len(store.files()) == 6
+    finally:
+        store.close()
 
 
 # -- secrets in what memd prints -----------------------------------------------------------

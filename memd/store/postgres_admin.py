@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from memd.errors import StoreError
 from memd.store.postgres import database_errors
 from memd.store.postgres_roles import grant_host
 from memd.store.postgres_schema import SCHEMA_VERSION, migrate
@@ -41,21 +42,54 @@ def _admin(dsn: str) -> Iterator[Any]:
         yield conn
 
 
-def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
+def init(dsn: str, dims: tuple[int, ...] = (384,), lock_timeout_s: float = 10.0) -> int:
     """Create or migrate the tables, functions and policies, and an HNSW index for vectors
-    of each size in ``dims`` (idempotent); the schema version."""
+    of each size in ``dims`` (idempotent); the schema version.
+
+    A step that needs a table another session holds waits ``lock_timeout_s`` at most, then
+    fails naming who holds it: waiting longer would queue every host's publishing behind
+    it (PostgreSQL grants locks in order)."""
+    import psycopg
+
     with _admin(dsn) as conn:
-        migrate(conn)
-        for n in dims:
-            # Cosine distance on the vectors of one size (a model's): what team search asks.
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
-                f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
-                f"WHERE vector_dims(embedding) = {int(n)}"
-            )
-        conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+        conn.execute("SELECT set_config('lock_timeout', %s, false)",
+                     (f"{max(1, round(lock_timeout_s * 1000))}ms",))  # fmt: skip
+        try:
+            migrate(conn)
+            for n in dims:
+                # Cosine distance on the vectors of one size (a model's): what team search asks.
+                conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
+                    f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
+                    f"WHERE vector_dims(embedding) = {int(n)}"
+                )
+            conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreError(
+                f"memd team init waited {lock_timeout_s:g} s for a lock on the team tables "
+                f"and gave up, changing nothing; held by {_lock_holders(conn)}. Try again when "
+                "they are done, or wait longer with --lock-timeout"
+            ) from exc
         _close_side_doors(conn)
     return SCHEMA_VERSION
+
+
+def _lock_holders(conn: Any) -> str:
+    """Who holds locks on memd's tables now (other sessions): role, pid, state and for how
+    long its transaction has been open."""
+    rows = conn.execute(
+        "SELECT DISTINCT a.usename, a.pid, a.state, "
+        "round(extract(epoch FROM now() - a.xact_start)) FROM pg_locks l "
+        "JOIN pg_stat_activity a ON a.pid = l.pid JOIN pg_class c ON c.oid = l.relation "
+        "WHERE c.relname LIKE 'memd\\_%' AND l.granted AND a.pid <> pg_backend_pid() "
+        "ORDER BY a.pid"
+    ).fetchall()
+    if not rows:
+        return "a session that has since let go"
+    return "; ".join(
+        f"role {role} (pid {pid}, {state}, transaction open {int(age or 0)} s)"
+        for role, pid, state, age in rows
+    )
 
 
 HOST_CONNECTIONS = 32
@@ -153,6 +187,10 @@ def whoami(dsn: str) -> dict:
         version = host = None
         if exists:
             version = conn.execute("SELECT version FROM memd_schema").fetchone()[0]
-            row = conn.execute("SELECT host FROM memd_hosts WHERE role = current_user").fetchone()
-            host = row[0] if row else None
+            host = conn.execute(
+                "SELECT host FROM memd_me()"
+                if version >= 5
+                else "SELECT host FROM memd_hosts WHERE role = current_user"
+            ).fetchone()
+            host = host[0] if host else None
     return {"server": server, "version": version, "role": role, "host": host, "super": superuser}
