@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -536,6 +538,64 @@ def test_the_same_daemon_restarted_takes_its_lease_back_at_once(tmp_path, team_d
         assert wait_published(d)["outbox"] == 0
     finally:
         assert d.stop() == 0
+
+
+def test_an_idle_daemon_keeps_its_lease_and_a_second_one_deletes_nothing(tmp_path, team_dsn):
+    """The lease is renewed on a timer: a first daemon with nothing to publish for longer
+    than a lease still holds it, and a second daemon as the same host never writes."""
+    days = {f"ws/memory/2026-01-{n:02d}.md": f"# Day {n}\n\nNote.\n" for n in range(1, 4)}
+    first = daemon(tmp_path, "laptop-a", team_dsn, days, team=", lease_s: 12")
+    second = None
+    try:
+        wait_published(first)
+        began = time.monotonic()
+        first.wait_for(lambda: time.monotonic() - began > 20, 60, "a lease and more to pass")
+        second = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Other\n\nElse.\n"},
+                        folder="elsewhere", team=", lease_s: 12")  # fmt: skip
+        second.wait_for(
+            lambda: second.call("status")["team"]["state"].startswith("refused"),
+            30,
+            "the second daemon to be refused",
+        )
+        began = time.monotonic()
+        second.wait_for(lambda: time.monotonic() - began > 15, 60, "another lease to pass")
+        assert second.call("status")["team"]["state"].startswith("refused")
+        assert set(published(team_dsn, "laptop-a")) == {p.removeprefix("ws/") for p in days}
+        assert '"event": "published"' not in second.log()
+    finally:
+        assert first.stop() == 0
+        if second is not None:
+            assert second.stop() == 0
+
+
+def test_a_daemon_whose_state_folder_is_made_anew_takes_its_lease_back(tmp_path, team_dsn):
+    d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    try:
+        wait_published(d)
+        d.kill()  # its lease lives on in the database
+        shutil.rmtree(tmp_path / "laptop-a" / "state")
+        (tmp_path / "laptop-a" / "ws" / "MEMORY.md").write_text("# Memory\n\nTwo.\n")
+        d.start()
+        assert wait_published(d, timeout=40)["outbox"] == 0
+        with psycopg.connect(team_dsn) as conn:
+            [(text,)] = conn.execute(
+                "SELECT text FROM memd_chunks WHERE host = 'laptop-a'"
+            ).fetchall()
+        assert "Two." in text
+    finally:
+        assert d.stop() == 0
+
+
+def test_a_stopped_daemon_lets_another_publish_at_once(tmp_path, team_dsn):
+    first = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    wait_published(first)
+    assert first.stop() == 0
+    second = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Moved\n\nHere.\n"},
+                    folder="elsewhere")  # fmt: skip
+    try:
+        assert wait_published(second, timeout=40)["outbox"] == 0
+    finally:
+        assert second.stop() == 0
 
 
 def test_an_unknown_workspace_in_publish_is_a_config_error(tmp_path):

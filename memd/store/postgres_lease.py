@@ -14,7 +14,7 @@ from typing import Any
 from memd.errors import StoreError
 
 LEASE_S = 180  # a publisher that stops renewing its scope's lease gives it up after this
-RENEW_S = 30.0  # how often a running publisher renews it: many renewals fit in one lease
+RENEWALS = 6  # a running publisher renews its lease this many times a lease
 
 
 class LeaseHeld(StoreError):
@@ -23,11 +23,12 @@ class LeaseHeld(StoreError):
 
 @dataclass(frozen=True)
 class Lease:
-    """Who publishes a scope: a daemon's lasting id (its state folder's) and, for the
-    message another daemon gets, where it runs."""
+    """Who publishes a scope: a daemon's lasting id (its machine's and state folder's),
+    for the message another daemon gets where it runs, and how long a renewal lasts."""
 
     holder: str
     about: str
+    seconds: float = LEASE_S
 
 
 # A store opened outside a daemon (a tool, a test) writes under its process's lease.
@@ -42,7 +43,7 @@ def renew(db: Any, host: str | None, workspace: str | None, lease: Lease, dsn: s
     with database_errors(dsn):
         took, about, left = db.execute(
             "SELECT * FROM memd_lease(%s, %s, %s, %s, %s)",
-            (host, workspace, lease.holder, lease.about, LEASE_S),
+            (host, workspace, lease.holder, lease.about, round(lease.seconds)),
         ).fetchone()
     if not took:
         raise LeaseHeld(
