@@ -81,7 +81,7 @@ class FileRefused(StoreError):
     hold, its host's share full): that file is skipped and named, the rest are published."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{path}: {reason}" if path else reason)
         self.path = path
         self.reason = reason
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memd.errors import StoreError
+from memd.errors import FileRefused, StoreError
 from memd.memory import Memory
 from memd.sources.chunker import Chunk
 from memd.store import postgres_admin as admin
@@ -354,6 +354,64 @@ def test_ids_taken_ahead_of_the_sequences_stop_no_one(team):
         for n in range(5):
             put(store, f"memory/2026-02-{n + 1:02d}.md", f"published all the same {n}")
         assert len(store.files()) == 6
+    finally:
+        store.close()
+
+
+def test_files_the_database_cannot_take_are_named_and_the_rest_published(tmp_path, team_dsn):
+    """A NUL byte, a 5 MB note: each file is skipped, counted and named in status and
+    doctor, and every other file is published, later edits too."""
+    notes = {
+        "ws/MEMORY.md": "# Memory\n\nFine.\n",
+        "ws/memory/2026-01-01.md": "# Day 1\n\nA NUL \x00 here.\n",
+        "ws/memory/2026-01-02.md": "# Day 2\n\n" + "many words fill this line\n" * 200_000,
+        "ws/memory/2026-01-03.md": "# Day 3\n\nAfter them.\n",
+    }
+    d = daemon(tmp_path, "laptop-a", team_dsn, notes)
+    ws = tmp_path / "laptop-a" / "ws"
+    try:
+        team = d.wait_for(
+            lambda: (t := d.call("status")["team"])["state"] == "idle" and t["refused"] == 2 and t,
+            120,
+            "two files refused",
+        )
+        assert "memory/2026-01-01.md (a NUL byte at line 3" in team["refused_files"]
+        assert "memory/2026-01-02.md (" in team["refused_files"]
+        assert team["outbox"] == 0
+        assert set(published(team_dsn, "laptop-a")) == {"MEMORY.md", "memory/2026-01-03.md"}
+        (ws / "memory" / "2026-01-01.md").write_text("# Day 1\n\nNo NUL now.\n")
+        (ws / "memory" / "2026-01-04.md").write_text("# Day 4\n\nLater.\n")
+        d.wait_for(
+            lambda: (
+                {"memory/2026-01-01.md", "memory/2026-01-04.md"}
+                <= set(published(team_dsn, "laptop-a"))
+            ),
+            60,
+            "the fixed file and a later one published",
+        )
+        d.wait_for(lambda: d.call("status")["team"]["refused"] == 1, 30, "one refused")
+        config = tmp_path / "laptop-a" / "memd.yaml"
+        env = {**os.environ, "HOME": str(tmp_path / "laptop-a")}
+        doctor = subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "doctor",
+                                 "--json"], capture_output=True, text=True, env=env)  # fmt: skip
+        [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"].startswith("team f")]
+        assert check["state"] == "warn" and "memory/2026-01-02.md" in check["detail"]
+        assert '"team_file_refused"' in d.log()
+    finally:
+        assert d.stop() == 0
+
+
+def test_a_name_or_text_postgresql_cannot_hold_is_refused_for_that_file_alone(team):
+    store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+    try:
+        for path, text, why in (
+            (os.fsdecode(b"odd-\xff.md"), "fine", "not valid UTF-8"),
+            ("nul.md", "a \x00 b", "a NUL byte at line 1"),
+        ):
+            with pytest.raises(FileRefused, match=why):
+                put(store, path, text)
+        put(store, "fine.md", "published all the same")
+        assert set(store.files()) == {"MEMORY.md", "fine.md"}
     finally:
         store.close()
 

@@ -59,6 +59,7 @@ class Publisher:
             team.lease_s,
         )
         self._passed = 0.0  # when the last publish pass began (monotonic)
+        self.refused: dict[str, tuple[str, str]] = {}  # path -> (hash, why), as last refused
         self._ticked = time.monotonic()  # when the pass running last made progress
         self.task = Supervised("publish")  # the daemon's supervisor fills it in
 
@@ -72,6 +73,8 @@ class Publisher:
             "outbox": self.outbox,
             "pending": self.kick.is_set() or self.state != "idle",
             "published_at": self.published_at,
+            "refused": len(self.refused),
+            "refused_files": refused_line(self.refused),
         }
 
     async def run(self) -> None:
@@ -120,6 +123,10 @@ class Publisher:
                 self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
                 await asyncio.to_thread(self._save, report.held)
                 self.state, self.outbox = "idle", len(report.skipped)
+                for path in report.refused.keys() - self.refused.keys():
+                    log.warning("team_file_refused", workspace=self.memory.workspace.name,
+                                path=path, reason=report.refused[path][1])  # fmt: skip
+                self.refused = report.refused
                 if report.published or report.removed:
                     _PUBLISHED.add(workspace=self.memory.workspace.name, files=report.published,
                                    removed=report.removed, vectors=report.vectors,
@@ -133,7 +140,7 @@ class Publisher:
         """One publish pass (in a thread): the lease first, so that a pass with nothing to
         write holds it too."""
         remote.renew_lease()
-        return self.memory.publish(remote, self._tick)
+        return self.memory.publish(remote, self._tick, self.refused)
 
     def _tick(self) -> None:
         self._ticked = time.monotonic()
@@ -188,6 +195,15 @@ class Publisher:
         store = PostgresStore.open(team.dsn, team.host_name(), self.memory.workspace.name)
         store.lease = self._lease
         return store
+
+
+def refused_line(refused: dict[str, tuple[str, str]], most: int = 5) -> str | None:
+    """The files the team database would not take, each with why (``most`` of them)."""
+    if not refused:
+        return None
+    named = [f"{path} ({why})" for path, (_, why) in sorted(refused.items())[:most]]
+    more = f"; and {len(refused) - most} more" if len(refused) > most else ""
+    return "; ".join(named) + more
 
 
 def holder_id(state_dir: Path) -> str:

@@ -15,10 +15,11 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from memd.errors import StoreError
+from memd.errors import FileRefused, StoreError
 from memd.sources.chunker import Chunk
 from memd.store.dsn import describe, scrub
-from memd.store.postgres_lease import THIS_PROCESS, Lease, renew
+from memd.store.postgres_functions import FILE_REFUSED, HOST_FULL, NO_LEASE
+from memd.store.postgres_lease import THIS_PROCESS, Lease, LeaseHeld, renew
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
 from memd.store.postgres_text import HIT, WHOSE, like_prefix, refuse_unsendable
@@ -40,7 +41,25 @@ def database_errors(dsn: str) -> Iterator[None]:
     try:
         yield
     except psycopg.Error as exc:
-        raise StoreError(f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}") from exc
+        said = f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}"
+        if exc.sqlstate == NO_LEASE:
+            raise LeaseHeld(said) from exc
+        raise StoreError(said) from exc
+
+
+@contextlib.contextmanager
+def refusals(path: str, dsn: str) -> Iterator[None]:
+    """What the database refuses of one file (memd's bounds, a value it cannot hold) as
+    ``FileRefused``: that file is skipped, the rest are published."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        if exc.sqlstate in (FILE_REFUSED, HOST_FULL) or isinstance(exc, psycopg.DataError):
+            reason = exc.diag.message_primary or str(exc).strip()
+            raise FileRefused(path, scrub(reason, dsn)) from exc
+        raise
 
 
 def connect(dsn: str) -> Any:
@@ -223,10 +242,11 @@ class PostgresStore(TextRows, VectorRows):
         head = (meta.path, meta.abspath, meta.realpath, meta.source, meta.date, meta.size,
                 meta.mtime_ns, meta.hash, meta.lines, json.dumps(list(meta.tags)),
                 json.dumps(list(meta.aliases)))  # fmt: skip
-        file_id, _ = self._q(
-            f"SELECT * FROM memd_put_file({', '.join(['%s'] * 22)})",
-            (*self._w(), *head, *(columns or [[]] * 9)),
-        )[0]
+        with database_errors(self.dsn), refusals(meta.path, self.dsn):
+            file_id, _ = self.db.execute(
+                f"SELECT * FROM memd_put_file({', '.join(['%s'] * 22)})",
+                (*self._w(), *head, *(columns or [[]] * 9)),
+            ).fetchone()
         self._written += len(rows)
         return file_id
 

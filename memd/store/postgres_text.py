@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from memd.errors import FileRefused
 from memd.store.fts import NOSPACE_RUN
+from memd.store.postgres_functions import FILE_MAX_BYTES
 from memd.store.rows import ChunkRow, FileMeta
 
 # What a ``Hit`` is read from (a ``memd_hit`` row ``c``), and whose it is (after the
@@ -65,8 +66,16 @@ def like_prefix(text: str) -> str:
 
 
 def refuse_unsendable(meta: FileMeta, rows: Sequence[ChunkRow]) -> None:
-    """Raise ``FileRefused`` for a file PostgreSQL cannot hold as text: a NUL byte (named
-    by its line) or a name that is not valid UTF-8."""
+    """Raise ``FileRefused`` for a file the team database would refuse, before it is sent:
+    a NUL byte (named by its line; PostgreSQL text holds none), a name that is not valid
+    UTF-8, or more text than ``FILE_MAX_BYTES`` (memd's function checks it again)."""
+    stored = sum(len(v) for r in rows for v in (r.heading, r.text, *r.fts))
+    if stored > FILE_MAX_BYTES:  # characters: at least as many bytes
+        raise FileRefused(
+            meta.path,
+            f"{stored:,} characters to store, more than the {FILE_MAX_BYTES:,} bytes a file "
+            "may take in the team database",
+        )
     fields = [meta.path, meta.abspath, meta.realpath, meta.source, meta.date or "",
               meta.hash, *meta.tags, *meta.aliases]  # fmt: skip
     for value in fields:

@@ -52,6 +52,8 @@ class VectorRows:
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
     _w: Callable[[], tuple[str | None, str]]  # a write's workspace and lease holder
     _written: int  # rows written since the store opened
+    dsn: str
+    db: Any
 
     def pending_chunks(
         self,
@@ -127,18 +129,21 @@ class VectorRows:
         and a vector of a model that changed size under its name gives way to the new one."""
         if not rows:
             return
-        self._q(
-            "SELECT memd_put_vectors(%s, %s, %s, %s, %s, %s, %s, %b)",
-            (
-                *self._w(),
-                model,
-                [cid for cid, _, _, _, _ in rows],
-                [part for _, part, _, _, _ in rows],
-                [vector for _, _, _, vector, _ in rows],
-                [terms for _, _, _, _, terms in rows],
-                [Embedding(vector) for _, _, _, vector, _ in rows],
-            ),
-        )
+        from memd.store.postgres import database_errors, refusals
+
+        with database_errors(self.dsn), refusals("", self.dsn):
+            self.db.execute(
+                "SELECT memd_put_vectors(%s, %s, %s, %s, %s, %s, %s, %b)",
+                (
+                    *self._w(),
+                    model,
+                    [cid for cid, _, _, _, _ in rows],
+                    [part for _, part, _, _, _ in rows],
+                    [vector for _, _, _, vector, _ in rows],
+                    [terms for _, _, _, _, terms in rows],
+                    [Embedding(vector) for _, _, _, vector, _ in rows],
+                ),
+            )
         self._written += len(rows)
 
     def vectors_after(
