@@ -679,6 +679,7 @@ def test_team_grant_workspace_option_grants_that_workspace(team_dsn, tmp_path):
         return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), *args],
                               capture_output=True, text=True)  # fmt: skip
 
+    admin.add_host(team_dsn, role, "laptop-a")
     out = memd("team", "grant", role, "laptop-a", "--workspace", "default")
     assert out.returncode == 0 and out.stdout == f"role {role} may read laptop-a/default\n"
     refused = memd("team", "grant", role, "laptop-a", "secret", "--workspace", "default")
@@ -687,3 +688,59 @@ def test_team_grant_workspace_option_grants_that_workspace(team_dsn, tmp_path):
         rows = conn.execute("SELECT host, workspace FROM memd_grants WHERE grantee = %s",
                             (role,)).fetchall()  # fmt: skip
     assert rows == [("laptop-a", "default")]
+
+
+def test_administration_refuses_what_it_cannot_mean(team, tmp_path):
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\nteam: {{dsn: '{team.admin}', host: laptop-a}}\n")
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "team",
+                               *args], capture_output=True, text=True)  # fmt: skip
+
+    b, c = team.roles["b"], team.roles["c"]
+    for args, says in (
+        (("grant", c, "laptop-a", "--workspace", ""), "name one workspace"),
+        (("grant", c, "laptop-a", ""), "name one workspace"),
+        (("grant", "no_such_role", "laptop-a"), "no PostgreSQL role 'no_such_role'"),
+        (("grant", c, "no-such-host"), "no host 'no-such-host'"),
+        (("revoke", b, "laptop-a", "secret"), "has no grant of laptop-a/secret"),
+        (("add-host", c, "bad host!"), "host uses letters, digits"),
+        (("add-host", c, ""), "needs ROLE and HOST"),
+        (("add-host", "no_such_role", "desk-d"), "no PostgreSQL role"),
+        (("add-host", c, "laptop-a"), f"role {team.roles['a']} publishes as laptop-a already"),
+        (("init", "--lock-timeout", "0"), "must be a positive number"),
+    ):
+        out = memd(*args)
+        assert out.returncode == 2 and says in out.stderr, (args, out.stderr)
+    # Nothing was granted by what was refused: c still reads nothing.
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        assert readable_texts(conn) == set()
+    shown = memd("status")
+    assert shown.returncode == 0
+    assert f"grant: role {b} reads laptop-a/default" in shown.stdout
+    assert f"host desk-c: role {c} (" in shown.stdout
+
+
+def test_a_dsn_is_given_without_its_password_on_the_command_line(team, tmp_path):
+    from memd.store.dsn import describe
+
+    hidden = "host=db dbname='host=db user=a password=S3cretLeak2' user=a"
+    assert "S3cretLeak2" not in describe(hidden)
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\n")
+    secret_file = tmp_path / "dsn"
+    secret_file.write_text(team.admin + "\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "team", "status", "--dsn-file",
+         str(secret_file)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0 and "laptop-a/default: 1 files" in out.stdout
+    with_password = team.admin.replace("://postgres:@", "://postgres:S3cretLeak3@")
+    assert "S3cretLeak3" in with_password
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "team", "status", "--dsn",
+         with_password], capture_output=True, text=True,
+    )  # fmt: skip
+    assert "can be read by anyone on this machine" in out.stderr
+    assert "S3cretLeak3" not in out.stdout + out.stderr

@@ -122,7 +122,7 @@ def test_a_grant_lets_a_host_read_but_never_write(team):
             conn.execute("SELECT memd_delete_scope('laptop-a', 'default')")
     admin.revoke(dsn, b_role, "laptop-a", "default")
     assert count(b_dsn, "SELECT count(*) FROM memd_file_rows('laptop-a', 'default', NULL)") == 0
-    assert [s["host"] for s in admin.status(dsn)] == ["ci-b", "laptop-a"]
+    assert [s["host"] for s in admin.status(dsn)["workspaces"]] == ["ci-b", "laptop-a"]
 
 
 def test_a_host_cannot_publish_as_another(team):
@@ -156,7 +156,9 @@ def test_the_team_command(team_dsn, tmp_path):
     assert memd("status") == "nothing published yet\n"
     with psycopg.connect(team_dsn, autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"CREATE ROLE {role}_ci LOGIN")
     assert memd("add-host", role, "laptop-a") == f"role {role} publishes as laptop-a\n"
+    assert memd("add-host", f"{role}_ci", "ci-b") == f"role {role}_ci publishes as ci-b\n"
     assert memd("grant", role, "ci-b") == f"role {role} may read ci-b/*\n"
     assert count(team_dsn, f"SELECT count(*) FROM memd_grants WHERE grantee = '{role}'") == 1
     store = PostgresStore.open(as_role(team_dsn, role), "laptop-a", "default")
@@ -164,8 +166,11 @@ def test_the_team_command(team_dsn, tmp_path):
         put(store, "MEMORY.md", "published")
     finally:
         store.close()
-    assert memd("status").startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
-    [row] = json.loads(memd("status", "--json"))
+    shown = memd("status")
+    assert shown.startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
+    assert f"host laptop-a: role {role} (" in shown
+    assert f"grant: role {role} reads ci-b/*" in shown
+    [row] = json.loads(memd("status", "--json"))["workspaces"]
     assert (row["host"], row["files"], row["vectors"]) == ("laptop-a", 1, 1)
     failed = subprocess.run(
         [sys.executable, "-m", "memd", "--config", str(config), "team", "grant", role],

@@ -413,6 +413,24 @@ CREATE FUNCTION memd_passages(h text, w text, model text, ids bigint[], q vector
                 OR v.host || '/' || v.workspace = ANY (r.scopes));
     END $$;
 
+-- Each scope the caller reads: its files, chunks and vectors, and when it last published.
+CREATE FUNCTION memd_status() RETURNS TABLE (host text, workspace text, files bigint,
+        chunks bigint, vectors bigint, published_at double precision)
+    LANGUAGE plpgsql STABLE {_DEFINER}
+    AS $$ DECLARE r record; BEGIN
+        SELECT * INTO r FROM @s.memd_reader();
+        RETURN QUERY SELECT f.host, f.workspace, count(*),
+                (SELECT count(*) FROM @s.memd_chunks c
+                    WHERE c.host = f.host AND c.workspace = f.workspace),
+                (SELECT count(*) FROM @s.memd_vectors v
+                    WHERE v.host = f.host AND v.workspace = f.workspace),
+                max(f.indexed_at)
+            FROM @s.memd_files f
+            WHERE r.everything OR f.host = ANY (r.hosts)
+                OR f.host || '/' || f.workspace = ANY (r.scopes)
+            GROUP BY f.host, f.workspace ORDER BY f.host, f.workspace;
+    END $$;
+
 CREATE FUNCTION memd_has_vectors(model text) RETURNS boolean LANGUAGE plpgsql STABLE
     {_DEFINER}
     AS $$ DECLARE r record; BEGIN
@@ -452,6 +470,7 @@ HOST_FUNCTIONS = (
     "memd_nearest(text, text, text, vector, integer)",
     "memd_passages(text, text, text, bigint[], vector)",
     "memd_has_vectors(text)",
+    "memd_status()",
     "memd_analyze()",
 )
 
