@@ -29,6 +29,7 @@ from memd.sources.chunker import Chunk
 from memd.store import postgres_admin as admin
 from memd.store.fts import match_query
 from memd.store.postgres import PostgresStore
+from memd.store.postgres_lease import THIS_PROCESS
 from memd.store.postgres_schema import SCHEMA_VERSION
 from memd.store.rows import FileMeta, chunk_rows
 from tests.conftest import as_role
@@ -412,6 +413,33 @@ def test_a_name_or_text_postgresql_cannot_hold_is_refused_for_that_file_alone(te
                 put(store, path, text)
         put(store, "fine.md", "published all the same")
         assert set(store.files()) == {"MEMORY.md", "fine.md"}
+    finally:
+        store.close()
+
+
+def test_a_host_stores_no_more_than_its_share(team):
+    admin.add_host(team.admin, team.roles["c"], "desk-c", max_bytes=20_000)
+    store = PostgresStore.open(team.dsn("c"), "desk-c", "default")
+    try:
+        put(store, "small.md", "fits in the share")
+        with pytest.raises(FileRefused, match="more than its share of 20000"):
+            put(store, "large.md", "word " * 5_000)
+        put(store, "small-2.md", "the rest still publish")
+        assert set(store.files()) == {"small.md", "small-2.md"}
+        with (
+            psycopg.connect(team.dsn("c"), autocommit=True) as conn,  # a forged call too
+            pytest.raises(psycopg.Error, match="more than its share"),
+        ):
+            conn.execute(
+                "SELECT * FROM memd_put_file('default', %s, 'forged.md', '/f', '/f', "
+                "'memory', NULL, 1, 1, 'h', 1, '[]', '[]', ARRAY[1], ARRAY[1], ARRAY[''], "
+                "ARRAY[repeat('x', 30000)], ARRAY[1], ARRAY[''], ARRAY[''], ARRAY[''], "
+                "ARRAY[''])",
+                (THIS_PROCESS.holder,),  # the store's lease, this process's
+            )
+        store.delete_files([store.files()["small.md"].id])
+        [used] = [h["bytes"] for h in admin.status(team.admin)["hosts"] if h["host"] == "desk-c"]
+        assert 0 < used < 20_000
     finally:
         store.close()
 

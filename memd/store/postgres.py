@@ -72,7 +72,10 @@ def connect(dsn: str) -> Any:
             dsn,
             autocommit=True,
             connect_timeout=5,
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            # A statement, a lock wait and a transaction left open each end: what this
+            # daemon holds never holds up another host for long.
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout=10000 "
+            "-c idle_in_transaction_session_timeout=60000",
             keepalives_idle=10,
             keepalives_interval=5,
             keepalives_count=3,

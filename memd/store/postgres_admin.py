@@ -124,6 +124,11 @@ def add_host(dsn: str, role: str, host: str, max_bytes: int | None = None) -> No
             "max_bytes = coalesce(excluded.max_bytes, memd_hosts.max_bytes)",
             (role, host, max_bytes),
         )
+        conn.execute(  # what the host stores already (its files may predate the row)
+            "UPDATE memd_hosts h SET used_bytes = (SELECT coalesce(sum(f.bytes), 0) "
+            "FROM memd_files f WHERE f.host = h.host) WHERE h.role = %s",
+            (role,),
+        )
         grant_host(conn, role)
         # Enough for a daemon (a publisher per workspace, a few team searches, the CLI),
         # not enough to take every connection the server has from the other hosts.
@@ -221,9 +226,8 @@ def status(dsn: str) -> dict:
         ).fetchone()[0]
         if owner:
             hosts = conn.execute(
-                "SELECT h.role, h.host, (SELECT coalesce(sum(f.bytes), 0) FROM memd_files f "
-                "WHERE f.host = h.host), coalesce(h.max_bytes, %s) FROM memd_hosts h "
-                "ORDER BY h.host",
+                "SELECT h.role, h.host, h.used_bytes, coalesce(h.max_bytes, %s) "
+                "FROM memd_hosts h ORDER BY h.host",
                 (HOST_MAX_BYTES,),
             ).fetchall()
             grants = conn.execute(

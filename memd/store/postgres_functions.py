@@ -29,8 +29,34 @@ _DEFINER = (
 # Old functions that took a host as an argument: the owner's tools keep them, hosts lose them.
 V5 = f"""
 ALTER TABLE memd_files ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
-ALTER TABLE memd_hosts ADD COLUMN max_bytes bigint;
+ALTER TABLE memd_hosts ADD COLUMN max_bytes bigint,
+    ADD COLUMN used_bytes bigint NOT NULL DEFAULT 0;
 REVOKE SELECT ON memd_hosts, memd_grants FROM PUBLIC;
+
+-- Each host's stored bytes, kept by the statements that change its files: a publish
+-- checks the host's share in constant time (a sum over its files grew with every file).
+CREATE FUNCTION memd_count_bytes() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            UPDATE @s.memd_hosts h SET used_bytes = h.used_bytes - g.n
+                FROM (SELECT host, sum(bytes) AS n FROM gone GROUP BY host) AS g
+                WHERE h.host = g.host;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            UPDATE @s.memd_hosts h SET used_bytes = h.used_bytes + g.n
+                FROM (SELECT host, sum(bytes) AS n FROM added GROUP BY host) AS g
+                WHERE h.host = g.host;
+        END IF;
+        RETURN NULL;
+    END $$;
+CREATE TRIGGER memd_bytes_added AFTER INSERT ON memd_files REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION memd_count_bytes();
+CREATE TRIGGER memd_bytes_changed AFTER UPDATE ON memd_files
+    REFERENCING OLD TABLE AS gone NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION memd_count_bytes();
+CREATE TRIGGER memd_bytes_removed AFTER DELETE ON memd_files REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION memd_count_bytes();
 
 CREATE TYPE memd_hit AS (id bigint, path text, start_line integer, end_line integer,
     heading text, text text, source text, date text, host text, workspace text,
@@ -157,8 +183,9 @@ CREATE FUNCTION memd_put_file(w text, holder text, path text, abspath text, real
             RAISE EXCEPTION '% takes % bytes, more than the % a file may', path, stored,
                 {FILE_MAX_BYTES} USING ERRCODE = '{FILE_REFUSED}';
         END IF;
-        SELECT coalesce(sum(f.bytes), 0) INTO others FROM @s.memd_files f
-            WHERE f.host = me AND NOT (f.workspace = w AND f.path = memd_put_file.path);
+        SELECT coalesce((SELECT h.used_bytes FROM @s.memd_hosts h WHERE h.host = me), 0)
+            - coalesce((SELECT f.bytes FROM @s.memd_files f WHERE f.host = me
+                AND f.workspace = w AND f.path = memd_put_file.path), 0) INTO others;
         share := coalesce((SELECT h.max_bytes FROM @s.memd_hosts h WHERE h.host = me),
             {HOST_MAX_BYTES});
         IF others + stored > share THEN
@@ -209,7 +236,8 @@ CREATE FUNCTION memd_put_vectors(w text, holder text, model text, chunk_ids bigi
         END IF;
         SELECT coalesce(sum(2 * octet_length(b) + octet_length(t)), 0) INTO added
             FROM unnest(blobs, terms) AS u(b, t);
-        SELECT coalesce(sum(f.bytes), 0) INTO others FROM @s.memd_files f WHERE f.host = me;
+        SELECT coalesce((SELECT h.used_bytes FROM @s.memd_hosts h WHERE h.host = me), 0)
+            INTO others;
         share := coalesce((SELECT h.max_bytes FROM @s.memd_hosts h WHERE h.host = me),
             {HOST_MAX_BYTES});
         IF others + added > share THEN
