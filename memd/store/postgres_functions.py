@@ -111,6 +111,18 @@ CREATE FUNCTION memd_writer(w text, holder text) RETURNS text LANGUAGE plpgsql S
         RETURN me;
     END $$;
 
+-- Refuse (HOST_FULL) host ``me`` storing ``adding`` bytes more, ``freed`` fewer, past its share.
+CREATE FUNCTION memd_check_share(me text, adding bigint, freed bigint) RETURNS void
+    LANGUAGE plpgsql STABLE {_DEFINER}
+    AS $$ DECLARE used bigint; share bigint; BEGIN
+        SELECT h.used_bytes, h.max_bytes INTO used, share FROM @s.memd_hosts h WHERE h.host = me;
+        share := coalesce(share, {HOST_MAX_BYTES});
+        IF coalesce(used, 0) - freed + adding > share THEN
+            RAISE EXCEPTION 'host % would take % bytes, more than its share of %', me,
+                coalesce(used, 0) - freed + adding, share USING ERRCODE = '{HOST_FULL}';
+        END IF;
+    END $$;
+
 -- Take or extend the caller's lease of workspace ``w`` for ``seconds``: granted when free,
 -- run out, or already ``holder``'s; else who holds it and for how long yet.
 -- ``h``: the host the daemon means to publish as (refused when it is not the caller's).
@@ -157,8 +169,6 @@ CREATE FUNCTION memd_put_file(w text, holder text, path text, abspath text, real
         me text := @s.memd_writer(w, holder);
         n integer := coalesce(cardinality(starts), 0);
         stored bigint;
-        others bigint;
-        share bigint;
         fid bigint;
         ids bigint[];
     BEGIN
@@ -183,15 +193,9 @@ CREATE FUNCTION memd_put_file(w text, holder text, path text, abspath text, real
             RAISE EXCEPTION '% takes % bytes, more than the % a file may', path, stored,
                 {FILE_MAX_BYTES} USING ERRCODE = '{FILE_REFUSED}';
         END IF;
-        SELECT coalesce((SELECT h.used_bytes FROM @s.memd_hosts h WHERE h.host = me), 0)
-            - coalesce((SELECT f.bytes FROM @s.memd_files f WHERE f.host = me
-                AND f.workspace = w AND f.path = memd_put_file.path), 0) INTO others;
-        share := coalesce((SELECT h.max_bytes FROM @s.memd_hosts h WHERE h.host = me),
-            {HOST_MAX_BYTES});
-        IF others + stored > share THEN
-            RAISE EXCEPTION 'host % would take % bytes, more than its share of %', me,
-                others + stored, share USING ERRCODE = '{HOST_FULL}';
-        END IF;
+        PERFORM @s.memd_check_share(me, stored, coalesce((SELECT f.bytes
+            FROM @s.memd_files f WHERE f.host = me AND f.workspace = w
+            AND f.path = memd_put_file.path), 0));
         INSERT INTO @s.memd_files AS f (host, workspace, path, abspath, realpath, source,
                 date, size, mtime_ns, hash, lines, tags, aliases, indexed_at, bytes)
             VALUES (me, w, path, abspath, realpath, source, date, size, mtime_ns, hash,
@@ -225,8 +229,6 @@ CREATE FUNCTION memd_put_vectors(w text, holder text, model text, chunk_ids bigi
         me text := @s.memd_writer(w, holder);
         n integer := coalesce(cardinality(chunk_ids), 0);
         added bigint;
-        others bigint;
-        share bigint;
     BEGIN
         IF n > 100000 OR n <> coalesce(cardinality(parts), 0)
             OR n <> coalesce(cardinality(blobs), 0) OR n <> coalesce(cardinality(terms), 0)
@@ -236,14 +238,7 @@ CREATE FUNCTION memd_put_vectors(w text, holder text, model text, chunk_ids bigi
         END IF;
         SELECT coalesce(sum(2 * octet_length(b) + octet_length(t)), 0) INTO added
             FROM unnest(blobs, terms) AS u(b, t);
-        SELECT coalesce((SELECT h.used_bytes FROM @s.memd_hosts h WHERE h.host = me), 0)
-            INTO others;
-        share := coalesce((SELECT h.max_bytes FROM @s.memd_hosts h WHERE h.host = me),
-            {HOST_MAX_BYTES});
-        IF others + added > share THEN
-            RAISE EXCEPTION 'host % would take % bytes, more than its share of %', me,
-                others + added, share USING ERRCODE = '{HOST_FULL}';
-        END IF;
+        PERFORM @s.memd_check_share(me, added, 0);
         DELETE FROM @s.memd_vectors v USING unnest(chunk_ids, blobs) AS u(c, b)
             WHERE v.chunk_id = u.c AND v.host = me AND v.workspace = w
             AND v.model = memd_put_vectors.model AND length(v.vector) <> length(u.b);
@@ -468,7 +463,8 @@ CREATE FUNCTION memd_has_vectors(model text) RETURNS boolean LANGUAGE plpgsql ST
                 OR v.host || '/' || v.workspace = ANY (r.scopes)));
     END $$;
 
-REVOKE EXECUTE ON FUNCTION {{functions}} FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION {{functions}}, memd_check_share(text, bigint, bigint),
+    memd_count_bytes() FROM PUBLIC;
 -- Any role may ask which host it is (doctor asks before the role is a host).
 GRANT EXECUTE ON FUNCTION memd_me() TO PUBLIC;
 """
