@@ -74,8 +74,7 @@ class Publisher:
             "pending": self.kick.is_set() or self.state != "idle",
             "published_at": self.published_at,
             "refused": len(self.refused),
-            "refused_files": refused_line(self.refused),
-        }
+        } | ({"refused_files": refused_line(self.refused)} if self.refused else {})
 
     async def run(self) -> None:
         remote: PostgresStore | None = None
@@ -197,10 +196,8 @@ class Publisher:
         return store
 
 
-def refused_line(refused: dict[str, tuple[str, str]], most: int = 5) -> str | None:
+def refused_line(refused: dict[str, tuple[str, str]], most: int = 5) -> str:
     """The files the team database would not take, each with why (``most`` of them)."""
-    if not refused:
-        return None
     named = [f"{path} ({why})" for path, (_, why) in sorted(refused.items())[:most]]
     more = f"; and {len(refused) - most} more" if len(refused) > most else ""
     return "; ".join(named) + more

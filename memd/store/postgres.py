@@ -15,11 +15,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from memd.errors import FileRefused, StoreError
+from memd.errors import StoreError
 from memd.sources.chunker import Chunk
-from memd.store.dsn import describe, scrub
-from memd.store.postgres_functions import FILE_REFUSED, HOST_FULL, NO_LEASE
-from memd.store.postgres_lease import THIS_PROCESS, Lease, LeaseHeld, renew
+from memd.store.postgres_errors import database_errors, refusals
+from memd.store.postgres_lease import THIS_PROCESS, Lease, renew
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
 from memd.store.postgres_text import HIT, WHOSE, like_prefix, refuse_unsendable
@@ -31,35 +30,6 @@ STATEMENT_TIMEOUT_MS = 60_000
 # more, and so on): on stale ones PostgreSQL read every vector instead of its HNSW index
 # (169 ms for a query that takes 6 at 20k chunks) until autovacuum caught up.
 ANALYZE_AFTER_ROWS = 5_000
-
-
-@contextlib.contextmanager
-def database_errors(dsn: str) -> Iterator[None]:
-    """psycopg failures as ``StoreError`` naming the database (never its password)."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        said = f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}"
-        if exc.sqlstate == NO_LEASE:
-            raise LeaseHeld(said) from exc
-        raise StoreError(said) from exc
-
-
-@contextlib.contextmanager
-def refusals(path: str, dsn: str) -> Iterator[None]:
-    """What the database refuses of one file (memd's bounds, a value it cannot hold) as
-    ``FileRefused``: that file is skipped, the rest are published."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        if exc.sqlstate in (FILE_REFUSED, HOST_FULL) or isinstance(exc, psycopg.DataError):
-            reason = exc.diag.message_primary or str(exc).strip()
-            raise FileRefused(path, scrub(reason, dsn)) from exc
-        raise
 
 
 def connect(dsn: str) -> Any:
@@ -167,7 +137,8 @@ class PostgresStore(TextRows, VectorRows):
 
     def renew_lease(self) -> None:
         """Take or extend this scope's lease now, or raise ``LeaseHeld``."""
-        renew(self.db, self.host, self.workspace, self.lease, self.dsn)
+        with database_errors(self.dsn):
+            renew(self.db, self.host, self.workspace, self.lease)
 
     def release_lease(self) -> None:
         """Give the scope's lease up (this daemon stops): another may publish at once."""
@@ -179,7 +150,7 @@ class PostgresStore(TextRows, VectorRows):
         if self.host is None:
             raise StoreError("the team view is read-only: open a host's scope to write")
         with database_errors(self.dsn), self.db.transaction():
-            renew(self.db, self.host, self.workspace, self.lease, self.dsn)
+            renew(self.db, self.host, self.workspace, self.lease)
             yield
         self._held.clear()  # what was counted before this write
         self._counted = None

@@ -11,7 +11,7 @@ from typing import Any
 
 from memd.config import HOST_NAME, HOST_NAME_RULE
 from memd.errors import InvalidParams, StoreError
-from memd.store.postgres import database_errors
+from memd.store.postgres_errors import database_errors
 from memd.store.postgres_functions import HOST_MAX_BYTES
 from memd.store.postgres_roles import grant_host
 from memd.store.postgres_schema import SCHEMA_VERSION, migrate

@@ -22,11 +22,10 @@ FILE_REFUSED, HOST_FULL, NO_LEASE = "MDF01", "MDQ01", "MDL01"
 
 # pgvector's types and operators are found in its schema (@v), after the catalog's own; no
 # one but the owner may create anything there.
-_DEFINER = (
+DEFINER = (
     f"SECURITY DEFINER SET search_path = pg_catalog, @v, pg_temp SET lock_timeout = '{LOCK_WAIT}'"
 )
 
-# Old functions that took a host as an argument: the owner's tools keep them, hosts lose them.
 V5 = f"""
 ALTER TABLE memd_files ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
 ALTER TABLE memd_hosts ADD COLUMN max_bytes bigint,
@@ -64,7 +63,7 @@ CREATE TYPE memd_hit AS (id bigint, path text, start_line integer, end_line inte
 
 -- The host the logged-in role publishes as (NULL: none).
 -- (The tables' owner, memd's own tools, acts as the host its session names in memd.host.)
-CREATE FUNCTION memd_caller() RETURNS text LANGUAGE sql STABLE {_DEFINER}
+CREATE FUNCTION memd_caller() RETURNS text LANGUAGE sql STABLE {DEFINER}
     AS $$ SELECT coalesce((SELECT host FROM @s.memd_hosts WHERE role = session_user),
         CASE WHEN pg_has_role(session_user, (SELECT relowner FROM pg_class
             WHERE oid = '@s.memd_files'::regclass), 'USAGE')
@@ -73,7 +72,7 @@ CREATE FUNCTION memd_caller() RETURNS text LANGUAGE sql STABLE {_DEFINER}
 -- What the logged-in role reads: its host's and every-workspace grants' hosts, single
 -- granted workspaces as 'host/workspace', or everything (the tables' owner).
 CREATE FUNCTION memd_reader(OUT hosts text[], OUT scopes text[], OUT everything boolean)
-    LANGUAGE sql STABLE {_DEFINER}
+    LANGUAGE sql STABLE {DEFINER}
     AS $$ SELECT
         coalesce((SELECT array_agg(h) FROM (
             SELECT host FROM @s.memd_hosts WHERE role = session_user
@@ -86,7 +85,7 @@ CREATE FUNCTION memd_reader(OUT hosts text[], OUT scopes text[], OUT everything 
 
 -- The logged-in role's host and what it may read, for doctor and whoami.
 CREATE FUNCTION memd_me() RETURNS TABLE (host text, grants text[]) LANGUAGE sql STABLE
-    {_DEFINER}
+    {DEFINER}
     AS $$ SELECT @s.memd_caller(), coalesce((SELECT array_agg(g.host || '/' || g.workspace
         ORDER BY g.host, g.workspace) FROM @s.memd_grants g WHERE g.grantee = session_user),
         '{{}}') $$;
@@ -94,7 +93,7 @@ CREATE FUNCTION memd_me() RETURNS TABLE (host text, grants text[]) LANGUAGE sql 
 -- Whose a write is, refused unless the caller is a host, the workspace is named and the
 -- caller's daemon ``holder`` holds the scope's lease now.
 CREATE FUNCTION memd_writer(w text, holder text) RETURNS text LANGUAGE plpgsql STABLE
-    {_DEFINER}
+    {DEFINER}
     AS $$ DECLARE me text := @s.memd_caller(); BEGIN
         IF me IS NULL THEN
             RAISE EXCEPTION 'role % publishes as no host: memd team add-host', session_user
@@ -113,7 +112,7 @@ CREATE FUNCTION memd_writer(w text, holder text) RETURNS text LANGUAGE plpgsql S
 
 -- Refuse (HOST_FULL) host ``me`` storing ``adding`` bytes more, ``freed`` fewer, past its share.
 CREATE FUNCTION memd_check_share(me text, adding bigint, freed bigint) RETURNS void
-    LANGUAGE plpgsql STABLE {_DEFINER}
+    LANGUAGE plpgsql STABLE {DEFINER}
     AS $$ DECLARE used bigint; share bigint; BEGIN
         SELECT h.used_bytes, h.max_bytes INTO used, share FROM @s.memd_hosts h WHERE h.host = me;
         share := coalesce(share, {HOST_MAX_BYTES});
@@ -127,7 +126,7 @@ CREATE FUNCTION memd_check_share(me text, adding bigint, freed bigint) RETURNS v
 -- run out, or already ``holder``'s; else who holds it and for how long yet.
 -- ``h``: the host the daemon means to publish as (refused when it is not the caller's).
 CREATE FUNCTION memd_lease(h text, w text, holder text, about text, seconds integer)
-    RETURNS TABLE (took boolean, held_by text, left_s integer) LANGUAGE plpgsql {_DEFINER}
+    RETURNS TABLE (took boolean, held_by text, left_s integer) LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE me text := @s.memd_caller(); BEGIN
         IF me IS NULL THEN
             RAISE EXCEPTION 'role % publishes as no host: memd team add-host', session_user
@@ -152,7 +151,7 @@ CREATE FUNCTION memd_lease(h text, w text, holder text, about text, seconds inte
     END $$;
 
 -- Give up a lease (a daemon stopping): another daemon may publish at once.
-CREATE FUNCTION memd_release(w text, holder text) RETURNS boolean LANGUAGE sql {_DEFINER}
+CREATE FUNCTION memd_release(w text, holder text) RETURNS boolean LANGUAGE sql {DEFINER}
     AS $$ WITH d AS (DELETE FROM @s.memd_leases l WHERE l.host = @s.memd_caller()
         AND l.workspace = w AND l.holder = memd_release.holder RETURNING 1)
         SELECT EXISTS (SELECT 1 FROM d) $$;
@@ -164,7 +163,7 @@ CREATE FUNCTION memd_put_file(w text, holder text, path text, abspath text, real
         tags jsonb, aliases jsonb, starts integer[], ends integer[], headings text[],
         texts text[], tokens integer[], fts_heading text[], fts_body text[],
         fts_meta text[], fts_cjk text[])
-    RETURNS TABLE (file_id bigint, chunk_ids bigint[]) LANGUAGE plpgsql {_DEFINER}
+    RETURNS TABLE (file_id bigint, chunk_ids bigint[]) LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE
         me text := @s.memd_writer(w, holder);
         n integer := coalesce(cardinality(starts), 0);
@@ -224,7 +223,7 @@ CREATE FUNCTION memd_put_file(w text, holder text, path text, abspath text, real
 -- scope does not hold are dropped; a vector of the same model and another size gives way.
 CREATE FUNCTION memd_put_vectors(w text, holder text, model text, chunk_ids bigint[],
         parts integer[], blobs bytea[], terms text[], embeddings vector[])
-    RETURNS bigint LANGUAGE plpgsql {_DEFINER}
+    RETURNS bigint LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE
         me text := @s.memd_writer(w, holder);
         n integer := coalesce(cardinality(chunk_ids), 0);
@@ -263,7 +262,7 @@ CREATE FUNCTION memd_put_vectors(w text, holder text, model text, chunk_ids bigi
     END $$;
 
 CREATE FUNCTION memd_unpublish(w text, holder text, ids bigint[]) RETURNS bigint
-    LANGUAGE plpgsql {_DEFINER}
+    LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE me text := @s.memd_writer(w, holder); gone bigint; BEGIN
         WITH d AS (DELETE FROM @s.memd_files f WHERE f.host = me AND f.workspace = w
             AND f.id = ANY (ids) RETURNING 1) SELECT count(*) INTO gone FROM d;
@@ -271,7 +270,7 @@ CREATE FUNCTION memd_unpublish(w text, holder text, ids bigint[]) RETURNS bigint
     END $$;
 
 CREATE FUNCTION memd_unpublish_scope(w text, holder text) RETURNS bigint
-    LANGUAGE plpgsql {_DEFINER}
+    LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE me text := @s.memd_writer(w, holder); gone bigint; BEGIN
         DELETE FROM @s.memd_meta m WHERE m.host = me AND m.workspace = w;
         WITH d AS (DELETE FROM @s.memd_files f WHERE f.host = me AND f.workspace = w
@@ -279,12 +278,12 @@ CREATE FUNCTION memd_unpublish_scope(w text, holder text) RETURNS bigint
         RETURN gone;
     END $$;
 
-CREATE FUNCTION memd_get_meta(w text, k text) RETURNS text LANGUAGE sql STABLE {_DEFINER}
+CREATE FUNCTION memd_get_meta(w text, k text) RETURNS text LANGUAGE sql STABLE {DEFINER}
     AS $$ SELECT m.value FROM @s.memd_meta m WHERE m.host = @s.memd_caller()
         AND m.workspace = w AND m.key = k $$;
 
 CREATE FUNCTION memd_set_meta(w text, holder text, k text, v text) RETURNS void
-    LANGUAGE plpgsql {_DEFINER}
+    LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE me text := @s.memd_writer(w, holder); BEGIN
         IF octet_length(k) > 200 OR octet_length(v) > 4096 THEN
             RAISE EXCEPTION 'a meta key or value too long' USING ERRCODE = '{FILE_REFUSED}';
@@ -293,183 +292,17 @@ CREATE FUNCTION memd_set_meta(w text, holder text, k text, v text) RETURNS void
             ON CONFLICT (host, workspace, key) DO UPDATE SET value = excluded.value;
     END $$;
 
--- Reading: each function returns only rows the caller may read, of scope (h, w) when h
--- is given (else every scope it reads).
-CREATE FUNCTION memd_file_rows(h text, w text, paths text[])
-    RETURNS TABLE (id bigint, host text, workspace text, path text, abspath text,
-        realpath text, source text, date text, size bigint, mtime_ns bigint, hash text,
-        lines integer, tags jsonb, aliases jsonb, indexed_at double precision)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT f.id, f.host, f.workspace, f.path, f.abspath, f.realpath,
-                f.source, f.date, f.size, f.mtime_ns, f.hash, f.lines, f.tags, f.aliases,
-                f.indexed_at
-            FROM @s.memd_files f
-            WHERE (h IS NULL OR (f.host = h AND f.workspace = w))
-            AND (paths IS NULL OR f.path = ANY (paths))
-            AND (r.everything OR f.host = ANY (r.hosts)
-                OR f.host || '/' || f.workspace = ANY (r.scopes));
-    END $$;
+"""
 
-CREATE FUNCTION memd_chunk_rows(file bigint)
-    RETURNS TABLE (id bigint, start_line integer, end_line integer, heading text, text text,
-        tokens integer)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT c.id, c.start_line, c.end_line, c.heading, c.text, c.tokens
-            FROM @s.memd_chunks c WHERE c.file_id = file
-            AND (r.everything OR c.host = ANY (r.hosts)
-                OR c.host || '/' || c.workspace = ANY (r.scopes))
-            ORDER BY c.start_line, c.id;
-    END $$;
-
-CREATE FUNCTION memd_hits(h text, w text, ids bigint[]) RETURNS SETOF memd_hit
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text,
-                f.source, f.date, c.host, c.workspace, c.file_id, c.tsv, c.fts_cjk
-            FROM @s.memd_chunks c JOIN @s.memd_files f ON f.id = c.file_id
-            WHERE c.id = ANY (ids) AND (h IS NULL OR (c.host = h AND c.workspace = w))
-            AND (r.everything OR c.host = ANY (r.hosts)
-                OR c.host || '/' || c.workspace = ANY (r.scopes));
-    END $$;
-
--- The ids of readable chunks holding a query's terms: ``q`` its full-text terms joined,
--- ``likes`` the bigram patterns of terms in scripts without spaces; ``all_terms``: all of them
--- (else any); at most ``cap`` of them (NULL: all).
-CREATE FUNCTION memd_matching(h text, w text, q tsquery, likes text[], all_terms boolean,
-        since text, until text, file_ids bigint[], cap integer)
-    RETURNS SETOF bigint LANGUAGE plpgsql STABLE {_DEFINER} ROWS 1000
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        IF likes IS NULL AND q IS NOT NULL THEN  -- the common case, by the GIN index
-            RETURN QUERY SELECT c.id FROM @s.memd_chunks c
-                WHERE c.tsv @@ q AND (h IS NULL OR (c.host = h AND c.workspace = w))
-                AND (r.everything OR c.host = ANY (r.hosts)
-                    OR c.host || '/' || c.workspace = ANY (r.scopes))
-                AND (since IS NULL AND until IS NULL AND file_ids IS NULL
-                    OR EXISTS (SELECT 1 FROM @s.memd_files f WHERE f.id = c.file_id
-                        AND (since IS NULL OR f.date >= since)
-                        AND (until IS NULL OR f.date <= until)
-                        AND (file_ids IS NULL OR f.id = ANY (file_ids))))
-                LIMIT cap;
-            RETURN;
-        END IF;
-        RETURN QUERY SELECT c.id FROM @s.memd_chunks c JOIN @s.memd_files f
-            ON f.id = c.file_id
-            WHERE (h IS NULL OR (c.host = h AND c.workspace = w))
-            AND (r.everything OR c.host = ANY (r.hosts)
-                OR c.host || '/' || c.workspace = ANY (r.scopes))
-            AND (since IS NULL OR f.date >= since) AND (until IS NULL OR f.date <= until)
-            AND (file_ids IS NULL OR f.id = ANY (file_ids))
-            AND CASE WHEN all_terms THEN (q IS NULL OR c.tsv @@ q) AND NOT EXISTS (
-                    SELECT 1 FROM unnest(likes) AS p WHERE ' ' || c.fts_cjk || ' ' NOT LIKE p)
-                ELSE (q IS NOT NULL AND c.tsv @@ q)
-                    OR ' ' || c.fts_cjk || ' ' LIKE ANY (coalesce(likes, '{{}}')) END
-            LIMIT cap;
-    END $$;
-
-CREATE FUNCTION memd_dated(h text, w text, since text, until text, file_ids bigint[],
-        lim integer) RETURNS SETOF memd_hit LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT c.id, f.path, c.start_line, c.end_line, c.heading, c.text,
-                f.source, f.date, c.host, c.workspace, c.file_id, c.tsv, c.fts_cjk
-            FROM @s.memd_chunks c JOIN @s.memd_files f ON f.id = c.file_id
-            WHERE f.date IS NOT NULL AND (h IS NULL OR (f.host = h AND f.workspace = w))
-            AND (r.everything OR f.host = ANY (r.hosts)
-                OR f.host || '/' || f.workspace = ANY (r.scopes))
-            AND (since IS NULL OR f.date >= since) AND (until IS NULL OR f.date <= until)
-            AND (file_ids IS NULL OR f.id = ANY (file_ids))
-            ORDER BY f.date DESC, f.path, c.start_line LIMIT least(lim, 10000);
-    END $$;
-
-CREATE FUNCTION memd_counts(h text, w text, OUT files bigint, OUT chunks bigint)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        SELECT count(*) INTO files FROM @s.memd_files f
-            WHERE (h IS NULL OR (f.host = h AND f.workspace = w))
-            AND (r.everything OR f.host = ANY (r.hosts)
-                OR f.host || '/' || f.workspace = ANY (r.scopes));
-        SELECT count(*) INTO chunks FROM @s.memd_chunks c
-            WHERE (h IS NULL OR (c.host = h AND c.workspace = w))
-            AND (r.everything OR c.host = ANY (r.hosts)
-                OR c.host || '/' || c.workspace = ANY (r.scopes));
-    END $$;
-
--- The ``k`` readable passages nearest ``q`` by cosine, by the HNSW index of its size.
-CREATE FUNCTION memd_nearest(h text, w text, model text, q vector, k integer)
-    RETURNS TABLE (chunk_id bigint, cosine double precision)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; dims integer := vector_dims(q); BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        -- A filtered scan keeps walking the graph until it has k rows the caller reads.
-        PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-        RETURN QUERY EXECUTE format(
-            'SELECT v.chunk_id, 1 - (v.embedding::vector(%1$s) <=> $1::vector(%1$s)) '
-            'FROM @s.memd_vectors v WHERE v.model = $2 AND vector_dims(v.embedding) = %1$s '
-            'AND ($3::text IS NULL OR (v.host = $3 AND v.workspace = $4)) '
-            'AND ($5 OR v.host = ANY ($6) OR v.host || ''/'' || v.workspace = ANY ($7)) '
-            'ORDER BY v.embedding::vector(%1$s) <=> $1::vector(%1$s) LIMIT $8', dims)
-            USING q, model, h, w, r.everything, r.hosts, r.scopes, least(k, 2000);
-    END $$;
-
--- Readable chunks' passages of ``model``: each one's vector and terms, and how near
--- ``q`` it is (NULL: no ``q``).
-CREATE FUNCTION memd_passages(h text, w text, model text, ids bigint[], q vector)
-    RETURNS TABLE (chunk_id bigint, part integer, cosine double precision, vector bytea,
-        terms text)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT v.chunk_id, v.part,
-                CASE WHEN q IS NULL THEN NULL ELSE 1 - (v.embedding <=> q) END,
-                v.vector, v.terms
-            FROM @s.memd_vectors v WHERE v.chunk_id = ANY (ids)
-            AND v.model = memd_passages.model
-            AND (h IS NULL OR (v.host = h AND v.workspace = w))
-            AND (r.everything OR v.host = ANY (r.hosts)
-                OR v.host || '/' || v.workspace = ANY (r.scopes));
-    END $$;
-
--- Each scope the caller reads: its files, chunks and vectors, and when it last published.
-CREATE FUNCTION memd_status() RETURNS TABLE (host text, workspace text, files bigint,
-        chunks bigint, vectors bigint, published_at double precision)
-    LANGUAGE plpgsql STABLE {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN QUERY SELECT f.host, f.workspace, count(*),
-                (SELECT count(*) FROM @s.memd_chunks c
-                    WHERE c.host = f.host AND c.workspace = f.workspace),
-                (SELECT count(*) FROM @s.memd_vectors v
-                    WHERE v.host = f.host AND v.workspace = f.workspace),
-                max(f.indexed_at)
-            FROM @s.memd_files f
-            WHERE r.everything OR f.host = ANY (r.hosts)
-                OR f.host || '/' || f.workspace = ANY (r.scopes)
-            GROUP BY f.host, f.workspace ORDER BY f.host, f.workspace;
-    END $$;
-
-CREATE FUNCTION memd_has_vectors(model text) RETURNS boolean LANGUAGE plpgsql STABLE
-    {_DEFINER}
-    AS $$ DECLARE r record; BEGIN
-        SELECT * INTO r FROM @s.memd_reader();
-        RETURN EXISTS (SELECT 1 FROM @s.memd_vectors v WHERE v.model = memd_has_vectors.model
-            AND (r.everything OR v.host = ANY (r.hosts)
-                OR v.host || '/' || v.workspace = ANY (r.scopes)));
-    END $$;
-
-REVOKE EXECUTE ON FUNCTION {{functions}}, memd_check_share(text, bigint, bigint),
+# After the reading functions (``postgres_reads``): what host roles may call.
+V5_PRIVILEGES = """
+REVOKE EXECUTE ON FUNCTION {functions}, memd_check_share(text, bigint, bigint),
     memd_count_bytes() FROM PUBLIC;
 -- Any role may ask which host it is (doctor asks before the role is a host).
 GRANT EXECUTE ON FUNCTION memd_me() TO PUBLIC;
 """
 
-# What a host role may call (and nothing more in memd's database).
+# What a host role may call (and nothing more in memd's database), writing and reading.
 HOST_FUNCTIONS = (
     "memd_caller()",
     "memd_reader()",
@@ -498,4 +331,4 @@ HOST_FUNCTIONS = (
     "memd_analyze()",
 )
 
-V5 = V5.replace("{functions}", ", ".join(HOST_FUNCTIONS))
+V5_PRIVILEGES = V5_PRIVILEGES.replace("{functions}", ", ".join(HOST_FUNCTIONS))

@@ -35,16 +35,13 @@ class Lease:
 THIS_PROCESS = Lease(uuid.uuid4().hex, f"{socket.gethostname()} pid {os.getpid()}")
 
 
-def renew(db: Any, host: str | None, workspace: str | None, lease: Lease, dsn: str = "") -> None:
+def renew(db: Any, host: str | None, workspace: str | None, lease: Lease) -> None:
     """Take or extend ``host``'s lease of ``workspace`` on connection ``db``, or raise
-    ``LeaseHeld`` naming its holder."""
-    from memd.store.postgres import database_errors
-
-    with database_errors(dsn):
-        took, about, left = db.execute(
-            "SELECT * FROM memd_lease(%s, %s, %s, %s, %s)",
-            (host, workspace, lease.holder, lease.about, round(lease.seconds)),
-        ).fetchone()
+    ``LeaseHeld`` naming its holder (the caller turns psycopg's errors into memd's)."""
+    took, about, left = db.execute(
+        "SELECT * FROM memd_lease(%s, %s, %s, %s, %s)",
+        (host, workspace, lease.holder, lease.about, round(lease.seconds)),
+    ).fetchone()
     if not took:
         raise LeaseHeld(
             f"another memd publishes {host}/{workspace} to the team database ({about}); this "

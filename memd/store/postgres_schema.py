@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memd.store.postgres_functions import V5 as _V5
+from memd.store.postgres_functions import V5, V5_PRIVILEGES
+from memd.store.postgres_reads import READS
 from memd.store.postgres_roles import grant_host
 
 _V1 = """
@@ -306,6 +307,9 @@ REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[
 """
 
 # Each entry moves the schema from version i to i + 1; append, never edit.
+# The fifth: host roles reach the tables through memd's functions alone.
+_V5 = V5 + READS + V5_PRIVILEGES
+
 MIGRATIONS = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration

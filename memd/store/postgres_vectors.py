@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import memd.embed.numpy_lazy as np
+from memd.store.postgres_errors import database_errors, refusals
 from memd.store.vectors import Nearness
 
 _OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
@@ -129,8 +130,6 @@ class VectorRows:
         and a vector of a model that changed size under its name gives way to the new one."""
         if not rows:
             return
-        from memd.store.postgres import database_errors, refusals
-
         with database_errors(self.dsn), refusals("", self.dsn):
             self.db.execute(
                 "SELECT memd_put_vectors(%s, %s, %s, %s, %s, %s, %s, %b)",
