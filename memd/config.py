@@ -221,6 +221,11 @@ class Log:
     format: Literal["auto", "json", "console"] = "auto"  # auto: JSON when not a terminal
 
 
+# A team host's name: in config (team.host) and in `memd team add-host` alike.
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+HOST_NAME_RULE = "host uses letters, digits, '-', '_' and '.' (at most 63)"
+
+
 @dataclass(frozen=True)
 class Team:
     """Team memory: this host's workspaces published to one PostgreSQL + pgvector."""
@@ -230,14 +235,15 @@ class Team:
     publish: tuple[str, ...] | None = None  # which workspaces the team can search (default: all)
     timeout_s: float = 2.0  # a team search answers with local results after this long
     transcripts: bool = False  # session transcripts are published only when this says so
+    lease_s: float = 180.0  # another daemon may publish as this host when unrenewed this long
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        if self.host is not None and not re.fullmatch(
-            r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", self.host
-        ):
-            raise ValueError("host uses letters, digits, '-', '_' and '.' (at most 63)")
+        if not 10 <= self.lease_s <= 3600:
+            raise ValueError("lease_s must be between 10 and 3600")
+        if self.host is not None and not HOST_NAME.fullmatch(self.host):
+            raise ValueError(HOST_NAME_RULE)
 
     @property
     def enabled(self) -> bool:

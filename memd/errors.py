@@ -11,7 +11,8 @@
     ├── WorkspaceMissing        the workspace folder is gone or unreadable
     ├── WriteError              a write to a memory file failed; the file is as it was
     ├── StoreError              the index database cannot be opened or written
-    │   └── IndexCorrupt        the database is damaged; it is moved aside and rebuilt
+    │   ├── IndexCorrupt        the database is damaged; it is moved aside and rebuilt
+    │   └── FileRefused         the team database will not take one file; the rest go on
     └── DaemonError             the daemon cannot start, or serve this request
         └── DaemonUnavailable   no daemon answers on the socket
 
@@ -73,6 +74,16 @@ class StoreError(MemdError):
 
 class IndexCorrupt(StoreError):
     """The index database is damaged; it can be moved aside and rebuilt from the files."""
+
+
+class FileRefused(StoreError):
+    """The team database will not take one file (a NUL byte, too large, a name it cannot
+    hold, its host's share full): that file is skipped and named, the rest are published."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
 
 
 class DaemonError(MemdError):

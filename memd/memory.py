@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
@@ -339,22 +339,18 @@ class Memory:
             embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db.interim),
         )
 
-    def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:
+    def publish(self, remote: Store, progress: Callable[[], None] | None = None,
+                refused: Mapping[str, tuple[str, str]] | None = None) -> PublishReport:  # fmt: skip
         """Bring this workspace's team scope in line with the local index (reads only: any
-        thread may run it); ``progress`` is called after each file published."""
+        thread may run it); ``progress`` is called after each file published; ``refused``:
+        the last pass's ``report.refused`` (those files are not sent again unchanged)."""
         from memd.index.publish import publish  # the team side: never loaded by a search
 
-        return self.db.read(
-            lambda local: publish(
-                local,
-                remote,
-                self.db.vector_key,
-                self.embedder.cache_key,
-                transcripts=self.config.team.transcripts,
-                progress=progress,
-                hide=self.config.chunking.hide,
-            )
-        )
+        team, hide = self.config.team, self.config.chunking.hide
+        return self.db.read(lambda local: publish(
+            local, remote, self.db.vector_key, self.embedder.cache_key,
+            transcripts=team.transcripts, progress=progress, hide=hide, refused=refused,
+        ))  # fmt: skip
 
     # -- write: memd.write.journal ----------------------------------------------------------------
 

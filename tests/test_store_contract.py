@@ -17,7 +17,6 @@ from memd.store.fts import match_query, term_strings
 from memd.store.postgres import PostgresStore
 from memd.store.rows import FileMeta, SessionState, chunk_rows
 from memd.store.sqlite import SqliteStore
-from tests.conftest import new_host
 
 
 def sqlite(request, tmp_path: Path) -> Store:
@@ -25,8 +24,10 @@ def sqlite(request, tmp_path: Path) -> Store:
 
 
 def postgres(request, tmp_path: Path) -> Store:
-    # One shared database, a scope of its own per test: as hosts share a team database.
-    dsn = new_host(request.getfixturevalue("postgres_dsn"), f"host-{tmp_path.name}")
+    # One shared database, a scope of its own per test: as hosts share a team database. The
+    # whole seam is the tables' owner's (a host's role publishes and reads through memd's
+    # functions alone: tests/test_team_roles.py).
+    dsn = request.getfixturevalue("postgres_dsn")
     return PostgresStore.open(dsn, host=f"host-{tmp_path.name}", workspace="default")
 
 

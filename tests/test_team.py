@@ -291,3 +291,26 @@ def test_the_outbox_is_known_after_a_restart_with_the_database_away(tmp_path):
     finally:
         if d.proc.poll() is None:
             assert d.stop() == 0
+
+
+@pytest.mark.minutes
+def test_a_daemon_up_for_minutes_publishes_its_later_edits(tmp_path, team_dsn):
+    """Each minute's summary of publishing is written with the first publish after the
+    minute is up: edits a little after the first and the second minute are published, and
+    no background task crashes on the way."""
+    d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    started = time.monotonic()
+    notes = tmp_path / "laptop-a" / "ws" / "memory"
+    notes.mkdir()
+    try:
+        wait_published(d)
+        for n, after_s in enumerate((65, 130)):
+            # The daemon has to be up this long: what is tested is a minute passing.
+            d.wait_for(lambda s=after_s: time.monotonic() - started > s, 200, "time to pass")
+            path = f"memory/2026-01-{n + 1:02d}.md"
+            (tmp_path / "laptop-a" / "ws" / path).write_text(f"# Day {n}\n\nEdit {n}.\n")
+            d.wait_for(lambda p=path: p in published(team_dsn, "laptop-a"), 60, f"{path} published")
+        assert wait_published(d)["outbox"] == 0
+        assert '"task_crashed"' not in d.log()
+    finally:
+        assert d.stop() == 0

@@ -8,22 +8,29 @@ publishes ``ci-b`` and may read ``laptop-a/default``; ``c`` is a host with no gr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from memd.errors import FileRefused, StoreError
 from memd.memory import Memory
 from memd.sources.chunker import Chunk
 from memd.store import postgres_admin as admin
 from memd.store.fts import match_query
 from memd.store.postgres import PostgresStore
+from memd.store.postgres_lease import THIS_PROCESS
+from memd.store.postgres_schema import SCHEMA_VERSION
 from memd.store.rows import FileMeta, chunk_rows
 from tests.conftest import as_role
 from tests.test_team import daemon, published, wait_published
@@ -64,7 +71,7 @@ class Team:
 
     def sql(self, who: str, statement: str, args: tuple = ()) -> list[tuple]:
         with psycopg.connect(self.dsn(who) if who != "admin" else self.admin) as conn:
-            cur = conn.execute(statement, args)
+            cur = conn.execute(statement, args or None)
             rows = cur.fetchall() if cur.description else []
             conn.commit()
             return rows
@@ -85,8 +92,13 @@ def team(team_dsn) -> Team:
     return Team(team_dsn)
 
 
+EVERY_ID = "ARRAY(SELECT generate_series(1, 10000)::bigint)"
+
+
 def readable_texts(conn: psycopg.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT text FROM memd_chunks").fetchall()}
+    """Every chunk text the connection's role reads, through memd's functions."""
+    rows = conn.execute(f"SELECT text FROM memd_hits(NULL, NULL, {EVERY_ID})").fetchall()
+    return {r[0] for r in rows}
 
 
 # -- search-path tricks --------------------------------------------------------------------
@@ -105,12 +117,12 @@ def test_a_temporary_memd_grants_reads_nothing_more(team):
         conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
         conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
         assert readable_texts(conn) == set()
-        for table in ("memd_files", "memd_vectors"):
-            assert conn.execute(f"SELECT count(*) FROM public.{table}").fetchone() == (0,)
         # As memd's own team view would run on that connection:
         assert conn.execute(
-            "SELECT count(*) FROM public.memd_chunks WHERE tsv @@ plainto_tsquery('vault')"
+            "SELECT count(*) FROM memd_matching(NULL, NULL, plainto_tsquery('vault'), NULL, "
+            "true, NULL, NULL, NULL, NULL)"
         ).fetchone() == (0,)
+        assert conn.execute("SELECT host FROM memd_me()").fetchone() == ("desk-c",)
 
 
 def test_a_temporary_memd_hosts_forges_nothing(team):
@@ -119,19 +131,19 @@ def test_a_temporary_memd_hosts_forges_nothing(team):
     with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
         conn.execute("CREATE TEMP TABLE memd_hosts (role name, host text)")
         conn.execute("INSERT INTO memd_hosts VALUES (current_user, 'laptop-a')")
-        assert conn.execute("UPDATE public.memd_chunks SET fts_body = 'forged' "
-                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
-        assert conn.execute("UPDATE public.memd_files SET hash = 'forged' "
-                            "WHERE host = 'laptop-a'").rowcount == 0  # fmt: skip
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute(
-                "INSERT INTO public.memd_files(host, workspace, path, abspath, realpath, source, "
-                "size, mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', "
-                "'forged.md', '/f', '/f', 'memory', 1, 1, 'h', 1, 0)"
-            )
-        ids = "ARRAY(SELECT id FROM public.memd_files WHERE host = 'laptop-a')"
-        assert conn.execute(f"SELECT memd_delete_files('laptop-a', {ids})").fetchone() == (0,)
-        assert conn.execute("SELECT memd_delete_scope('laptop-a', 'default')").fetchone() == (0,)
+        for statement in (
+            "UPDATE public.memd_chunks SET fts_body = 'forged' WHERE host = 'laptop-a'",
+            "INSERT INTO public.memd_files(host, workspace, path, abspath, realpath, source, "
+            "size, mtime_ns, hash, lines, indexed_at) VALUES ('laptop-a', 'default', "
+            "'forged.md', '/f', '/f', 'memory', 1, 1, 'h', 1, 0)",
+            f"SELECT memd_delete_files('laptop-a', {EVERY_ID})",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(statement)
+        # memd's functions take the caller from who logged in, not from any table it made.
+        assert conn.execute("SELECT host FROM memd_me()").fetchone() == ("ci-b",)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not as laptop-a"):
+            conn.execute("SELECT * FROM memd_lease('laptop-a', 'default', 'x', 'forger', 60)")
     assert team.lines_of_laptop_a() == before
 
 
@@ -152,21 +164,25 @@ def test_a_chunk_or_vector_cannot_be_hung_on_another_hosts_file(team):
     [(chunk_id,)] = team.sql("admin", f"SELECT id FROM memd_chunks WHERE file_id = {file_id}")
     with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
         for host in ("desk-c", "laptop-a"):
-            with pytest.raises(
-                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
-            ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(
                     "INSERT INTO memd_chunks(host, workspace, file_id, start_line, end_line, "
                     "heading, text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) VALUES "
                     f"('{host}', 'secret', {file_id}, 1, 1, '', 'forged', 1, '', 'forged', '', '')"
                 )
-            with pytest.raises(
-                (psycopg.errors.ForeignKeyViolation, psycopg.errors.InsufficientPrivilege)
-            ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(
                     "INSERT INTO memd_vectors(host, workspace, chunk_id, model, part, vector, "
                     f"terms) VALUES ('{host}', 'secret', {chunk_id}, 'm', 9, '\\x00', '')"
                 )
+        # Through memd's function, vectors of chunks not the caller's are dropped.
+        conn.execute("SELECT * FROM memd_lease('desk-c', 'secret', 'c', 'c', 60)")
+        put_vectors = conn.execute(
+            "SELECT memd_put_vectors('secret', 'c', 'm', ARRAY[%s]::bigint[], ARRAY[9], "
+            "ARRAY['\\x00000000'::bytea], ARRAY[''], ARRAY['[0]'::vector])",
+            (chunk_id,),
+        )
+        assert put_vectors.fetchone() == (0,)
     assert team.lines_of_laptop_a() == [("default", "the deploy runs at noon"),
                                         ("secret", SECRET_TEXT)]  # fmt: skip
 
@@ -178,11 +194,14 @@ def test_no_cache_or_vector_tells_another_hosts_text(team):
     with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
         assert conn.execute("SELECT to_regclass('memd_embedding_cache')").fetchone() == (None,)
         # A cosine ranking against every vector the role can read: none of laptop-a's.
-        assert conn.execute("SELECT count(*) FROM memd_vectors").fetchone() == (0,)
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("DELETE FROM memd_vectors")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("UPDATE memd_vectors SET terms = 'x'")
+        nearest = "SELECT count(*) FROM memd_nearest(NULL, NULL, 'm', '[1,1,1,1]', 100)"
+        assert conn.execute(nearest).fetchone() == (0,)
+        passages = f"SELECT count(*) FROM memd_passages(NULL, NULL, 'm', {EVERY_ID}, NULL)"
+        assert conn.execute(passages).fetchone() == (0,)
+        for statement in ("SELECT count(*) FROM memd_vectors", "DELETE FROM memd_vectors",
+                          "UPDATE memd_vectors SET terms = 'x'"):  # fmt: skip
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
     # Nor by publishing the same text: a host's vectors are its own, shared with no one.
     c_store = PostgresStore.open(team.dsn("c"), "desk-c", "default")
     try:
@@ -204,11 +223,10 @@ def test_catalogs_and_sequences_tell_no_counts(team):
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(probe).fetchall()
-        assert conn.execute("SELECT host FROM memd_hosts").fetchall() == [("desk-c",)]
-        assert conn.execute("SELECT * FROM memd_grants").fetchall() == []
+        assert conn.execute("SELECT * FROM memd_me()").fetchall() == [("desk-c", [])]
     with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
-        assert conn.execute("SELECT host, workspace FROM memd_grants").fetchall() == [
-            ("laptop-a", "default")
+        assert conn.execute("SELECT * FROM memd_me()").fetchall() == [
+            ("ci-b", ["laptop-a/default"])
         ]
 
 
@@ -224,17 +242,32 @@ def test_no_host_role_can_lock_a_table_against_the_others(team, who):
                     conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
         with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
             conn.execute("TRUNCATE memd_chunks")
-    # Row locks reach only the role's own rows: another host's stay free.
+    # No row locks either: the role reads no table.
     with psycopg.connect(team.dsn("c")) as conn:
-        assert conn.execute("SELECT id FROM memd_files FOR UPDATE").fetchall() == []
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT id FROM memd_files FOR UPDATE").fetchall()
         conn.rollback()
+
+
+def hold_a_publish_open(conn: psycopg.Connection, host: str) -> None:
+    """What a host role may do that holds the most: publish a file and a vector through
+    memd's functions, inside a transaction it leaves open."""
+    conn.execute("SELECT * FROM memd_lease(%s, 'default', 'held', 'held', 600)", (host,))
+    [(_, chunks)] = conn.execute(
+        "SELECT * FROM memd_put_file('default', 'held', 'held.md', '/h', '/h', 'memory', NULL, "
+        "1, 1, 'h', 1, '[]', '[]', ARRAY[1], ARRAY[1], ARRAY[''], ARRAY['held open'], "
+        "ARRAY[2], ARRAY[''], ARRAY['held open'], ARRAY[''], ARRAY[''])"
+    ).fetchall()
+    conn.execute(
+        "SELECT memd_put_vectors('default', 'held', 'm', %s, ARRAY[0], "
+        "ARRAY['\\x0000803f'::bytea], ARRAY[''], ARRAY['[1]'::vector])",
+        (chunks,),
+    )
 
 
 def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
     with psycopg.connect(team.dsn("c")) as attacker:
-        for table in MEMD_TABLES:  # the strongest lock it is given, held open
-            mode = "ACCESS SHARE" if table in ("memd_hosts", "memd_grants") else "ROW EXCLUSIVE"
-            attacker.execute(f"LOCK TABLE {table} IN {mode} MODE")
+        hold_a_publish_open(attacker, "desk-c")
         store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
         try:
             store.db.execute("SET lock_timeout = '2s'")  # a wait would fail, not hang the test
@@ -243,6 +276,172 @@ def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
         finally:
             store.close()
             attacker.rollback()
+
+
+def test_a_transaction_held_open_does_not_freeze_the_team_while_init_waits(team):
+    outcome: dict[str, object] = {}
+
+    def init() -> None:  # a new index: a lock the held transaction stands in the way of
+        try:
+            outcome["version"] = admin.init(team.admin, (8,), lock_timeout_s=2)
+        except Exception as exc:
+            outcome["error"] = exc
+
+    with psycopg.connect(team.dsn("c")) as attacker:
+        hold_a_publish_open(attacker, "desk-c")
+        waiting = threading.Thread(target=init)
+        waiting.start()
+        store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+        try:
+            put(store, "memory/2026-03-01.md", "published while init waits")
+        finally:
+            store.close()
+        waiting.join(60)
+        assert not waiting.is_alive()
+        error = outcome.get("error")
+        assert isinstance(error, StoreError), error
+        assert f"role {team.roles['c']}" in str(error) and "--lock-timeout" in str(error)
+        attacker.rollback()
+    assert admin.init(team.admin, (8,), lock_timeout_s=2) == SCHEMA_VERSION
+
+
+# -- what the planner and the sequences know -----------------------------------------------
+
+
+def test_the_planners_statistics_tell_no_text_of_any_column_by_explain(team):
+    """``^@`` is leakproof: under row-level security EXPLAIN still estimated it from every
+    host's rows, so a role with no grants read others' notes a character at a time."""
+    team.sql("admin", "ANALYZE")  # statistics as fresh as memd_analyze() makes them
+    columns = team.sql(
+        "admin",
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name LIKE 'memd\\_%' "
+        "AND data_type IN ('text', 'name', 'jsonb', 'tsvector', 'bytea', 'USER-DEFINED')",
+    )
+    assert {("memd_chunks", "text"), ("memd_files", "path"), ("memd_hosts", "host")} <= set(columns)
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        conn.execute("SELECT memd_analyze()")
+        for table, column in columns:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(f"EXPLAIN SELECT 1 FROM {table} WHERE {column}::text ^@ 'the vault'")
+        # What memd's functions plan is a function call: the same for any text.
+        plans = {
+            json.dumps(conn.execute(
+                "EXPLAIN (FORMAT JSON) SELECT * FROM memd_matching(NULL, NULL, "
+                "plainto_tsquery(%s), NULL, true, NULL, NULL, NULL, NULL)", (words,),
+            ).fetchone()[0])
+            for words in ("vault root token kestrel", "nothing anyone wrote")
+        }  # fmt: skip
+        assert len(plans) == 1
+
+
+def test_ids_taken_ahead_of_the_sequences_stop_no_one(team):
+    [(top,)] = team.sql("admin", "SELECT max(id) FROM memd_chunks")
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        for n in range(1, 40):  # its own rows, with the ids the next publishes would get
+            for statement, args in (
+                ("INSERT INTO memd_files(id, host, workspace, path, abspath, realpath, source, "
+                 "size, mtime_ns, hash, lines, indexed_at) VALUES (%s, 'desk-c', 'default', "
+                 "%s, '/x', '/x', 'memory', 1, 1, 'h', 1, 0)", (top + n, f"squat-{n}.md")),
+                ("INSERT INTO memd_chunks(id, host, workspace, file_id, start_line, end_line, "
+                 "heading, text, tokens, fts_heading, fts_body, fts_meta, fts_cjk) VALUES "
+                 "(%s, 'desk-c', 'default', %s, 1, 1, '', 'x', 1, '', 'x', '', '')",
+                 (top + n, top + n)),
+            ):  # fmt: skip
+                with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(statement, args)
+    store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+    try:
+        for n in range(5):
+            put(store, f"memory/2026-02-{n + 1:02d}.md", f"published all the same {n}")
+        assert len(store.files()) == 6
+    finally:
+        store.close()
+
+
+def test_files_the_database_cannot_take_are_named_and_the_rest_published(tmp_path, team_dsn):
+    """A NUL byte, a 5 MB note: each file is skipped, counted and named in status and
+    doctor, and every other file is published, later edits too."""
+    notes = {
+        "ws/MEMORY.md": "# Memory\n\nFine.\n",
+        "ws/memory/2026-01-01.md": "# Day 1\n\nA NUL \x00 here.\n",
+        "ws/memory/2026-01-02.md": "# Day 2\n\n" + "many words fill this line\n" * 200_000,
+        "ws/memory/2026-01-03.md": "# Day 3\n\nAfter them.\n",
+    }
+    d = daemon(tmp_path, "laptop-a", team_dsn, notes)
+    ws = tmp_path / "laptop-a" / "ws"
+    try:
+        team = d.wait_for(
+            lambda: (t := d.call("status")["team"])["state"] == "idle" and t["refused"] == 2 and t,
+            120,
+            "two files refused",
+        )
+        assert "memory/2026-01-01.md (a NUL byte at line 3" in team["refused_files"]
+        assert "memory/2026-01-02.md (" in team["refused_files"]
+        assert team["outbox"] == 0
+        assert set(published(team_dsn, "laptop-a")) == {"MEMORY.md", "memory/2026-01-03.md"}
+        (ws / "memory" / "2026-01-01.md").write_text("# Day 1\n\nNo NUL now.\n")
+        (ws / "memory" / "2026-01-04.md").write_text("# Day 4\n\nLater.\n")
+        d.wait_for(
+            lambda: (
+                {"memory/2026-01-01.md", "memory/2026-01-04.md"}
+                <= set(published(team_dsn, "laptop-a"))
+            ),
+            60,
+            "the fixed file and a later one published",
+        )
+        d.wait_for(lambda: d.call("status")["team"]["refused"] == 1, 30, "one refused")
+        config = tmp_path / "laptop-a" / "memd.yaml"
+        env = {**os.environ, "HOME": str(tmp_path / "laptop-a")}
+        doctor = subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "doctor",
+                                 "--json"], capture_output=True, text=True, env=env)  # fmt: skip
+        [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"].startswith("team f")]
+        assert check["state"] == "warn" and "memory/2026-01-02.md" in check["detail"]
+        assert '"team_file_refused"' in d.log()
+    finally:
+        assert d.stop() == 0
+
+
+def test_a_name_or_text_postgresql_cannot_hold_is_refused_for_that_file_alone(team):
+    store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+    try:
+        for path, text, why in (
+            (os.fsdecode(b"odd-\xff.md"), "fine", "not valid UTF-8"),
+            ("nul.md", "a \x00 b", "a NUL byte at line 1"),
+        ):
+            with pytest.raises(FileRefused, match=why):
+                put(store, path, text)
+        put(store, "fine.md", "published all the same")
+        assert set(store.files()) == {"MEMORY.md", "fine.md"}
+    finally:
+        store.close()
+
+
+def test_a_host_stores_no_more_than_its_share(team):
+    admin.add_host(team.admin, team.roles["c"], "desk-c", max_bytes=20_000)
+    store = PostgresStore.open(team.dsn("c"), "desk-c", "default")
+    try:
+        put(store, "small.md", "fits in the share")
+        with pytest.raises(FileRefused, match="more than its share of 20000"):
+            put(store, "large.md", "word " * 5_000)
+        put(store, "small-2.md", "the rest still publish")
+        assert set(store.files()) == {"small.md", "small-2.md"}
+        with (
+            psycopg.connect(team.dsn("c"), autocommit=True) as conn,  # a forged call too
+            pytest.raises(psycopg.Error, match="more than its share"),
+        ):
+            conn.execute(
+                "SELECT * FROM memd_put_file('default', %s, 'forged.md', '/f', '/f', "
+                "'memory', NULL, 1, 1, 'h', 1, '[]', '[]', ARRAY[1], ARRAY[1], ARRAY[''], "
+                "ARRAY[repeat('x', 30000)], ARRAY[1], ARRAY[''], ARRAY[''], ARRAY[''], "
+                "ARRAY[''])",
+                (THIS_PROCESS.holder,),  # the store's lease, this process's
+            )
+        store.delete_files([store.files()["small.md"].id])
+        [used] = [h["bytes"] for h in admin.status(team.admin)["hosts"] if h["host"] == "desk-c"]
+        assert 0 < used < 20_000
+    finally:
+        store.close()
 
 
 # -- secrets in what memd prints -----------------------------------------------------------
@@ -427,6 +626,64 @@ def test_the_same_daemon_restarted_takes_its_lease_back_at_once(tmp_path, team_d
         assert d.stop() == 0
 
 
+def test_an_idle_daemon_keeps_its_lease_and_a_second_one_deletes_nothing(tmp_path, team_dsn):
+    """The lease is renewed on a timer: a first daemon with nothing to publish for longer
+    than a lease still holds it, and a second daemon as the same host never writes."""
+    days = {f"ws/memory/2026-01-{n:02d}.md": f"# Day {n}\n\nNote.\n" for n in range(1, 4)}
+    first = daemon(tmp_path, "laptop-a", team_dsn, days, team=", lease_s: 12")
+    second = None
+    try:
+        wait_published(first)
+        began = time.monotonic()
+        first.wait_for(lambda: time.monotonic() - began > 20, 60, "a lease and more to pass")
+        second = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Other\n\nElse.\n"},
+                        folder="elsewhere", team=", lease_s: 12")  # fmt: skip
+        second.wait_for(
+            lambda: second.call("status")["team"]["state"].startswith("refused"),
+            30,
+            "the second daemon to be refused",
+        )
+        began = time.monotonic()
+        second.wait_for(lambda: time.monotonic() - began > 15, 60, "another lease to pass")
+        assert second.call("status")["team"]["state"].startswith("refused")
+        assert set(published(team_dsn, "laptop-a")) == {p.removeprefix("ws/") for p in days}
+        assert '"event": "published"' not in second.log()
+    finally:
+        assert first.stop() == 0
+        if second is not None:
+            assert second.stop() == 0
+
+
+def test_a_daemon_whose_state_folder_is_made_anew_takes_its_lease_back(tmp_path, team_dsn):
+    d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    try:
+        wait_published(d)
+        d.kill()  # its lease lives on in the database
+        shutil.rmtree(tmp_path / "laptop-a" / "state")
+        (tmp_path / "laptop-a" / "ws" / "MEMORY.md").write_text("# Memory\n\nTwo.\n")
+        d.start()
+        assert wait_published(d, timeout=40)["outbox"] == 0
+        with psycopg.connect(team_dsn) as conn:
+            [(text,)] = conn.execute(
+                "SELECT text FROM memd_chunks WHERE host = 'laptop-a'"
+            ).fetchall()
+        assert "Two." in text
+    finally:
+        assert d.stop() == 0
+
+
+def test_a_stopped_daemon_lets_another_publish_at_once(tmp_path, team_dsn):
+    first = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    wait_published(first)
+    assert first.stop() == 0
+    second = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Moved\n\nHere.\n"},
+                    folder="elsewhere")  # fmt: skip
+    try:
+        assert wait_published(second, timeout=40)["outbox"] == 0
+    finally:
+        assert second.stop() == 0
+
+
 def test_an_unknown_workspace_in_publish_is_a_config_error(tmp_path):
     config = tmp_path / "memd.yaml"
     (tmp_path / "ws").mkdir()
@@ -450,6 +707,7 @@ def test_team_grant_workspace_option_grants_that_workspace(team_dsn, tmp_path):
         return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), *args],
                               capture_output=True, text=True)  # fmt: skip
 
+    admin.add_host(team_dsn, role, "laptop-a")
     out = memd("team", "grant", role, "laptop-a", "--workspace", "default")
     assert out.returncode == 0 and out.stdout == f"role {role} may read laptop-a/default\n"
     refused = memd("team", "grant", role, "laptop-a", "secret", "--workspace", "default")
@@ -458,3 +716,59 @@ def test_team_grant_workspace_option_grants_that_workspace(team_dsn, tmp_path):
         rows = conn.execute("SELECT host, workspace FROM memd_grants WHERE grantee = %s",
                             (role,)).fetchall()  # fmt: skip
     assert rows == [("laptop-a", "default")]
+
+
+def test_administration_refuses_what_it_cannot_mean(team, tmp_path):
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\nteam: {{dsn: '{team.admin}', host: laptop-a}}\n")
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "team",
+                               *args], capture_output=True, text=True)  # fmt: skip
+
+    b, c = team.roles["b"], team.roles["c"]
+    for args, says in (
+        (("grant", c, "laptop-a", "--workspace", ""), "name one workspace"),
+        (("grant", c, "laptop-a", ""), "name one workspace"),
+        (("grant", "no_such_role", "laptop-a"), "no PostgreSQL role 'no_such_role'"),
+        (("grant", c, "no-such-host"), "no host 'no-such-host'"),
+        (("revoke", b, "laptop-a", "secret"), "has no grant of laptop-a/secret"),
+        (("add-host", c, "bad host!"), "host uses letters, digits"),
+        (("add-host", c, ""), "needs ROLE and HOST"),
+        (("add-host", "no_such_role", "desk-d"), "no PostgreSQL role"),
+        (("add-host", c, "laptop-a"), f"role {team.roles['a']} publishes as laptop-a already"),
+        (("init", "--lock-timeout", "0"), "must be a positive number"),
+    ):
+        out = memd(*args)
+        assert out.returncode == 2 and says in out.stderr, (args, out.stderr)
+    # Nothing was granted by what was refused: c still reads nothing.
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        assert readable_texts(conn) == set()
+    shown = memd("status")
+    assert shown.returncode == 0
+    assert f"grant: role {b} reads laptop-a/default" in shown.stdout
+    assert f"host desk-c: role {c} (" in shown.stdout
+
+
+def test_a_dsn_is_given_without_its_password_on_the_command_line(team, tmp_path):
+    from memd.store.dsn import describe
+
+    hidden = "host=db dbname='host=db user=a password=S3cretLeak2' user=a"
+    assert "S3cretLeak2" not in describe(hidden)
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\n")
+    secret_file = tmp_path / "dsn"
+    secret_file.write_text(team.admin + "\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "team", "status", "--dsn-file",
+         str(secret_file)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0 and "laptop-a/default: 1 files" in out.stdout
+    with_password = team.admin.replace("://postgres:@", "://postgres:S3cretLeak3@")
+    assert "S3cretLeak3" in with_password
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "team", "status", "--dsn",
+         with_password], capture_output=True, text=True,
+    )  # fmt: skip
+    assert "can be read by anyone on this machine" in out.stderr
+    assert "S3cretLeak3" not in out.stdout + out.stderr

@@ -14,6 +14,7 @@ from memd.sources.chunker import Chunk
 from memd.store import postgres_admin as admin
 from memd.store.fts import match_query
 from memd.store.postgres import PostgresStore
+from memd.store.postgres_lease import THIS_PROCESS
 from memd.store.rows import FileMeta, chunk_rows
 
 
@@ -51,19 +52,29 @@ def team(team_dsn):
     b.close()
 
 
-def count(dsn: str, sql: str) -> int:
+def count(dsn: str, sql: str, args: tuple = ()) -> int:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        return conn.execute(sql).fetchone()[0]
+        return conn.execute(sql, args or None).fetchone()[0]
 
 
-def test_a_host_reads_only_its_own_rows_even_with_its_own_sql(team):
+TABLES = ("memd_files", "memd_chunks", "memd_vectors", "memd_meta", "memd_session_files",
+          "memd_leases", "memd_hosts", "memd_grants", "memd_analyzed")  # fmt: skip
+EVERY_ID = "ARRAY(SELECT generate_series(1, 10000)::bigint)"
+
+
+def test_a_host_role_reads_no_table_and_its_own_rows_through_memds_functions(team):
     dsn, b_role = team
     b_dsn = as_role(dsn, b_role)
-    assert count(b_dsn, "SELECT count(*) FROM memd_files") == 1
-    assert count(b_dsn, "SELECT count(*) FROM memd_files WHERE host = 'laptop-a'") == 0
-    assert count(b_dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 0
-    assert count(b_dsn, "SELECT count(*) FROM memd_vectors") == 1
-    assert count(b_dsn, "SELECT count(*) FROM memd_meta WHERE host = 'laptop-a'") == 0
+    for table in TABLES:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            count(b_dsn, f"SELECT count(*) FROM {table}")
+    assert count(b_dsn, "SELECT count(*) FROM memd_file_rows(NULL, NULL, NULL)") == 1
+    assert count(b_dsn, "SELECT count(*) FROM memd_file_rows('laptop-a', 'default', NULL)") == 0
+    hits = f"SELECT count(*) FROM memd_hits(NULL, NULL, {EVERY_ID}) WHERE text LIKE %s"
+    assert count(b_dsn, hits, ("%deploy keys%",)) == 0
+    assert count(b_dsn, hits, ("%nightly%",)) == 1
+    passages = f"SELECT count(*) FROM memd_passages(NULL, NULL, 'm', {EVERY_ID}, NULL)"
+    assert count(b_dsn, passages) == 1
     team_view = PostgresStore.open(b_dsn, None, None)
     try:
         assert team_view.keyword_search(match_query("deploy keys"), 5) == []
@@ -74,21 +85,21 @@ def test_a_host_reads_only_its_own_rows_even_with_its_own_sql(team):
 def test_a_host_cannot_change_or_forge_another_hosts_rows(team):
     dsn, b_role = team
     with psycopg.connect(as_role(dsn, b_role), autocommit=True) as conn:
-        assert (
-            conn.execute("UPDATE memd_files SET hash = 'x' WHERE host = 'laptop-a'").rowcount == 0
-        )
-        # No DELETE at all (it would let the role LOCK the table): memd_delete_* instead.
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("DELETE FROM memd_chunks")
+        for statement in (
+            "UPDATE memd_files SET hash = 'x' WHERE host = 'laptop-a'",
+            "DELETE FROM memd_chunks",
+            "SELECT memd_delete_files('laptop-a', ARRAY[1, 2, 3]::bigint[])",
+            "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, size, "
+            "mtime_ns, hash, lines, indexed_at) "
+            "VALUES ('laptop-a', 'default', 'x.md', '/x', '/x', 'memory', 1, 1, 'h', 1, 0)",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+        # memd's own function deletes the caller's rows only, whatever ids it is given.
         assert conn.execute(
-            "SELECT memd_delete_files('laptop-a', ARRAY(SELECT id FROM memd_files))"
-        ).fetchone() == (0,)
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-            conn.execute(
-                "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, size, "
-                "mtime_ns, hash, lines, indexed_at) "
-                "VALUES ('laptop-a', 'default', 'x.md', '/x', '/x', 'memory', 1, 1, 'h', 1, 0)"
-            )
+            "SELECT memd_unpublish('default', %s, ARRAY(SELECT generate_series(1, 100)::bigint))",
+            (THIS_PROCESS.holder,),
+        ).fetchone() == (1,)
     assert count(dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 1
 
 
@@ -96,29 +107,29 @@ def test_a_grant_lets_a_host_read_but_never_write(team):
     dsn, b_role = team
     admin.grant(dsn, b_role, "laptop-a", "default")
     b_dsn = as_role(dsn, b_role)
-    assert count(b_dsn, "SELECT count(*) FROM memd_chunks WHERE text LIKE '%deploy keys%'") == 1
+    hits = f"SELECT count(*) FROM memd_hits(NULL, NULL, {EVERY_ID}) WHERE text LIKE %s"
+    assert count(b_dsn, hits, ("%deploy keys%",)) == 1
     team_view = PostgresStore.open(b_dsn, None, None)
     try:
-        hits = team_view.keyword_search(match_query("deploy keys"), 5)
-        assert [(h.host, h.path) for h in hits] == [("laptop-a", "MEMORY.md")]
+        hits_found = team_view.keyword_search(match_query("deploy keys"), 5)
+        assert [(h.host, h.path) for h in hits_found] == [("laptop-a", "MEMORY.md")]
     finally:
         team_view.close()
     with psycopg.connect(b_dsn, autocommit=True) as conn:
-        assert (
-            conn.execute("UPDATE memd_files SET hash = 'x' WHERE host = 'laptop-a'").rowcount == 0
-        )
-        deleted = "SELECT memd_delete_scope('laptop-a', 'default')"
-        assert conn.execute(deleted).fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE memd_files SET hash = 'x' WHERE host = 'laptop-a'")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT memd_delete_scope('laptop-a', 'default')")
     admin.revoke(dsn, b_role, "laptop-a", "default")
-    assert count(b_dsn, "SELECT count(*) FROM memd_files WHERE host = 'laptop-a'") == 0
-    assert [s["host"] for s in admin.status(dsn)] == ["ci-b", "laptop-a"]
+    assert count(b_dsn, "SELECT count(*) FROM memd_file_rows('laptop-a', 'default', NULL)") == 0
+    assert [s["host"] for s in admin.status(dsn)["workspaces"]] == ["ci-b", "laptop-a"]
 
 
 def test_a_host_cannot_publish_as_another(team):
     dsn, b_role = team
     posing = PostgresStore.open(as_role(dsn, b_role), "laptop-a", "default")
     try:
-        with pytest.raises(StoreError, match="row-level security"):
+        with pytest.raises(StoreError, match="publishes as ci-b, not as laptop-a"):
             put(posing, "forged.md", "forged")
     finally:
         posing.close()
@@ -145,7 +156,9 @@ def test_the_team_command(team_dsn, tmp_path):
     assert memd("status") == "nothing published yet\n"
     with psycopg.connect(team_dsn, autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"CREATE ROLE {role}_ci LOGIN")
     assert memd("add-host", role, "laptop-a") == f"role {role} publishes as laptop-a\n"
+    assert memd("add-host", f"{role}_ci", "ci-b") == f"role {role}_ci publishes as ci-b\n"
     assert memd("grant", role, "ci-b") == f"role {role} may read ci-b/*\n"
     assert count(team_dsn, f"SELECT count(*) FROM memd_grants WHERE grantee = '{role}'") == 1
     store = PostgresStore.open(as_role(team_dsn, role), "laptop-a", "default")
@@ -153,8 +166,11 @@ def test_the_team_command(team_dsn, tmp_path):
         put(store, "MEMORY.md", "published")
     finally:
         store.close()
-    assert memd("status").startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
-    [row] = json.loads(memd("status", "--json"))
+    shown = memd("status")
+    assert shown.startswith("laptop-a/default: 1 files, 1 chunks, 1 vectors")
+    assert f"host laptop-a: role {role} (" in shown
+    assert f"grant: role {role} reads ci-b/*" in shown
+    [row] = json.loads(memd("status", "--json"))["workspaces"]
     assert (row["host"], row["files"], row["vectors"]) == ("laptop-a", 1, 1)
     failed = subprocess.run(
         [sys.executable, "-m", "memd", "--config", str(config), "team", "grant", role],

@@ -89,6 +89,8 @@ def run_checks(
     for ws in workspaces:
         if status is not None:  # without a daemon nothing watches: the daemon line says so
             yield _watcher(ws, status[ws.name])
+            if (refused := _refused(ws, status[ws.name])) is not None:
+                yield refused
     if sys.platform.startswith("linux"):
         yield _inotify(workspaces)
     if config.team.enabled:
@@ -318,6 +320,23 @@ def _embedding_fix(config: Config) -> str:
             f"model {settings.model}, and the API key; keyword search works meanwhile"
         )
     return "pip install 'memd[local]', or set embeddings.provider: none for keyword search only"
+
+
+def _refused(ws: WorkspaceConfig, status: dict) -> Check | None:
+    """The files of ``ws`` the team database would not take (None: it publishes none)."""
+    team = status.get("team")
+    if not team:
+        return None
+    name = f"team files {ws.name}"
+    if not team.get("refused"):
+        return Check(name, "ok", "every file published")
+    return Check(
+        name,
+        "warn",
+        f"{team['refused']} not published, the rest are: {team['refused_files']}",
+        "fix what each names (a NUL byte, a note too large, the host's share full: memd "
+        "team add-host ROLE HOST --max-bytes N); an edited file is tried again",
+    )
 
 
 def _watcher(ws: WorkspaceConfig, status: dict) -> Check:

@@ -353,7 +353,29 @@ def make_parser() -> Parser:
         metavar="WORKSPACE",
         help="grant, revoke: one of the host's workspaces, or --workspace NAME (default *)",
     )
-    p.add_argument("--dsn", help="the database to use (default: team.dsn of the config)")
+    p.add_argument(
+        "--dsn",
+        help="the database to use (default: team.dsn of the config); no password in it: "
+        "anyone on this machine can read a command line (use ~/.pgpass, PGPASSFILE or --dsn-file)",
+    )
+    p.add_argument(
+        "--dsn-file",
+        metavar="PATH",
+        help="read the DSN from this file (its first line; keep it private: chmod 600)",
+    )
+    p.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="init: wait at most this long for a table another session holds (default 10)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="add-host: the most this host may store (default 4 GiB)",
+    )
     p.add_argument(
         "--dims",
         type=int,

@@ -10,10 +10,11 @@ What differs between the two is the outbox.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from memd.config import HIDDEN_TEXT
+from memd.errors import FileRefused
 from memd.sources.chunker import Chunk
 from memd.sources.layout import is_session_path
 from memd.sources.passages import passages
@@ -33,6 +34,9 @@ class PublishReport:
 
     outbox: int = 0
     published: int = 0
+    # path -> (content hash, why): files the team store would not take (a NUL byte, too
+    # large, its host's share full); the rest were published all the same.
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
     removed: int = 0
     vectors: int = 0
     seconds: float = 0.0
@@ -49,12 +53,16 @@ def publish(
     transcripts: bool = False,
     progress: Callable[[], None] | None = None,
     hide: Collection[str] = HIDDEN_TEXT,
+    refused: Mapping[str, tuple[str, str]] | None = None,
 ) -> PublishReport:
     """Bring ``remote`` (this host's scope of the team store) in line with ``local``.
 
-    Raises ``StoreError`` when either store fails; the next pass takes up from there.
+    Raises ``StoreError`` when either store fails; the next pass takes up from there. A
+    file the team store will not take is skipped and named in ``report.refused`` (and,
+    given back as ``refused``, not sent again until its content changes).
     ``cache_key`` names a passage's vector as the local cache does; ``hide`` is the
     workspace's ``Chunking.hide``."""
+    refused = refused or {}
     started = time.monotonic()
     report = PublishReport()
     mine = {p: r for p, r in local.files().items() if transcripts or not is_session_path(p)}
@@ -70,6 +78,9 @@ def publish(
     gone = sorted(set(theirs) - set(mine))
     report.outbox = len(changed) + len(gone)
     for path in sorted(changed):
+        if path in refused and refused[path][0] == mine[path].hash:
+            report.refused[path] = refused[path]  # as it was refused: not sent again
+            continue
         meta = local.file_meta(path)
         if meta is None:  # removed from the index while this pass ran: the next one sees it
             report.skipped.append(path)
@@ -80,19 +91,23 @@ def publish(
         if now is None or (now.id, now.hash) != (mine[path].id, meta.hash):  # changed: next pass
             report.skipped.append(path)
             continue
-        with remote.transaction():
-            rows_out = chunk_rows(meta, [c for _, c in chunks], hide=hide)
-            file_id = remote.replace_file(meta, rows_out)
-            ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
-            rows = []
-            for new_id, (old_id, chunk) in zip(ids, chunks, strict=True):
-                held = vectors.get(old_id, [])
-                parts = [part for part, _, _ in held]
-                keys = _keys(cache_key, chunk, meta.date, path, parts, hide)
-                for (part, blob, terms), key in zip(held, keys, strict=True):
-                    rows.append((new_id, part, key, blob, terms))
-            if rows:
-                remote.save_vectors(vector_key, rows, cache_size)
+        try:
+            with remote.transaction():
+                rows_out = chunk_rows(meta, [c for _, c in chunks], hide=hide)
+                file_id = remote.replace_file(meta, rows_out)
+                ids = [chunk_id for chunk_id, _ in remote.file_chunks(file_id)]
+                rows = []
+                for new_id, (old_id, chunk) in zip(ids, chunks, strict=True):
+                    held = vectors.get(old_id, [])
+                    parts = [part for part, _, _ in held]
+                    keys = _keys(cache_key, chunk, meta.date, path, parts, hide)
+                    for (part, blob, terms), key in zip(held, keys, strict=True):
+                        rows.append((new_id, part, key, blob, terms))
+                if rows:
+                    remote.save_vectors(vector_key, rows, cache_size)
+        except FileRefused as exc:  # this file's fault, not the database's: the rest go on
+            report.refused[path] = (meta.hash, exc.reason)
+            continue
         report.published += 1
         report.vectors += len(rows)
         if progress is not None:

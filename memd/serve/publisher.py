@@ -8,15 +8,17 @@ writes and search never wait for it, and the next pass publishes all that is lef
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import hashlib
 import os
 import socket
 import time
-import uuid
 from pathlib import Path
 
 from memd.config import Team
 from memd.errors import StoreError
+from memd.index.publish import PublishReport
 from memd.log import Tally, get_logger
 from memd.memory import Memory
 from memd.serve.supervise import Supervised
@@ -24,8 +26,8 @@ from memd.serve.watcher import wait_event
 from memd.sources.layout import is_session_path
 from memd.store.dsn import describe
 from memd.store.postgres import PostgresStore
-from memd.store.postgres_lease import Lease, LeaseHeld
-from memd.store.private import load_json, private_file, save_json
+from memd.store.postgres_lease import RENEWALS, Lease, LeaseHeld
+from memd.store.private import load_json, save_json
 
 log = get_logger()
 _PUBLISHED = Tally("published")  # after each edit: a summary a minute
@@ -52,9 +54,12 @@ class Publisher:
         self._where = f"{team.host_name()}@{describe(team.dsn or '')}"
         self._published, self.published_at = self._load()
         self._lease = Lease(
-            _holder_id(memory.config.state_dir),
+            holder_id(memory.config.state_dir),
             f"{socket.gethostname()} pid {os.getpid()}, state folder {memory.config.state_dir}",
+            team.lease_s,
         )
+        self._passed = 0.0  # when the last publish pass began (monotonic)
+        self.refused: dict[str, tuple[str, str]] = {}  # path -> (hash, why), as last refused
         self._ticked = time.monotonic()  # when the pass running last made progress
         self.task = Supervised("publish")  # the daemon's supervisor fills it in
 
@@ -68,22 +73,32 @@ class Publisher:
             "outbox": self.outbox,
             "pending": self.kick.is_set() or self.state != "idle",
             "published_at": self.published_at,
-        }
+            "refused": len(self.refused),
+        } | ({"refused_files": refused_line(self.refused)} if self.refused else {})
 
     async def run(self) -> None:
         remote: PostgresStore | None = None
         cooldown = 0.0
         self.kick.set()
         await self.ready.wait()
+        # The lease is renewed on a timer whatever there is to publish: an idle daemon holds
+        # its scope as surely as a busy one (another daemon would otherwise take it).
+        renew_every = self.team.lease_s / RENEWALS
         try:
             while not self.stop.is_set():
-                await wait_event(self.kick, _EVERY_S)
+                await wait_event(self.kick, min(_EVERY_S, renew_every))
+                if self.stop.is_set():
+                    break
+                due = self.kick.is_set() or time.monotonic() - self._passed >= _EVERY_S
                 self.kick.clear()
                 try:
                     if remote is None:
                         remote = await self._watched(self._open)
-                    self.state = "publishing"
-                    report = await self._watched(self.memory.publish, remote, self._tick)
+                    if not due:
+                        await self._watched(remote.renew_lease)
+                        continue
+                    self.state, self._passed = "publishing", time.monotonic()
+                    report = await self._watched(self._pass, remote)
                 except StoreError as exc:
                     if remote is not None:
                         remote.close()
@@ -107,13 +122,24 @@ class Publisher:
                 self.published_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
                 await asyncio.to_thread(self._save, report.held)
                 self.state, self.outbox = "idle", len(report.skipped)
+                for path in report.refused.keys() - self.refused.keys():
+                    log.warning("team_file_refused", workspace=self.memory.workspace.name,
+                                path=path, reason=report.refused[path][1])  # fmt: skip
+                self.refused = report.refused
                 if report.published or report.removed:
                     _PUBLISHED.add(workspace=self.memory.workspace.name, files=report.published,
                                    removed=report.removed, vectors=report.vectors,
                                    seconds=round(report.seconds, 3))  # fmt: skip
         finally:
             if remote is not None:
-                remote.close()
+                # Stopping: the lease goes with this daemon, so another may publish at once.
+                await asyncio.to_thread(_let_go, remote)
+
+    def _pass(self, remote: PostgresStore) -> PublishReport:
+        """One publish pass (in a thread): the lease first, so that a pass with nothing to
+        write holds it too."""
+        remote.renew_lease()
+        return self.memory.publish(remote, self._tick, self.refused)
 
     def _tick(self) -> None:
         self._ticked = time.monotonic()
@@ -170,21 +196,27 @@ class Publisher:
         return store
 
 
-def _holder_id(state_dir: Path) -> str:
-    """This installation's lasting name as a publisher (kept in its state folder): after a
-    restart it takes its lease back at once; another daemon waits for it to run out."""
-    path = state_dir / "team-holder"
-    try:
-        return path.read_text().strip() or _new_holder(path)
-    except OSError:
-        return _new_holder(path)
+def refused_line(refused: dict[str, tuple[str, str]], most: int = 5) -> str:
+    """The files the team database would not take, each with why (``most`` of them)."""
+    named = [f"{path} ({why})" for path, (_, why) in sorted(refused.items())[:most]]
+    more = f"; and {len(refused) - most} more" if len(refused) > most else ""
+    return "; ".join(named) + more
 
 
-def _new_holder(path: Path) -> str:
-    holder = uuid.uuid4().hex
-    try:
-        private_file(path)
-        path.write_text(holder + "\n")
-    except OSError as exc:  # a full disk: a lease for this run only
-        log.warning("team_holder_unsaved", path=str(path), error=exc.strerror)
-    return holder
+def holder_id(state_dir: Path) -> str:
+    """This installation's lasting name as a publisher: its machine's and its state
+    folder's. After a restart, even with the state folder made anew, it takes its lease
+    back at once; a daemon elsewhere (another machine, another state folder) waits for the
+    lease to run out."""
+    machine = socket.gethostname()
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        with contextlib.suppress(OSError):
+            machine = Path(path).read_text().strip() or machine
+            break
+    where = f"{machine}\0{Path(os.path.abspath(state_dir)).resolve(strict=False)}"
+    return hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _let_go(remote: PostgresStore) -> None:
+    remote.release_lease()
+    remote.close()

@@ -35,6 +35,8 @@ def describe(dsn: str) -> str:
         user, host, db = pairs.get("user", ""), pairs.get("host", ""), pairs.get("dbname", "")
         port = f":{pairs['port']}" if pairs.get("port") else ""
     where = f"{host}{port}" or "the local socket"
+    if "=" in db or _URI.match(db):  # libpq reads a dbname like this as a whole DSN
+        db = "(a connection string)"
     return f"{user + '@' if user else ''}{where}{'/' + db if db else ''}"
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from memd.errors import StoreError
 from memd.sources.chunker import Chunk
-from memd.store.dsn import describe, scrub
-from memd.store.postgres_lease import Lease, renew
+from memd.store.postgres_errors import database_errors, refusals
+from memd.store.postgres_lease import THIS_PROCESS, Lease, renew
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
-from memd.store.postgres_text import HIT, WHOSE, date_and_file_filters, like_prefix
+from memd.store.postgres_text import HIT, WHOSE, like_prefix, refuse_unsendable
 from memd.store.postgres_vectors import VectorRows, register_embedding
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState, Supersession
 
@@ -30,17 +30,6 @@ STATEMENT_TIMEOUT_MS = 60_000
 # more, and so on): on stale ones PostgreSQL read every vector instead of its HNSW index
 # (169 ms for a query that takes 6 at 20k chunks) until autovacuum caught up.
 ANALYZE_AFTER_ROWS = 5_000
-
-
-@contextlib.contextmanager
-def database_errors(dsn: str) -> Iterator[None]:
-    """psycopg failures as ``StoreError`` naming the database (never its password)."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        raise StoreError(f"team database {describe(dsn)}: {scrub(str(exc).strip(), dsn)}") from exc
 
 
 def connect(dsn: str) -> Any:
@@ -53,7 +42,10 @@ def connect(dsn: str) -> Any:
             dsn,
             autocommit=True,
             connect_timeout=5,
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            # A statement, a lock wait and a transaction left open each end: what this
+            # daemon holds never holds up another host for long.
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout=10000 "
+            "-c idle_in_transaction_session_timeout=60000",
             keepalives_idle=10,
             keepalives_interval=5,
             keepalives_count=3,
@@ -62,7 +54,13 @@ def connect(dsn: str) -> Any:
 
 
 class PostgresStore(TextRows, VectorRows):
-    """One (host, workspace) scope of a shared PostgreSQL database."""
+    """One (host, workspace) scope of a shared PostgreSQL database.
+
+    What a host's daemon does (publish its files, search and read what it may) goes
+    through memd's functions in the database (``postgres_functions``), the only thing a
+    host's role may use. The rest of the storage seam (tail replacement, transcripts'
+    read positions, the embedding queue) reads and writes the tables: the tables' owner's
+    tools, never a host's daemon."""
 
     def __init__(self, dsn: str, host: str | None, workspace: str | None, conn: Any) -> None:
         self.dsn, self.host, self.workspace, self.db = dsn, host, workspace, conn
@@ -70,16 +68,15 @@ class PostgresStore(TextRows, VectorRows):
         # Reads filter on the scope; a team view (no host) reads every scope it may.
         team = host is None
         self._in = "TRUE" if team else "f.host = %s AND f.workspace = %s"
-        self._in_files = "TRUE" if team else "host = %s AND workspace = %s"
         self._args: tuple[str, ...] = () if team else (host, workspace)  # type: ignore[assignment]
         self._written, self._analyze_at = 0, ANALYZE_AFTER_ROWS
         self._counted: tuple[int, float] | None = None  # (chunks, when counted)
-        self._guesses: dict[tuple, int] = {}  # a term's test -> the planner's row estimate
         # A team view's term counts, kept a minute (an idf that precise changes nothing;
         # counting them was a third of a team search under load); a scope counts anew.
         self._held: dict[tuple, tuple[int, float]] = {}
         self._held_for = 60.0 if team else 0.0
-        self.lease: Lease | None = None  # when set, each write first renews it
+        # Who writes this scope: each write needs its lease (the daemon sets its own).
+        self.lease: Lease = THIS_PROCESS
 
     @classmethod
     def open(cls, dsn: str, host: str | None, workspace: str | None) -> PostgresStore:
@@ -89,9 +86,9 @@ class PostgresStore(TextRows, VectorRows):
         with database_errors(dsn):
             migrate(conn)
             register_embedding(conn)
-            # A filtered nearest-vector query keeps scanning the HNSW graph until it has
-            # enough rows this role may read.
-            conn.execute("SET hnsw.iterative_scan = relaxed_order")
+            # The host the tables' owner writes as (a host's role writes as its own host,
+            # whatever this says).
+            conn.execute("SELECT set_config('memd.host', %s, false)", (host or "",))
         return cls(dsn, host, workspace, conn)
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -105,6 +102,10 @@ class PostgresStore(TextRows, VectorRows):
             cur = self.db.execute(sql, args)
             return cur.fetchall() if cur.description else []
 
+    def _w(self) -> tuple[str | None, str]:
+        """A write's first two arguments: the workspace and this daemon's lease holder."""
+        return self.workspace, self.lease.holder
+
     # -- the store itself ------------------------------------------------------------------
 
     def reader(self) -> PostgresStore:
@@ -112,7 +113,8 @@ class PostgresStore(TextRows, VectorRows):
 
     def replace_damaged(self, reason: str) -> PostgresStore:
         """A scope cannot be damaged apart from the database: empty it and start again."""
-        self._q("SELECT memd_delete_scope(%s, %s)", self._scope)
+        with self.transaction():
+            self._q("SELECT memd_unpublish_scope(%s, %s)", self._w())
         return self
 
     def check(self) -> None:
@@ -133,14 +135,25 @@ class PostgresStore(TextRows, VectorRows):
         with contextlib.suppress(Exception):
             self.db.close()
 
+    def renew_lease(self) -> None:
+        """Take or extend this scope's lease now, or raise ``LeaseHeld``."""
+        with database_errors(self.dsn):
+            renew(self.db, self.host, self.workspace, self.lease)
+
+    def release_lease(self) -> None:
+        """Give the scope's lease up (this daemon stops): another may publish at once."""
+        with contextlib.suppress(StoreError):
+            self._q("SELECT memd_release(%s, %s)", self._w())
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         if self.host is None:
             raise StoreError("the team view is read-only: open a host's scope to write")
         with database_errors(self.dsn), self.db.transaction():
-            if self.lease is not None:
-                renew(self.db, self.host, self.workspace, self.lease)
+            renew(self.db, self.host, self.workspace, self.lease)
             yield
+        self._held.clear()  # what was counted before this write
+        self._counted = None
         if self._written >= self._analyze_at:
             self._analyze_at = 2 * self._written
             # Through memd's function (at most once a minute, whoever asks): a host role
@@ -148,54 +161,44 @@ class PostgresStore(TextRows, VectorRows):
             self._q("SELECT memd_analyze()")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
-        rows = self._q(
-            "SELECT value FROM memd_meta WHERE host = %s AND workspace = %s AND key = %s",
-            (*self._scope, key),
-        )
-        return rows[0][0] if rows else default
+        (value,) = self._q("SELECT memd_get_meta(%s, %s)", (self.workspace, key))[0]
+        return default if value is None else value
 
     def set_meta(self, key: str, value: str) -> None:
-        self._q(
-            "INSERT INTO memd_meta VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (host, workspace, key) DO UPDATE SET value = excluded.value",
-            (*self._scope, key, value),
-        )
+        self._q("SELECT memd_set_meta(%s, %s, %s, %s)", (*self._w(), key, value))
 
     # -- files and chunks ------------------------------------------------------------------
 
-    def _files(self, extra: str = "", args: Sequence[Any] = ()) -> dict[str, FileRow]:
-        rows = self._q(
-            "SELECT id, path, realpath, size, mtime_ns, hash FROM memd_files "
-            f"WHERE {self._in_files} {extra}",
-            (*self._args, *args),
+    def _file_rows(self, columns: str, paths: Sequence[str] | None = None, extra: str = "",
+                   args: Sequence[Any] = ()) -> list[tuple]:  # fmt: skip
+        return self._q(
+            f"SELECT {columns} FROM memd_file_rows(%s, %s, %s) {extra}",
+            (*self._scope, None if paths is None else list(paths), *args),
         )
+
+    def _files(self, paths: Sequence[str] | None = None, extra: str = "",
+               args: Sequence[Any] = ()) -> dict[str, FileRow]:  # fmt: skip
+        rows = self._file_rows("id, path, realpath, size, mtime_ns, hash", paths, extra, args)
         return {r[1]: FileRow(*r) for r in rows}
 
     def files(self) -> dict[str, FileRow]:
         return self._files()
 
     def files_at(self, paths: Sequence[str]) -> dict[str, FileRow]:
-        return self._files("AND path = ANY(%s)", (list(paths),))
+        return self._files(paths)
 
     def file_realpath(self, path: str) -> str | None:
-        rows = self._files("AND path = %s", (path,))
+        rows = self._files([path])
         return rows[path].realpath if rows else None
 
     def linked_files(self) -> list[tuple[str, str]]:
-        return self._q(
-            "SELECT abspath, realpath FROM memd_files WHERE host = %s AND workspace = %s "
-            "AND abspath != realpath",
-            self._scope,
-        )
+        return self._file_rows("abspath, realpath", extra="WHERE abspath != realpath")
 
     def has_files_under(self, folder: str) -> bool:
-        return bool(self._files("AND path LIKE %s", (like_prefix(folder) + "/%",)))
+        return bool(self._files(extra="WHERE path LIKE %s", args=(like_prefix(folder) + "/%",)))
 
     def file_tags(self) -> list[tuple[int, str, list[str]]]:
-        rows = self._q(
-            f"SELECT id, path, tags FROM memd_files WHERE {self._in_files}",
-            self._args,
-        )
+        rows = self._file_rows("id, path, tags")
         return [(file_id, path, list(tags)) for file_id, path, tags in rows]
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
@@ -205,24 +208,20 @@ class PostgresStore(TextRows, VectorRows):
         )
 
     def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
-        values = (
-            meta.abspath, meta.realpath, meta.source, meta.date, meta.size, meta.mtime_ns,
-            meta.hash, meta.lines, json.dumps(list(meta.tags)), json.dumps(list(meta.aliases)),
-            time.time(),
-        )  # fmt: skip
-        (file_id,) = self._q(
-            "INSERT INTO memd_files(host, workspace, path, abspath, realpath, source, date, size, "
-            "mtime_ns, hash, lines, tags, aliases, indexed_at) "
-            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-            "ON CONFLICT (host, workspace, path) DO UPDATE SET abspath = excluded.abspath, "
-            "realpath = excluded.realpath, source = excluded.source, date = excluded.date, "
-            "size = excluded.size, mtime_ns = excluded.mtime_ns, hash = excluded.hash, "
-            "lines = excluded.lines, tags = excluded.tags, aliases = excluded.aliases, "
-            "indexed_at = excluded.indexed_at RETURNING id",
-            (*self._scope, meta.path, *values),
-        )[0]
-        self._q("SELECT memd_clear_file(%s, %s)", (self.host, file_id))
-        self.append_chunks(file_id, rows)
+        """Publish ``meta``'s file whole with its chunks ``rows`` (memd's function assigns
+        the ids, checks the size and the lease); raises ``FileRefused`` for a file the
+        database will not take."""
+        refuse_unsendable(meta, rows)
+        columns = [list(c) for c in zip(*[(*r[:5], *r.fts) for r in rows], strict=True)]
+        head = (meta.path, meta.abspath, meta.realpath, meta.source, meta.date, meta.size,
+                meta.mtime_ns, meta.hash, meta.lines, json.dumps(list(meta.tags)),
+                json.dumps(list(meta.aliases)))  # fmt: skip
+        with database_errors(self.dsn), refusals(meta.path, self.dsn):
+            file_id, _ = self.db.execute(
+                f"SELECT * FROM memd_put_file({', '.join(['%s'] * 22)})",
+                (*self._w(), *head, *(columns or [[]] * 9)),
+            ).fetchone()
+        self._written += len(rows)
         return file_id
 
     def replace_tail(self, meta: FileMeta, from_line: int, rows: Sequence[ChunkRow]) -> int:
@@ -252,12 +251,7 @@ class PostgresStore(TextRows, VectorRows):
         )
 
     def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
-        chunk_id, *fields = self._q(
-            "SELECT id, start_line, end_line, heading, text, tokens FROM memd_chunks "
-            "WHERE file_id = %s ORDER BY start_line, id LIMIT 1",
-            (file_id,),
-        )[0]
-        return chunk_id, Chunk(*fields)
+        return self.file_chunks(file_id)[0]
 
     def replace_fts(self, chunk_id: int, fts: Sequence[str]) -> None:
         self._q(
@@ -267,13 +261,12 @@ class PostgresStore(TextRows, VectorRows):
         )
 
     def delete_files(self, file_ids: Sequence[int]) -> None:
-        self._q("SELECT memd_delete_files(%s, %s)", (self.host, list(file_ids)))
+        self._q("SELECT memd_unpublish(%s, %s, %s)", (*self._w(), list(file_ids)))
 
     def file_meta(self, path: str) -> FileMeta | None:
-        rows = self._q(
-            "SELECT path, abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, "
-            "aliases FROM memd_files WHERE host = %s AND workspace = %s AND path = %s",
-            (*self._scope, path),
+        rows = self._file_rows(
+            "path, abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, aliases",
+            [path],
         )
         if not rows:
             return None
@@ -286,9 +279,8 @@ class PostgresStore(TextRows, VectorRows):
         """A file ``host`` published: its line count, chunks and when (None: not published,
         or not readable by this role)."""
         rows = self._q(
-            "SELECT id, lines, indexed_at FROM memd_files WHERE host = %s AND workspace = %s "
-            "AND path = %s",
-            (host, workspace, path),
+            "SELECT id, lines, indexed_at FROM memd_file_rows(%s, %s, %s)",
+            (host, workspace, [path]),
         )
         if not rows:
             return None
@@ -296,11 +288,7 @@ class PostgresStore(TextRows, VectorRows):
         return lines, self.file_chunks(file_id), at
 
     def file_chunks(self, file_id: int) -> list[tuple[int, Chunk]]:
-        rows = self._q(
-            "SELECT id, start_line, end_line, heading, text, tokens FROM memd_chunks "
-            "WHERE file_id = %s ORDER BY start_line, id",
-            (file_id,),
-        )
+        rows = self._q("SELECT * FROM memd_chunk_rows(%s)", (file_id,))
         return [(r[0], Chunk(*r[1:])) for r in rows]
 
     # -- session transcripts ---------------------------------------------------------------
@@ -350,18 +338,13 @@ class PostgresStore(TextRows, VectorRows):
     # -- reading (search) ------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        files, chunks = self._q(
-            "SELECT count(DISTINCT f.id), count(c.id) FROM memd_files f "
-            f"LEFT JOIN memd_chunks c ON c.file_id = f.id WHERE {self._in}",
-            self._args,
-        )[0]
+        files, chunks = self._q("SELECT * FROM memd_counts(%s, %s)", self._scope)[0]
         return {"files": files, "chunks": chunks}
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, Hit]:
         rows = self._q(
-            f"SELECT {HIT}, 0, {WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            f"WHERE {self._in} AND c.id = ANY(%s)",
-            (*self._args, list(ids)),
+            f"SELECT {HIT}, 0, {WHOSE} FROM memd_hits(%s, %s, %s) c",
+            (*self._scope, list(ids)),
         )
         return {r[0]: Hit(*r) for r in rows}
 
@@ -372,11 +355,8 @@ class PostgresStore(TextRows, VectorRows):
         limit: int,
         file_ids: Sequence[int] | None = None,
     ) -> list[Hit]:
-        where, args = date_and_file_filters(since, until, file_ids)
         rows = self._q(
-            f"SELECT {HIT}, 0, {WHOSE} FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-            f"WHERE {self._in} AND f.date IS NOT NULL{where} "
-            "ORDER BY f.date DESC, f.path, c.start_line LIMIT %s",
-            (*self._args, *args, limit),
+            f"SELECT {HIT}, 0, {WHOSE} FROM memd_dated(%s, %s, %s, %s, %s, %s) c",
+            (*self._scope, since, until, None if file_ids is None else list(file_ids), limit),
         )
         return [Hit(*r) for r in rows]

@@ -4,10 +4,15 @@ whose workspaces, and how far each host has published. An administrator's connec
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from memd.store.postgres import database_errors
+from memd.config import HOST_NAME, HOST_NAME_RULE
+from memd.errors import InvalidParams, StoreError
+from memd.store.postgres_errors import database_errors
+from memd.store.postgres_functions import HOST_MAX_BYTES
 from memd.store.postgres_roles import grant_host
 from memd.store.postgres_schema import SCHEMA_VERSION, migrate
 
@@ -41,35 +46,88 @@ def _admin(dsn: str) -> Iterator[Any]:
         yield conn
 
 
-def init(dsn: str, dims: tuple[int, ...] = (384,)) -> int:
+def init(dsn: str, dims: tuple[int, ...] = (384,), lock_timeout_s: float = 10.0) -> int:
     """Create or migrate the tables, functions and policies, and an HNSW index for vectors
-    of each size in ``dims`` (idempotent); the schema version."""
+    of each size in ``dims`` (idempotent); the schema version.
+
+    A step that needs a table another session holds waits ``lock_timeout_s`` at most, then
+    fails naming who holds it: waiting longer would queue every host's publishing behind
+    it (PostgreSQL grants locks in order)."""
+    import psycopg
+
     with _admin(dsn) as conn:
-        migrate(conn)
-        for n in dims:
-            # Cosine distance on the vectors of one size (a model's): what team search asks.
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
-                f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
-                f"WHERE vector_dims(embedding) = {int(n)}"
-            )
-        conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+        conn.execute("SELECT set_config('lock_timeout', %s, false)",
+                     (f"{max(1, round(lock_timeout_s * 1000))}ms",))  # fmt: skip
+        try:
+            migrate(conn)
+            for n in dims:
+                # Cosine distance on the vectors of one size (a model's): what team search asks.
+                conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
+                    f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
+                    f"WHERE vector_dims(embedding) = {int(n)}"
+                )
+            conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreError(
+                f"memd team init waited {lock_timeout_s:g} s for a lock on the team tables "
+                f"and gave up, changing nothing; held by {_lock_holders(conn)}. Try again when "
+                "they are done, or wait longer with --lock-timeout"
+            ) from exc
         _close_side_doors(conn)
     return SCHEMA_VERSION
 
 
+def _lock_holders(conn: Any) -> str:
+    """Who holds locks on memd's tables now (other sessions): role, pid, state and for how
+    long its transaction has been open."""
+    rows = conn.execute(
+        "SELECT DISTINCT a.usename, a.pid, a.state, "
+        "round(extract(epoch FROM now() - a.xact_start)) FROM pg_locks l "
+        "JOIN pg_stat_activity a ON a.pid = l.pid JOIN pg_class c ON c.oid = l.relation "
+        "WHERE c.relname LIKE 'memd\\_%' AND l.granted AND a.pid <> pg_backend_pid() "
+        "ORDER BY a.pid"
+    ).fetchall()
+    if not rows:
+        return "a session that has since let go"
+    return "; ".join(
+        f"role {role} (pid {pid}, {state}, transaction open {int(age or 0)} s)"
+        for role, pid, state, age in rows
+    )
+
+
 HOST_CONNECTIONS = 32
+WORKSPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # as the config names them
 
 
-def add_host(dsn: str, role: str, host: str) -> None:
+def add_host(dsn: str, role: str, host: str, max_bytes: int | None = None) -> None:
     """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only; at most
-    ``HOST_CONNECTIONS`` connections, unless the role has a limit of its own)."""
+    ``HOST_CONNECTIONS`` connections, unless the role has a limit of its own; at most
+    ``max_bytes`` stored, default ``HOST_MAX_BYTES``). Refuses a host name the config would
+    refuse, a role that does not exist, and a host another role publishes as."""
     from psycopg import sql
 
+    if not HOST_NAME.fullmatch(host or ""):
+        raise InvalidParams("host", f"{host!r}: {HOST_NAME_RULE}")
+    if max_bytes is not None and max_bytes <= 0:
+        raise InvalidParams("max-bytes", "must be a positive number of bytes")
     with _admin(dsn) as conn, conn.transaction():
+        _known_role(conn, role)
+        other = conn.execute(
+            "SELECT role FROM memd_hosts WHERE host = %s AND role <> %s", (host, role)
+        ).fetchone()
+        if other:
+            raise InvalidParams("host", f"role {other[0]} publishes as {host} already")
         conn.execute(
-            "INSERT INTO memd_hosts VALUES (%s, %s) ON CONFLICT (role) DO UPDATE SET host = %s",
-            (role, host, host),
+            "INSERT INTO memd_hosts (role, host, max_bytes) VALUES (%s, %s, %s) "
+            "ON CONFLICT (role) DO UPDATE SET host = excluded.host, "
+            "max_bytes = coalesce(excluded.max_bytes, memd_hosts.max_bytes)",
+            (role, host, max_bytes),
+        )
+        conn.execute(  # what the host stores already (its files may predate the row)
+            "UPDATE memd_hosts h SET used_bytes = (SELECT coalesce(sum(f.bytes), 0) "
+            "FROM memd_files f WHERE f.host = h.host) WHERE h.role = %s",
+            (role,),
         )
         grant_host(conn, role)
         # Enough for a daemon (a publisher per workspace, a few team searches, the CLI),
@@ -79,6 +137,30 @@ def add_host(dsn: str, role: str, host: str) -> None:
         if limit.fetchone()[0] < 0:
             conn.execute(sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(
                 who, sql.Literal(HOST_CONNECTIONS)))  # fmt: skip
+
+
+def _known_role(conn: Any, role: str) -> None:
+    if (
+        not role
+        or not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+    ):
+        raise InvalidParams(
+            "role", f"no PostgreSQL role {role!r} on this server: CREATE ROLE ... LOGIN first"
+        )
+
+
+def _known_host(conn: Any, host: str) -> None:
+    if not conn.execute("SELECT 1 FROM memd_hosts WHERE host = %s", (host,)).fetchone():
+        raise InvalidParams("host", f"no host {host!r}: memd team add-host ROLE {host} first")
+
+
+def _workspace_or_all(workspace: str) -> None:
+    if workspace != "*" and not WORKSPACE_NAME.fullmatch(workspace or ""):
+        raise InvalidParams(
+            "workspace",
+            f"{workspace!r}: name one workspace (letters, digits, '-', '_' and '.'), or * for "
+            "all of the host's",
+        )
 
 
 def _close_side_doors(conn: Any) -> None:
@@ -100,8 +182,12 @@ def _close_side_doors(conn: Any) -> None:
 
 
 def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
-    """Let role ``grantee`` read ``host``'s workspace (``*``: all of that host's)."""
+    """Let role ``grantee`` read ``host``'s workspace (``*``: all of that host's). Refuses
+    an empty or malformed workspace, a role that does not exist, a host not added."""
+    _workspace_or_all(workspace)
     with _admin(dsn) as conn:
+        _known_role(conn, grantee)
+        _known_host(conn, host)
         conn.execute(
             "INSERT INTO memd_grants VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
             (grantee, host, workspace),
@@ -109,36 +195,76 @@ def grant(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
 
 
 def revoke(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
+    """Take back exactly one grant; refuses one that was never given."""
+    _workspace_or_all(workspace)
     with _admin(dsn) as conn:
-        conn.execute(
+        gone = conn.execute(
             "DELETE FROM memd_grants WHERE grantee = %s AND host = %s AND workspace = %s",
             (grantee, host, workspace),
-        )
+        ).rowcount
+        if not gone:
+            given = [f"{h}/{w}" for h, w in conn.execute(
+                "SELECT host, workspace FROM memd_grants WHERE grantee = %s ORDER BY 1, 2",
+                (grantee,)).fetchall()]  # fmt: skip
+            raise InvalidParams(
+                "role",
+                f"role {grantee} has no grant of {host}/{workspace} (it has: "
+                f"{', '.join(given) or 'none'})",
+            )
 
 
-def status(dsn: str) -> list[dict]:
-    """Each published workspace: its host, files, chunks, vectors and last publish."""
+def status(dsn: str) -> dict:
+    """What the connection's role may see of the team: each published workspace it reads
+    (its host, files, chunks, vectors and last publish), the hosts (role, host, bytes
+    stored and the most it may) and the grants; an administrator sees them all, a host its
+    own."""
     with _admin(dsn) as conn:
-        rows = conn.execute(
-            "SELECT f.host, f.workspace, count(DISTINCT f.id), count(c.id), "
-            "(SELECT count(*) FROM memd_vectors v JOIN memd_chunks c2 ON c2.id = v.chunk_id "
-            " JOIN memd_files f2 ON f2.id = c2.file_id "
-            " WHERE f2.host = f.host AND f2.workspace = f.workspace), "
-            "to_timestamp(max(f.indexed_at)) "
-            "FROM memd_files f LEFT JOIN memd_chunks c ON c.file_id = f.id "
-            "GROUP BY f.host, f.workspace ORDER BY f.host, f.workspace"
-        ).fetchall()
-    return [
-        {
-            "host": host,
-            "workspace": workspace,
-            "files": files,
-            "chunks": chunks,
-            "vectors": vectors,
-            "published_at": at.isoformat(timespec="seconds") if at else None,
-        }
-        for host, workspace, files, chunks, vectors, at in rows
-    ]
+        published = conn.execute("SELECT * FROM memd_status()").fetchall()
+        owner = conn.execute(
+            "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class "
+            "WHERE oid = 'memd_files'::regclass"
+        ).fetchone()[0]
+        if owner:
+            hosts = conn.execute(
+                "SELECT h.role, h.host, h.used_bytes, coalesce(h.max_bytes, %s) "
+                "FROM memd_hosts h ORDER BY h.host",
+                (HOST_MAX_BYTES,),
+            ).fetchall()
+            grants = conn.execute(
+                "SELECT grantee, host, workspace FROM memd_grants ORDER BY 1, 2, 3"
+            ).fetchall()
+        else:
+            host, given = conn.execute("SELECT * FROM memd_me()").fetchone()
+            hosts = [(conn.info.user, host, None, None)] if host else []
+            grants = [(conn.info.user, *g.split("/", 1)) for g in given]
+    return {
+        "workspaces": [
+            {
+                "host": host,
+                "workspace": workspace,
+                "files": files,
+                "chunks": chunks,
+                "vectors": vectors,
+                "published_at": _when(at),
+            }
+            for host, workspace, files, chunks, vectors, at in published
+        ],
+        "hosts": [
+            {"role": role, "host": host, "bytes": _int(used), "max_bytes": _int(most)}
+            for role, host, used, most in hosts
+        ],
+        "grants": [{"role": r, "host": h, "workspace": w} for r, h, w in grants],
+    }
+
+
+def _int(n: Any) -> int | None:
+    return None if n is None else int(n)  # sum() of bigints is numeric: Decimal in Python
+
+
+def _when(at: float | None) -> str | None:
+    if at is None:
+        return None
+    return dt.datetime.fromtimestamp(at, dt.UTC).isoformat(timespec="seconds")
 
 
 def whoami(dsn: str) -> dict:
@@ -153,6 +279,10 @@ def whoami(dsn: str) -> dict:
         version = host = None
         if exists:
             version = conn.execute("SELECT version FROM memd_schema").fetchone()[0]
-            row = conn.execute("SELECT host FROM memd_hosts WHERE role = current_user").fetchone()
-            host = row[0] if row else None
+            host = conn.execute(
+                "SELECT host FROM memd_me()"
+                if version >= 5
+                else "SELECT host FROM memd_hosts WHERE role = current_user"
+            ).fetchone()
+            host = host[0] if host else None
     return {"server": server, "version": version, "role": role, "host": host, "super": superuser}

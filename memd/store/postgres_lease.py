@@ -1,14 +1,20 @@
 """Which daemon publishes a scope of the team database: one at a time, or two daemons
-publishing as the same host and workspace would delete each other's files."""
+publishing as the same host and workspace would delete each other's files. The database
+keeps the lease and checks it on every write (``memd_writer``); a daemon renews it on a
+timer whatever it publishes."""
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from memd.errors import StoreError
 
 LEASE_S = 180  # a publisher that stops renewing its scope's lease gives it up after this
+RENEWALS = 6  # a running publisher renews its lease this many times a lease
 
 
 class LeaseHeld(StoreError):
@@ -17,31 +23,28 @@ class LeaseHeld(StoreError):
 
 @dataclass(frozen=True)
 class Lease:
-    """Who publishes a scope: a daemon's lasting id (its state folder's) and, for the
-    message another daemon gets, where it runs."""
+    """Who publishes a scope: a daemon's lasting id (its machine's and state folder's),
+    for the message another daemon gets where it runs, and how long a renewal lasts."""
 
     holder: str
     about: str
+    seconds: float = LEASE_S
+
+
+# A store opened outside a daemon (a tool, a test) writes under its process's lease.
+THIS_PROCESS = Lease(uuid.uuid4().hex, f"{socket.gethostname()} pid {os.getpid()}")
 
 
 def renew(db: Any, host: str | None, workspace: str | None, lease: Lease) -> None:
-    """Take or extend ``host``/``workspace``'s lease on connection ``db`` (in the write's
-    own transaction), or raise ``LeaseHeld`` naming its holder."""
-    took = db.execute(
-        "INSERT INTO memd_leases AS l VALUES (%s, %s, %s, %s, now() + %s * interval '1 s') "
-        "ON CONFLICT (host, workspace) DO UPDATE SET holder = excluded.holder, "
-        "about = excluded.about, until = excluded.until "
-        "WHERE l.holder = excluded.holder OR l.until < now() RETURNING 1",
-        (host, workspace, lease.holder, lease.about, LEASE_S),
-    ).fetchall()
+    """Take or extend ``host``'s lease of ``workspace`` on connection ``db``, or raise
+    ``LeaseHeld`` naming its holder (the caller turns psycopg's errors into memd's)."""
+    took, about, left = db.execute(
+        "SELECT * FROM memd_lease(%s, %s, %s, %s, %s)",
+        (host, workspace, lease.holder, lease.about, round(lease.seconds)),
+    ).fetchone()
     if not took:
-        about, left = db.execute(
-            "SELECT about, ceil(extract(epoch FROM until - now())) FROM memd_leases "
-            "WHERE host = %s AND workspace = %s",
-            (host, workspace),
-        ).fetchone()
         raise LeaseHeld(
             f"another memd publishes {host}/{workspace} to the team database ({about}); this "
-            f"one publishes nothing until it stops (its lease runs out {int(left)} s after "
-            "its last write), or give this one its own team.host"
+            f"one publishes nothing until it stops (its lease runs out {left} s after its "
+            "last renewal), or give this one its own team.host"
         )

@@ -5,24 +5,28 @@ from __future__ import annotations
 
 from typing import Any
 
-# What a host role may do to each table: read (RLS picks the rows), add, and change the
-# columns a publish changes. Never table-wide UPDATE, DELETE or MAINTAIN (each lets a role
-# LOCK the table against every other host); deletes go through memd_delete_*.
-HOST_COLUMNS = {
-    "memd_files": "abspath, realpath, source, date, size, mtime_ns, hash, lines, tags, aliases, "
-    "indexed_at",
-    "memd_chunks": "fts_heading, fts_body, fts_meta, fts_cjk",
-    "memd_vectors": None,
-    "memd_session_files": "read_offset, lines, head, head_bytes, session_id, started, skipped",
-    "memd_meta": "value",
-    "memd_leases": "holder, about, until",
-}
-HOST_FUNCTIONS = (
+from memd.store.postgres_functions import HOST_FUNCTIONS
+
+# Every table and sequence of memd's: a host role holds no privilege on any of them (it
+# reaches them through memd's functions alone).
+TABLES = (
+    "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_leases, "
+    "memd_hosts, memd_grants, memd_analyzed"
+)
+SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq"
+# What earlier versions gave host roles, taken back.
+OLD_FUNCTIONS = (
     "memd_delete_files(text, bigint[]), memd_delete_scope(text, text), "
     "memd_delete_chunks(text, bigint[]), memd_clear_file(text, bigint), "
-    "memd_drop_vectors(text, bigint, text, integer), memd_analyze(), memd_match(tsquery)"
+    "memd_drop_vectors(text, bigint, text, integer), memd_match(tsquery)"
 )
-HOST_SEQUENCES = "memd_files_id_seq, memd_chunks_id_seq, memd_vectors_id_seq"
+# A host's session, unless it sets its own: an open transaction or a statement that lasts
+# cannot hold what others need for long (a daemon's connection sets the same).
+ROLE_SETTINGS = {
+    "statement_timeout": "60s",
+    "lock_timeout": "10s",
+    "idle_in_transaction_session_timeout": "60s",
+}
 
 
 def grant_host(conn: Any, role: str) -> None:
@@ -30,15 +34,14 @@ def grant_host(conn: Any, role: str) -> None:
     from psycopg import sql
 
     who = sql.Identifier(role)
-    tables = ", ".join(HOST_COLUMNS)
-    conn.execute(sql.SQL(f"REVOKE ALL ON {tables} FROM {{}}").format(who))
-    conn.execute(sql.SQL(f"GRANT SELECT, INSERT ON {tables} TO {{}}").format(who))
-    for table, columns in HOST_COLUMNS.items():
-        if columns:
-            conn.execute(sql.SQL(f"GRANT UPDATE ({columns}) ON {table} TO {{}}").format(who))
-    conn.execute(sql.SQL(f"REVOKE ALL ON SEQUENCE {HOST_SEQUENCES} FROM {{}}").format(who))
-    # USAGE (nextval) without SELECT: no reading of how far a sequence has counted.
-    conn.execute(sql.SQL(f"GRANT USAGE ON SEQUENCE {HOST_SEQUENCES} TO {{}}").format(who))
-    conn.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {HOST_FUNCTIONS} TO {{}}").format(who))
+    conn.execute(sql.SQL(f"REVOKE ALL ON {TABLES} FROM {{}}").format(who))
+    conn.execute(sql.SQL(f"REVOKE ALL ON SEQUENCE {SEQUENCES} FROM {{}}").format(who))
+    conn.execute(sql.SQL(f"REVOKE ALL ON FUNCTION {OLD_FUNCTIONS} FROM {{}}").format(who))
+    functions = ", ".join(HOST_FUNCTIONS)
+    conn.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {functions} TO {{}}").format(who))
     conn.execute(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(
         sql.Identifier(conn.info.dbname), who))  # fmt: skip
+    db = sql.Identifier(conn.info.dbname)
+    for name, value in ROLE_SETTINGS.items():
+        conn.execute(sql.SQL("ALTER ROLE {} IN DATABASE {} SET {} = {}").format(
+            who, db, sql.Identifier(name), sql.Literal(value)))  # fmt: skip

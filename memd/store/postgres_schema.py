@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memd.store.postgres_functions import V5, V5_PRIVILEGES
+from memd.store.postgres_reads import READS
 from memd.store.postgres_roles import grant_host
 
 _V1 = """
@@ -305,7 +307,10 @@ REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[
 """
 
 # Each entry moves the schema from version i to i + 1; append, never edit.
-MIGRATIONS = [_V1, _V2, _V3, _V4]
+# The fifth: host roles reach the tables through memd's functions alone.
+_V5 = V5 + READS + V5_PRIVILEGES
+
+MIGRATIONS = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 
@@ -344,8 +349,11 @@ def _migrate(conn: Any) -> None:
         return  # another administrator's init got there first
     schema = _schema(conn)
     for step in range(version, SCHEMA_VERSION):
-        conn.execute(MIGRATIONS[step].replace("@s", schema))
-    if version < 4:  # hosts added before: their privileges as they are now given
+        statements = MIGRATIONS[step].replace("@s", schema)
+        if "@v" in statements:
+            statements = statements.replace("@v", _vector_schema(conn))
+        conn.execute(statements)
+    if version < 5:  # hosts added before: their privileges as they are now given
         hosts = "SELECT role FROM memd_hosts WHERE role IN (SELECT rolname FROM pg_roles)"
         for (role,) in conn.execute(hosts).fetchall():
             grant_host(conn, role)
@@ -361,6 +369,17 @@ def _version(conn: Any) -> int | None:
         return None
     row = conn.execute("SELECT version FROM memd_schema").fetchone()
     return row[0] if row else None
+
+
+def _vector_schema(conn: Any) -> str:
+    """The schema pgvector is installed in, quoted."""
+    from psycopg import sql
+
+    (name,) = conn.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'vector'"
+    ).fetchone()
+    return sql.Identifier(name).as_string(conn)
 
 
 def _schema(conn: Any) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import memd.embed.numpy_lazy as np
+from memd.store.postgres_errors import database_errors, refusals
 from memd.store.vectors import Nearness
 
 _OF = "JOIN memd_files f ON f.id = c.file_id"  # whose a chunk is
@@ -31,6 +32,7 @@ def register_embedding(conn: Any) -> None:
     info = TypeInfo.fetch(conn, "vector")
     if info is None:  # no pgvector yet: the first migration has not run
         return
+    info.register(conn)  # its array type too: a list of them is sent as vector[]
 
     class _Dumper(Dumper):
         format = Format.BINARY
@@ -49,7 +51,10 @@ class VectorRows:
     _args: tuple[str, ...]  # its arguments
     _scope: tuple[str | None, str | None]  # (host, workspace) this store writes
     _q: Callable[..., list[tuple]]  # PostgresStore's: run one statement, its rows
-    _many: Callable[..., None]  # ... and one statement for many rows
+    _w: Callable[[], tuple[str | None, str]]  # a write's workspace and lease holder
+    _written: int  # rows written since the store opened
+    dsn: str
+    db: Any
 
     def pending_chunks(
         self,
@@ -121,20 +126,24 @@ class VectorRows:
     def save_vectors(
         self, model: str, rows: Sequence[tuple[int, int, bytes, bytes, str]], cache_size: int
     ) -> None:
-        # A vector of a model that changed size under its name gives way to the new one.
-        self._many(
-            "SELECT memd_drop_vectors(%s, %s, %s, %s)",
-            [(self._scope[0], chunk_id, model, len(vector)) for chunk_id, _, _, vector, _ in rows],
-        )
-        self._many(
-            "INSERT INTO memd_vectors(host, workspace, chunk_id, model, part, vector, terms, "
-            "embedding) SELECT %s, %s, %s, %s, %s, %s, %s, %s "
-            "WHERE EXISTS (SELECT 1 FROM memd_chunks WHERE id = %s) ON CONFLICT DO NOTHING",
-            [
-                (*self._scope, cid, model, part, vector, terms, Embedding(vector), cid)
-                for cid, part, _, vector, terms in rows
-            ],
-        )
+        """Through memd's function: rows of chunks this scope does not hold are dropped,
+        and a vector of a model that changed size under its name gives way to the new one."""
+        if not rows:
+            return
+        with database_errors(self.dsn), refusals("", self.dsn):
+            self.db.execute(
+                "SELECT memd_put_vectors(%s, %s, %s, %s, %s, %s, %s, %b)",
+                (
+                    *self._w(),
+                    model,
+                    [cid for cid, _, _, _, _ in rows],
+                    [part for _, part, _, _, _ in rows],
+                    [vector for _, _, _, vector, _ in rows],
+                    [terms for _, _, _, _, terms in rows],
+                    [Embedding(vector) for _, _, _, vector, _ in rows],
+                ),
+            )
+        self._written += len(rows)
 
     def vectors_after(
         self, model: str, after_id: int, limit: int = -1
@@ -156,43 +165,32 @@ class VectorRows:
             (*self._args, model, after_id),
         )[0][0]
 
-    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
-        rows = self._q(
-            "SELECT v.chunk_id, v.part, v.terms FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
-            "AND v.model = %s "
-            "AND v.chunk_id = ANY(%s)",
-            (*self._args, model, list(chunk_ids)),
+    def _passages(self, model: str, chunk_ids: Sequence[int], query: bytes | None) -> list:
+        return self._q(
+            "SELECT * FROM memd_passages(%s, %s, %s, %s, %s) ORDER BY chunk_id, part",
+            (*self._scope, model, list(chunk_ids), None if query is None else Embedding(query)),
         )
-        return {(chunk_id, part): terms for chunk_id, part, terms in rows}
+
+    def passage_terms(self, model: str, chunk_ids: Sequence[int]) -> dict[tuple[int, int], str]:
+        rows = self._passages(model, chunk_ids, None)
+        return {(chunk_id, part): terms for chunk_id, part, _, _, terms in rows}
 
     def chunk_vectors(
         self, model: str, chunk_ids: Sequence[int]
     ) -> dict[int, list[tuple[int, bytes, str]]]:
-        rows = self._q(
-            "SELECT v.chunk_id, v.part, v.vector, v.terms FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
-            "AND v.model = %s "
-            "AND v.chunk_id = ANY(%s) ORDER BY v.chunk_id, v.part",
-            (*self._args, model, list(chunk_ids)),
-        )
         out: dict[int, list[tuple[int, bytes, str]]] = {}
-        for chunk_id, part, vector, terms in rows:
+        for chunk_id, part, _, vector, terms in self._passages(model, chunk_ids, None):
             out.setdefault(chunk_id, []).append((part, bytes(vector), terms))
         return out
 
     def nearest(self, model: str, query: bytes, k: int) -> list[tuple[int, float]]:
         """The ``k`` chunks whose passages are nearest ``query`` by cosine, each with its
         best passage's cosine, best first (pgvector; its HNSW index when there is one)."""
-        dims = len(query) // 4
         # A chunk has 2.4 passages on average: twice k rows hold about k chunks, and every
         # row more costs the HNSW scan (k = 48 of a million vectors: 26 ms at 2k, 49 at 4k).
         rows = self._q(
-            f"SELECT v.chunk_id, 1 - (v.embedding::vector({dims}) <=> %s::vector({dims})) "
-            f"FROM memd_vectors v JOIN memd_chunks c ON c.id = v.chunk_id {_OF} "
-            f"WHERE {self._in} AND v.model = %s AND vector_dims(v.embedding) = {dims} "
-            f"ORDER BY v.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s",
-            (Embedding(query), *self._args, model, Embedding(query), 2 * k + 16),
+            "SELECT * FROM memd_nearest(%s, %s, %s, %s, %s)",
+            (*self._scope, model, Embedding(query), 2 * k + 16),
         )
         best: dict[int, float] = {}
         for chunk_id, cosine in rows:  # a chunk has several passages: its best counts
@@ -201,14 +199,9 @@ class VectorRows:
 
     def nearest_parts(self, model: str, chunk_ids: Sequence[int], query: bytes) -> dict:
         """For each chunk: how near ``query`` each of its passages is (``Nearness``)."""
-        rows = self._q(
-            "SELECT v.chunk_id, v.part, 1 - (v.embedding <=> %s), v.vector FROM memd_vectors v "
-            f"JOIN memd_chunks c ON c.id = v.chunk_id {_OF} WHERE {self._in} "
-            "AND v.model = %s AND v.chunk_id = ANY(%s) ORDER BY 3 DESC",
-            (Embedding(query), *self._args, model, list(chunk_ids)),
-        )
+        rows = sorted(self._passages(model, chunk_ids, query), key=lambda r: -r[2])
         out: dict[int, Nearness] = {}
-        for chunk_id, part, cosine, blob in rows:
+        for chunk_id, part, cosine, blob, _ in rows:
             near = out.get(chunk_id)
             if near is None:
                 out[chunk_id] = near = Nearness(float(cosine), np.frombuffer(bytes(blob), "<f4"))
@@ -216,6 +209,4 @@ class VectorRows:
         return out
 
     def has_vectors(self, model: str) -> bool:
-        return bool(
-            self._q("SELECT EXISTS (SELECT 1 FROM memd_vectors WHERE model = %s)", (model,))[0][0]
-        )
+        return bool(self._q("SELECT memd_has_vectors(%s)", (model,))[0][0])
