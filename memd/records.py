@@ -52,6 +52,9 @@ class SearchResult(_Record):
     # The citation of the later statement that replaced one this chunk holds (the review
     # found it; memd.search.superseded): ranked lower, and said so.
     superseded_by: str | None = field(default=None, metadata={"optional": True})
+    # How many other chunks of the same note matched and were folded into this one (a
+    # result list gives each note one place unless ``all_chunks`` asks for every chunk).
+    more_chunks: int | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,8 @@ def search(r: dict) -> None:
         heading = f"  {hit['heading']}" if hit["heading"] else ""
         whose = f"{hit['host']}/{hit['workspace']}:" if "host" in hit else ""  # --scope team
         later = f"  (superseded by {hit['superseded_by']})" if "superseded_by" in hit else ""
-        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}")
+        more = f"  (+{hit['more_chunks']} more in this note)" if "more_chunks" in hit else ""
+        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}{more}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")
 

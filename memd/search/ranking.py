@@ -35,6 +35,7 @@ class Candidate:
     agreement: float | None = None  # best passage on meaning and words together
     interim: bool = False  # its vector is the interim tier's (memd.index.interim)
     superseded_by: str | None = None  # a later statement replaced one it holds (review)
+    more_chunks: int = 0  # other chunks of its note folded into it (memd.search.collapse)
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -294,4 +295,5 @@ def _result(c: Candidate, match: str = "strong") -> SearchResult:
         host=hit.host,
         workspace=hit.workspace,
         superseded_by=c.superseded_by,
+        more_chunks=c.more_chunks or None,
     )

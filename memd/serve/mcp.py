@@ -78,7 +78,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "work, decisions, preferences or people. Returns the best chunks first, each with "
         "citation (path#Lstart-Lend), heading, snippet, a 0-1 score and `match` "
         "('strong', or 'weak': below the relevance floor, shown to fill up), `superseded_by` "
-        "on a result a later note replaced (the citation of the newer one), `index` saying "
+        "on a result a later note replaced (the citation of the newer one), `more_chunks` when "
+        "other chunks of the same note matched (each note has one place unless all_chunks), "
+        "`index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",
         read_only=True,
@@ -111,6 +113,10 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             Literal["local", "team"],
             Field(description="'team': every host's published workspaces too"),
         ] = "local",
+        all_chunks: Annotated[
+            bool,
+            Field(description="every matching chunk of a note, not only its best one"),
+        ] = False,
         workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
     ) -> str:
         return call(
@@ -128,6 +134,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "now": now,
                 "sources": sources,
                 "scope": scope,
+                "all_chunks": all_chunks or None,
                 "workspace": workspace,
             },
         )

@@ -1,0 +1,139 @@
+"""A vault as Obsidian users keep one: topic notes named after what hundreds of notes are
+tagged with, names typed without their accents or apostrophes, stubs with no body, links
+to headings, and long notes whose chunks all hold the query's words."""
+
+import pytest
+
+from memd.memory import Memory
+from memd.search.request import SearchRequest
+from memd.sources.names import name_key
+
+
+def _vault(root):
+    (root / ".obsidian").mkdir(parents=True)
+    notes = root / "Notes"
+    notes.mkdir()
+    for i in range(80):  # many notes tagged and full of the topic's word
+        (notes / f"Query plan {i:02d}.md").write_text(
+            f"---\ntags: [database, networking]\n---\n# Query plan {i:02d}\n\n"
+            "The database index and the database cache: database networking notes, "
+            f"database replica {i}, networking for the database.\n"
+        )
+    (notes / "Database.md").write_text("# Database\n\nA map of the notes on storage.\n")
+    (notes / "Networking.md").write_text("Links to [[Query plan 01]] and others.\n")
+    (notes / "Königsberg.md").write_text("# Königsberg\n\nSeven bridges, one walk.\n")
+    (notes / "Postel's Law.md").write_text("Be liberal in what you accept.\n")
+    (notes / "deep_learning.md").write_text("Layers of learned features.\n")
+    (notes / "Able.md").write_text("---\naliases: [capable]\ntags: [term]\n---\n")
+    (notes / "Blank Page.md").write_text("")
+    (notes / "Only Hidden.md").write_text("%% a thought kept out of search %%\n")
+    (notes / "Uses.md").write_text("Someone who is [[Able|capable]] of it.\n")
+    (notes / "Castle.md").write_text(
+        "# Castle\n\nSee [[#The Courtyard]] and [Adding towers](#adding-towers) and "
+        "[up](#h). Tagged #stone here.\n\n## The Courtyard\n\nA well in the middle.\n"
+    )
+    section = "## Part {n}\n\nThe plugin loads part {n}; the plugin then waits.\n" + (
+        "Filler words about the weather and the garden. " * 40
+    )
+    (notes / "Plugins.md").write_text(
+        "---\ntags: [placeholder]\n---\n# Plugins\n\n"
+        + "\n\n".join(section.format(n=n) for n in range(8))
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def mem(tmp_path_factory):
+    from memd.configfile import parse_config
+
+    tmp = tmp_path_factory.mktemp("names")
+    (tmp / "ws").mkdir()
+    config = parse_config(
+        {
+            "workspace": str(tmp / "ws"),
+            "extra_paths": [str(_vault(tmp / "vault"))],
+            "state_dir": str(tmp / "state"),
+            "embeddings": {"provider": "none"},
+            "search": {"decay": False},
+        },
+        env={},
+    )
+    with Memory(config) as m:
+        m.index()
+        yield m
+
+
+def results(m, q, **kw):
+    return m.search(SearchRequest(q, **kw)).as_dict()["results"]
+
+
+def paths(m, q, **kw):
+    return [r["path"] for r in results(m, q, **kw)]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("Königsberg", "konigsberg"),
+        ("Postel's Law", "postels law"),
+        ("Postel’s law", "postels law"),
+        ("deep_learning", "deep learning"),
+        ("Deep-Learning", "deep learning"),
+        ("STRASSE", "strasse"),
+    ],
+)
+def test_names_fold_case_accents_apostrophes_hyphens_and_underscores(text, key):
+    assert name_key(text) == key
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("Database", "Database.md"),  # 80 notes tagged database say it five times each
+        ("networking", "Networking.md"),  # ... and are tagged networking
+        ("Konigsberg", "Königsberg.md"),  # typed without its accent
+        ("postels law", "Postel's Law.md"),  # typed without its apostrophe
+        ("deep learning", "deep_learning.md"),
+        ("Deep-Learning", "deep_learning.md"),
+        ("capable", "Able.md"),  # a stub's alias
+        ("Able", "Able.md"),  # a stub's name
+        ("blank page", "Blank Page.md"),  # an empty note
+    ],
+)
+def test_a_name_typed_as_obsidian_finds_it_ranks_that_note_first(mem, query, note):
+    for mode in ("keyword", "auto"):
+        (top, *_) = results(mem, query, mode=mode)
+        assert top["path"] == f"vault/Notes/{note}" and top["score"] == 1.0, (query, top)
+
+
+def test_stubs_are_records_cited_from_line_1(mem):
+    (hit, *_) = results(mem, "capable")
+    assert hit["citation"] == "vault/Notes/Able.md#L1-L4"
+    assert "aliases: [capable]" in hit["snippet"]
+    assert paths(mem, "term", tags=["term"]) == ["vault/Notes/Able.md"]  # its tag filters
+    (empty, *_) = results(mem, "blank page")
+    assert empty["citation"] == "vault/Notes/Blank Page.md#L1-L1" and empty["snippet"] == ""
+    (hidden, *_) = results(mem, "only hidden")
+    assert hidden["path"] == "vault/Notes/Only Hidden.md" and "thought" not in hidden["snippet"]
+    got = mem.get("vault/Notes/Able.md").as_dict()
+    assert got["backlinks"] == ["vault/Notes/Uses.md#L1-L1"]  # what links to it
+
+
+def test_links_to_headings_and_anchors_are_no_tags(mem):
+    assert paths(mem, "castle", tags=["stone"]) == ["vault/Notes/Castle.md"]
+    for tag in ("The", "Courtyard", "adding-towers", "Adding", "h"):
+        assert paths(mem, "castle", tags=[tag], min_score=0) == [], tag
+    meta = mem.db.store.file_meta("vault/Notes/Castle.md")
+    assert meta.tags == ("stone",)
+
+
+def test_chunks_of_one_note_take_one_place_unless_all_are_asked_for(mem):
+    found = results(mem, "plugin", tags=["placeholder"], max_results=4)
+    assert [r["path"] for r in found] == ["vault/Notes/Plugins.md"]
+    assert found[0]["more_chunks"] >= 3
+    every = results(mem, "plugin", tags=["placeholder"], max_results=4, all_chunks=True)
+    assert [r["path"] for r in every] == ["vault/Notes/Plugins.md"] * 4
+    assert all("more_chunks" not in r for r in every)
+    for mode in ("keyword", "auto"):
+        top = paths(mem, "database replica cache", mode=mode, max_results=10)
+        assert len(top) == len(set(top)) == 10
