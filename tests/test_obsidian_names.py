@@ -137,3 +137,59 @@ def test_chunks_of_one_note_take_one_place_unless_all_are_asked_for(mem):
     for mode in ("keyword", "auto"):
         top = paths(mem, "database replica cache", mode=mode, max_results=10)
         assert len(top) == len(set(top)) == 10
+
+
+def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
+    serve, embed_server, ws, tmp_path
+):
+    """In hybrid mode, with real vectors from an embedding server, on a real socket; an
+    edit seen by the watcher is found by its name at once."""
+    import json
+    import subprocess
+    import sys
+
+    vault = _vault(tmp_path / "vault")
+    ws.write("MEMORY.md", "# Memory\n")
+    d = serve(
+        f"extra_paths: [{vault}]\nembeddings: {{provider: openai, model: concepts-1, "
+        f"base_url: '{embed_server.url}', retries: 0, debounce_ms: 0}}\n"
+    )
+
+    def embedded() -> bool:
+        status = d.call("status")
+        return status["embedded_chunks"] > 0 and status["pending_embeddings"] == 0
+
+    d.wait_for(embedded, timeout=60, what="vectors")
+    for query, note in (
+        ("Konigsberg", "Königsberg.md"),
+        ("postels law", "Postel's Law.md"),
+        ("Database", "Database.md"),
+        ("networking", "Networking.md"),
+        ("capable", "Able.md"),
+        ("blank page", "Blank Page.md"),
+    ):
+        answer = d.call("memory_search", query=query)
+        assert answer["mode"] == "hybrid"
+        top = answer["results"][0]
+        assert top["path"] == f"vault/Notes/{note}" and top["score"] == 1.0, (query, answer)
+    assert d.search("castle", tags=["Courtyard"], min_score=0) == []
+    found = d.search("plugin", tags=["placeholder"], max_results=4)
+    assert [r["path"] for r in found] == ["vault/Notes/Plugins.md"] and found[0]["more_chunks"]
+    every = d.search("plugin", tags=["placeholder"], max_results=4, all_chunks=True)
+    assert [r["path"] for r in every] == ["vault/Notes/Plugins.md"] * 4
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "search", "plugin",
+         "--tag", "placeholder", "--max-results", "4", "--all-chunks", "--json"],
+        capture_output=True, text=True, timeout=60, env={"HOME": str(tmp_path), "PATH": ""},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) == 4
+    (vault / "Notes" / "Fresh Stub.md").write_text("---\naliases: [Überzeugung]\n---\n")
+    d.wait_for(
+        lambda: (
+            [r["path"] for r in d.search("uberzeugung", mode="keyword")][:1]
+            == ["vault/Notes/Fresh Stub.md"]
+        ),
+        timeout=30,
+        what="the new stub by its alias",
+    )
