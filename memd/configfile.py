@@ -135,15 +135,11 @@ def parse_config(
         raise ctx.error("workspaces", "give either 'workspace' or 'workspaces', not both")
     extra = tuple(_extra(ctx, p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
     exclude = tuple(ctx.string(g, f"exclude[{i}]") for i, g in _items(ctx, raw, "exclude"))
-    sessions = _sessions(ctx, raw, "sessions")
-    vault = _vault(ctx, raw, "vault")
-    if "workspaces" in raw:
-        workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude, sessions, vault)
-    else:
-        path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
-        workspaces = (
-            WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude, sessions, vault),
-        )
+    path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
+    # The one workspace, or what each of several takes unless it says otherwise.
+    top = WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude,
+                          _sessions(ctx, raw, "sessions"), _vault(ctx, raw, "vault"))  # fmt: skip
+    workspaces = _workspaces(ctx, raw["workspaces"], top) if "workspaces" in raw else (top,)
     state = raw.get("state_dir")
     state_dir = ctx.path(state, "state_dir") if state is not None else default_state_dir(env)
     socket = raw.get("socket")
@@ -293,14 +289,8 @@ class _SessionFields:
         SessionSource(Path("."), **dataclasses.asdict(self))  # the same checks
 
 
-def _workspaces(
-    ctx: _Context,
-    raw: Any,
-    extra: tuple[Path, ...],
-    exclude: tuple[str, ...],
-    sessions: tuple[SessionSource, ...] = (),
-    vault: bool | None = None,
-) -> tuple[WorkspaceConfig, ...]:
+def _workspaces(ctx: _Context, raw: Any, top: WorkspaceConfig) -> tuple[WorkspaceConfig, ...]:
+    """Each named workspace: its folder, and ``top``'s settings unless it gives its own."""
     if not isinstance(raw, dict) or not raw:
         raise ctx.error("workspaces", "must be a non-empty mapping of names to folders")
     result = []
@@ -309,28 +299,29 @@ def _workspaces(
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
             raise ctx.error(key, "a workspace name uses letters, digits, '-', '_' and '.'")
         if isinstance(spec, str):
-            path = ctx.path(spec, key)
-            result.append(WorkspaceConfig(name, path, extra, exclude, sessions, vault))
+            result.append(dataclasses.replace(top, name=name, path=ctx.path(spec, key)))
             continue
         if not isinstance(spec, dict):
             raise ctx.error(key, "must be a folder or a mapping with 'workspace'")
-        for sub in spec:
-            if sub not in _WORKSPACE_KEYS:
-                ctx.unknown(f"{key}.{sub}", list(_WORKSPACE_KEYS))
+        if unknown := [sub for sub in spec if sub not in _WORKSPACE_KEYS]:
+            ctx.unknown(f"{key}.{unknown[0]}", list(_WORKSPACE_KEYS))
         if "workspace" not in spec:
             raise ctx.error(key, "needs a 'workspace' folder")
-        ws_extra = extra
+        own: dict[str, Any] = {
+            "name": name,
+            "path": ctx.path(spec["workspace"], f"{key}.workspace"),
+        }
         if "extra_paths" in spec:
             items = _items(ctx, spec, "extra_paths")
-            ws_extra = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
-        ws_exclude = exclude
+            own["extra_paths"] = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
         if "exclude" in spec:
             items = _items(ctx, spec, "exclude")
-            ws_exclude = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
-        ws_sessions = _sessions(ctx, spec, f"{key}.sessions") if "sessions" in spec else sessions
-        ws_vault = _vault(ctx, spec, f"{key}.vault") if "vault" in spec else vault
-        path = ctx.path(spec["workspace"], f"{key}.workspace")
-        result.append(WorkspaceConfig(name, path, ws_extra, ws_exclude, ws_sessions, ws_vault))
+            own["exclude"] = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
+        if "sessions" in spec:
+            own["sessions"] = _sessions(ctx, spec, f"{key}.sessions")
+        if "vault" in spec:
+            own["vault"] = _vault(ctx, spec, f"{key}.vault")
+        result.append(dataclasses.replace(top, **own))
     return tuple(result)
 
 
@@ -340,11 +331,9 @@ _WORKSPACE_KEYS = ("workspace", "vault", "extra_paths", "exclude", "sessions")
 def _vault(ctx: _Context, raw: Mapping[str, Any], key: str) -> bool | None:
     """``vault``: true, false, or auto (unset: auto)."""
     value = raw.get(key.rsplit(".", 1)[-1], "auto")
-    if value == "auto" or value is None:
-        return None
-    if not isinstance(value, bool):
+    if value not in ("auto", None) and not isinstance(value, bool):
         raise ctx.error(key, f"must be true, false or auto, got {value!r}")
-    return value
+    return value if isinstance(value, bool) else None
 
 
 def _build(ctx: _Context, cls: type, raw: Any, prefix: str) -> Any:

@@ -193,3 +193,31 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
         timeout=30,
         what="the new stub by its alias",
     )
+
+
+def test_agent_memory_folds_only_chunks_that_overlap(make_config, ws):
+    """MEMORY.md, daily notes and memory/ files hold separate entries, each an answer: only
+    the same lines twice (a long section cut with overlap) fold."""
+    ws.write("MEMORY.md", "# Memory\n")
+    items = "\n".join(
+        f"- item {i}: the kiwi vine grows slowly on the wall by the shed" for i in range(90)
+    )
+    ws.write("memory/long.md", f"# Long\n\n{items}\n")
+    ws.write("memory/days.md", "".join(f"## Day {i}\n\nA pomelo entry {i}.\n\n" for i in range(3)))
+
+    def overlapping(found):
+        return sum(
+            a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+            for n, a in enumerate(found)
+            for b in found[n + 1 :]
+        )
+
+    with Memory(make_config()) as m:
+        m.index()
+        every = m.search("kiwi vine", all_chunks=True, max_results=20, min_score=0).results
+        assert overlapping(every) > 0
+        folded = m.search("kiwi vine", max_results=20, min_score=0).results
+        assert overlapping(folded) == 0 and 1 < len(folded) < len(every)
+        assert sum(r.more_chunks or 0 for r in folded) == len(every) - len(folded)
+        days = m.search("pomelo entry", max_results=10, min_score=0).results
+        assert [r.path for r in days] == ["memory/days.md"] * 3

@@ -28,6 +28,7 @@ from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
+from memd.sources.vault import looks_like_vault
 
 log = get_logger()
 
@@ -101,7 +102,9 @@ class Workspace:
         self.name = config.name
         self.path = config.path
         self.exclude = GlobSet(config.exclude)
-        self.vault = looks_like_vault(config.path) if config.vault is None else config.vault
+        self.vault = config.vault
+        if self.vault is None:
+            self.vault = looks_like_vault(config.path, (*CORE_NAMES, MEMORY_DIR))
         self.roots = [
             Root("", config.path),
             *extra_roots(config.extra_paths, {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}),
@@ -363,33 +366,6 @@ class Workspace:
             if parts[0] == root.prefix:
                 return root, "/".join(parts[1:])
         return self.roots[0], "/".join(parts)
-
-
-def looks_like_vault(folder: Path) -> bool:
-    """Whether a workspace folder is a vault of notes rather than an agent's memory: it
-    holds Obsidian's ``.obsidian/``, or Markdown but neither MEMORY.md nor memory/."""
-    try:
-        if (folder / ".obsidian").is_dir():
-            return True
-        if (folder / MEMORY_DIR).is_dir() or any((folder / n).exists() for n in CORE_NAMES):
-            return False
-        return _holds_markdown(folder)
-    except OSError:
-        return False
-
-
-_LOOK_FOLDERS = 200  # folders looked into for a note before a folder is taken for no vault
-
-
-def _holds_markdown(folder: Path) -> bool:
-    """Whether a Markdown file lies in ``folder`` or the first folders below it."""
-    for looked, (_, dirs, names) in enumerate(os.walk(folder), start=1):
-        if any(n.endswith(".md") and not _ignored(n) for n in names):
-            return True
-        dirs[:] = sorted(d for d in dirs if not _ignored(d))
-        if looked >= _LOOK_FOLDERS:
-            return False
-    return False
 
 
 def _shown(root: Root, rel: str) -> str:
