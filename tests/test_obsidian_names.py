@@ -2,6 +2,8 @@
 tagged with, names typed without their accents or apostrophes, stubs with no body, links
 to headings, and long notes whose chunks all hold the query's words."""
 
+import json
+
 import pytest
 
 from memd.memory import Memory
@@ -39,6 +41,21 @@ def _vault(root):
         "---\ntags: [placeholder]\n---\n# Plugins\n\n"
         + "\n\n".join(section.format(n=n) for n in range(8))
     )
+    (root / "Drawings").mkdir()
+    (root / "Drawings" / "Empty Sketch.excalidraw.md").write_text(
+        "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n\n## Text Elements\n%%\n"
+        '## Drawing\n```json\n{"elements": [{"type": "rectangle"}]}\n```\n%%\n'
+    )
+    nodes = [
+        {"id": "g1", "type": "group", "label": "Spring sowing", "x": 0, "y": 0, "width": 500,
+         "height": 500},
+        {"id": "t1", "type": "text", "text": "Parsnips in trays", "x": 10, "y": 10, "width": 90,
+         "height": 50},
+        {"id": "t2", "type": "text", "text": "Parsnips outside", "x": 900, "y": 0, "width": 9,
+         "height": 9},
+    ]  # fmt: skip
+    lines = ",\n".join(json.dumps(n, separators=(",", ":")) for n in nodes)
+    (root / "Board.canvas").write_text('{"nodes":[\n' + lines + "\n]}\n")
     return root
 
 
@@ -119,6 +136,20 @@ def test_stubs_are_records_cited_from_line_1(mem):
     assert got["backlinks"] == ["vault/Notes/Uses.md#L1-L1"]  # what links to it
 
 
+def test_a_drawing_without_text_is_a_record_not_a_text_elements_heading(mem):
+    found = results(mem, "text elements", min_score=0)
+    assert all(r["path"] != "vault/Drawings/Empty Sketch.excalidraw.md" for r in found)
+    (top, *_) = results(mem, "empty sketch")
+    assert top["path"] == "vault/Drawings/Empty Sketch.excalidraw.md"
+    assert top["heading"] == "# Empty Sketch" and "Text Elements" not in top["snippet"]
+
+
+def test_canvas_group_labels_head_their_nodes(mem):
+    found = results(mem, "spring sowing", min_score=0, all_chunks=True)
+    assert [(r["path"], r["heading"]) for r in found] == [("vault/Board.canvas", "# Spring sowing")]
+    assert found[0]["snippet"] == "Parsnips in trays"
+
+
 def test_links_to_headings_and_anchors_are_no_tags(mem):
     assert paths(mem, "castle", tags=["stone"]) == ["vault/Notes/Castle.md"]
     for tag in ("The", "Courtyard", "adding-towers", "Adding", "h"):
@@ -144,7 +175,6 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
 ):
     """In hybrid mode, with real vectors from an embedding server, on a real socket; an
     edit seen by the watcher is found by its name at once."""
-    import json
     import subprocess
     import sys
 

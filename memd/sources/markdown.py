@@ -178,6 +178,8 @@ def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> li
                 break
             if inside:
                 out[n] = lines[n]
+        if not any(line.strip() and not _DRAWING_TEXT.fullmatch(line) for line in out):
+            return [""] * len(lines)  # no text elements: a heading alone is no text
         return out
     if not comments or not any("%%" in line for line in lines[start:]):
         return None
