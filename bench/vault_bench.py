@@ -252,10 +252,7 @@ def shapes(args: argparse.Namespace) -> int:
     result: dict = {"benchmark": "obsidian-vault-shapes", "notes": len(notes),
                     "provider": provider}  # fmt: skip
     with Memory(config) as memory:
-        t = time.perf_counter()
-        memory.index()
-        memory.embed_all()
-        result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
+        _index(memory, result)
         result["indexed_files"] = memory.status().files
         store = memory.db.store
         stray = 0
@@ -283,6 +280,14 @@ def shapes(args: argparse.Namespace) -> int:
     result["vault"] = "extra_paths" if args.extra else "workspace"
     write_result(result, args.out.with_name(f"vault-shapes{'-extra' if args.extra else ''}.json"))
     return 0
+
+
+def _index(memory: Memory, result: dict) -> None:
+    """Index and embed everything, and say how long it took."""
+    t = time.perf_counter()
+    memory.index()
+    memory.embed_all()
+    result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
 
 
 def _prefixed(asks: dict, prefix: str) -> dict:
@@ -351,10 +356,7 @@ def main() -> int:
         "provider": provider,
     }
     with Memory(config) as memory:
-        t = time.perf_counter()
-        memory.index()
-        memory.embed_all()
-        result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
+        _index(memory, result)
         result["chunks"] = memory.status().chunks
         for mode in modes:
             result[mode] = {

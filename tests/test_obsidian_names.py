@@ -9,6 +9,7 @@ import pytest
 from memd.memory import Memory
 from memd.search.request import SearchRequest
 from memd.sources.names import name_key
+from tests.test_obsidian_vault import serve_embedded
 
 
 def _vault(root):
@@ -180,16 +181,7 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
 
     vault = _vault(tmp_path / "vault")
     ws.write("MEMORY.md", "# Memory\n")
-    d = serve(
-        f"extra_paths: [{vault}]\nembeddings: {{provider: openai, model: concepts-1, "
-        f"base_url: '{embed_server.url}', retries: 0, debounce_ms: 0}}\n"
-    )
-
-    def embedded() -> bool:
-        status = d.call("status")
-        return status["embedded_chunks"] > 0 and status["pending_embeddings"] == 0
-
-    d.wait_for(embedded, timeout=60, what="vectors")
+    d = serve_embedded(serve, embed_server, vault)
     for query, note in (
         ("Konigsberg", "Königsberg.md"),
         ("postels law", "Postel's Law.md"),
