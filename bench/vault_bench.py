@@ -292,9 +292,8 @@ def _index(memory: Memory, result: dict) -> None:
 
 def _prefixed(asks: dict, prefix: str) -> dict:
     """``asks`` with every note's path under ``prefix``."""
-    out: dict = {
-        key: [(q, prefix + note) for q, note in asks[key]] for key in asks if key != "tags"
-    }
+    pairs = ("names", "aliases", "stubs", "stub_aliases")
+    out = {key: [(q, prefix + note) for q, note in asks[key]] for key in pairs}
     out["tags"] = {prefix + path: tags for path, tags in asks["tags"].items()}
     out["repeats"] = asks["repeats"]
     return out
