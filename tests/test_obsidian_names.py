@@ -16,14 +16,14 @@ def _vault(root):
     (root / ".obsidian").mkdir(parents=True)
     notes = root / "Notes"
     notes.mkdir()
-    for i in range(80):  # many notes tagged and full of the topic's word
-        (notes / f"Query plan {i:02d}.md").write_text(
+    for i in range(80):  # many notes tagged with the topic, named with it, full of it
+        (notes / f"Database networking {i:02d}.md").write_text(
             f"---\ntags: [database, networking]\n---\n# Query plan {i:02d}\n\n"
             "The database index and the database cache: database networking notes, "
             f"database replica {i}, networking for the database.\n"
         )
     (notes / "Database.md").write_text("# Database\n\nA map of the notes on storage.\n")
-    (notes / "Networking.md").write_text("Links to [[Query plan 01]] and others.\n")
+    (notes / "Networking.md").write_text("Links to [[Database networking 01]] and others.\n")
     (notes / "Königsberg.md").write_text("# Königsberg\n\nSeven bridges, one walk.\n")
     (notes / "Postel's Law.md").write_text("Be liberal in what you accept.\n")
     (notes / "deep_learning.md").write_text("Layers of learned features.\n")
