@@ -14,11 +14,25 @@ in other words (paraphrase: first, in the top 3?) and one written to share no co
 with the topic note (unworded), in each mode, with ``min_score`` at its default: a note
 the relevance floor drops is a miss (unworded questions also at ``min_score`` 0). Writes
 bench/results/vault.json.
+
+    python bench/vault_bench.py --shapes [--crowd 1.0] [--modes keyword,auto]
+
+The vault shapes Obsidian users point memd at, generated under bench/.data/vault-shapes/
+and set as the workspace itself (``.obsidian/`` at its root, no extra_paths): topic notes
+(maps of content) among hundreds of notes tagged with the topic's name and saying it
+again and again; names with accents, apostrophes, hyphens and underscores typed the way
+Obsidian's switcher takes them (folded); stubs (front matter only, or empty); notes that
+link to their own headings (``[[#Heading]]``, ``[text](#anchor)``) and other notes' parts;
+long notes whose every section holds the same words. Reports, in each mode, name @1 and
+alias @1, stubs found by name and by alias, tags that came from links, and how many
+results in a top 10 repeat a note already shown (with and without ``all_chunks``). Writes
+bench/results/vault-shapes.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import shutil
@@ -34,6 +48,7 @@ from bench.paraphrase_bench import Words  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
+from memd.search.request import SearchRequest  # noqa: E402
 
 # Topics written for memd: title, an alias, what the note says, a question in other words
 # ("asked"), one sharing none of its words ("unworded"), a nested tag.
@@ -96,14 +111,220 @@ def unworded(root: Path) -> list[tuple[str, str]]:
     return out
 
 
+# Topic notes and how many notes carry their tag and say their name (--crowd scales these).
+_CROWDS = [
+    ("Database", "DB", "database", 300),
+    ("Networking", "Net stack", "networking", 660),
+    ("Deep Learning", "Neural nets", "deep-learning", 200),
+    ("Philosophy", "Love of wisdom", "philosophy", 150),
+    ("Gardening", "Allotment", "gardening", 120),
+    ("Statistics", "Stats", "statistics", 90),
+]
+# Names as written, and as typed: folded as Obsidian's switcher folds them.
+_TYPED = [
+    ("Königsberg", "Konigsberg"),
+    ("Postel's Law", "postels law"),
+    ("Café Society", "cafe society"),
+    ("Gödel's Incompleteness", "godels incompleteness"),
+    ("São Paulo", "sao paulo"),
+    ("Zürich Trip", "zurich trip"),
+    ("self_hosting", "self hosting"),
+    ("Non-Violent Communication", "non violent communication"),
+    ("Ångström", "angstrom"),
+    ("Crème Brûlée", "creme brulee"),
+    ("Murphy’s Law", "murphy's law"),
+    ("e-mail_etiquette", "email etiquette"),
+]
+_CROWD_LINES = [
+    "Notes on {name}: the {name} reading list and what {name} means here.",
+    "Another {name} session; the {name} questions from the group, in order.",
+    "A {name} example worked through, then a second {name} case for comparison.",
+]
+_SYLLABLES = "ka ve lo ran ti mu sor pe dan quel bri fo nax ul zer ith ga mo".split()
+
+
+def _pseudo(rng: random.Random, parts: int, used: set[str]) -> str:
+    """A made-up word not in ``used`` (then added): no other note of the vault holds it."""
+    while (word := "".join(rng.choice(_SYLLABLES) for _ in range(parts))) in used:
+        pass
+    used.add(word)
+    return word
+
+
+def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
+    """Write the shapes vault; returns what to ask of it: ``names``, ``aliases`` and
+    ``stubs`` (question, note), ``tags`` (note: tags written), ``repeats`` (questions)."""
+    rng = random.Random(seed)
+    used: set[str] = set()
+    if root.exists():
+        shutil.rmtree(root)
+    (root / ".obsidian").mkdir(parents=True)
+    (root / ".obsidian" / "app.json").write_text("{}\n")
+    asks: dict = {"names": [], "aliases": [], "stubs": [], "stub_aliases": [], "tags": {},
+                  "repeats": []}  # fmt: skip
+    for name, alias, tag, count in _CROWDS:
+        folder = root / "Crowd" / tag
+        folder.mkdir(parents=True)
+        members = []
+        for i in range(max(1, round(count * crowd))):
+            title = f"{name} note {i:03d} {_pseudo(rng, 3, used)}"
+            members.append(title)
+            lines = ["---", f"tags: [{tag}]", "---", f"# {title}", "", f"## {name}", ""]
+            lines += [rng.choice(_CROWD_LINES).format(name=name) for _ in range(3)]
+            lines += ["", f"#{tag}/detail", ""]
+            (folder / f"{title}.md").write_text("\n".join(lines))
+            asks["tags"][f"Crowd/{tag}/{title}.md"] = {tag, f"{tag}/detail"}
+        links = "\n".join(f"- [[{m}]]" for m in members[:25])
+        (root / "Topics").mkdir(exist_ok=True)
+        (root / "Topics" / f"{name}.md").write_text(
+            f"---\naliases: [{alias}]\n---\nWhere the notes start.\n\n{links}\n"
+        )
+        asks["names"].append((name, f"Topics/{name}.md"))
+        asks["aliases"].append((alias, f"Topics/{name}.md"))
+        asks["repeats"].append(name.lower())
+    (root / "Places").mkdir()
+    for written, typed in _TYPED:
+        (root / "Places" / f"{written}.md").write_text(
+            f"# {written}\n\nWhat I keep about {_pseudo(rng, 3, used)}, and a walk past it.\n"
+        )
+        asks["names"].append((typed, f"Places/{written}.md"))
+    (root / "Stubs").mkdir()
+    for i in range(40):
+        name = _pseudo(rng, 3, used).capitalize()
+        alias = _pseudo(rng, 3, used)
+        kind = i % 4
+        text = {
+            0: f"---\naliases: [{alias}]\ntags: [term]\n---\n",
+            1: f"---\naliases:\n  - {alias}\n---\n",
+            2: "",
+            3: "---\ntags: [term]\n---\n%% to write %%\n",
+        }[kind]
+        (root / "Stubs" / f"{name}.md").write_text(text)
+        asks["stubs"].append((name, f"Stubs/{name}.md"))
+        if kind in (0, 1):
+            asks["stub_aliases"].append((alias, f"Stubs/{name}.md"))
+            asks["aliases"].append((alias, f"Stubs/{name}.md"))
+        asks["tags"][f"Stubs/{name}.md"] = {"term"} if kind in (0, 3) else set()
+    (root / "Castles").mkdir()
+    for i in range(60):
+        title = f"Castle {i:02d} {_pseudo(rng, 3, used)}"
+        (root / "Castles" / f"{title}.md").write_text(
+            f"---\ntags: [castle]\n---\n# {title}\n\nSee [[#The Courtyard]], "
+            "[[#Adding Towers|towers]], [the gate](#the-gate) and [[Königsberg#Bridges]]; <https://example.org/#top>.\n"
+            f"Built of #stone.\n\n## The Courtyard\n\nA well.\n\n## The Gate\n\nOak.\n"
+        )
+        asks["tags"][f"Castles/{title}.md"] = {"castle", "stone"}
+    (root / "Long").mkdir()
+    section = "## Part {n}\n\nThe plugin loads stage {n}; the plugin cache then waits.\n" + (
+        "Words about weather, gardens and the long road home. " * 45
+    )
+    for i in range(20):
+        title = f"Plugin guide {i:02d}"
+        (root / "Long" / f"{title}.md").write_text(
+            f"---\ntags: [placeholder]\n---\n# {title}\n\n"
+            + "\n\n".join(section.format(n=n) for n in range(8))
+        )
+        asks["tags"][f"Long/{title}.md"] = {"placeholder"}
+    asks["repeats"] += ["plugin", "plugin cache", "weather gardens", "stage loads"]
+    return asks
+
+
+def shapes(args: argparse.Namespace) -> int:
+    """The shapes vault set as the workspace: names, aliases, stubs, tags and repeats."""
+    modes = args.modes.split(",")
+    vault = args.work.parent / "vault-shapes" / "vault"
+    asks = make_shapes(vault, args.crowd)
+    provider = "local" if {"auto", "hybrid", "vector"} & set(modes) else "none"
+    where = {"workspace": str(vault)}
+    if args.extra:  # the vault beside an empty workspace (what worked before a vault could be one)
+        (vault.parent / "workspace").mkdir(exist_ok=True)
+        where = {"workspace": str(vault.parent / "workspace"), "extra_paths": [str(vault)]}
+        asks = _prefixed(asks, "vault/")
+    config = parse_config(
+        {
+            **where,
+            "state_dir": str(vault.parent / f"state-{provider}{'-extra' if args.extra else ''}"),
+            "embeddings": {"provider": provider, "query_timeout_s": 60},
+        },
+        env={},
+    )
+    notes = [p for p in vault.rglob("*.md") if ".obsidian" not in p.parts]
+    result: dict = {"benchmark": "obsidian-vault-shapes", "notes": len(notes),
+                    "provider": provider}  # fmt: skip
+    with Memory(config) as memory:
+        _index(memory, result)
+        result["indexed_files"] = memory.status().files
+        store = memory.db.store
+        stray = 0
+        for path, written in asks["tags"].items():
+            meta = store.file_meta(path)
+            stray += len(set(meta.tags) - written) if meta else 0
+        result["tags from links"] = stray
+        for mode in modes:
+            found = {
+                "name@1": _at(memory, asks["names"], mode, 1),
+                "alias@1": _at(memory, asks["aliases"], mode, 1),
+                "stubs by name@1": _at(memory, asks["stubs"], mode, 1),
+                "stubs by alias@1": _at(memory, asks["stub_aliases"], mode, 1),
+                "repeated notes in top 10": _repeats(memory, asks["repeats"], mode, False),
+                "repeated notes in top 10, all_chunks": _repeats(
+                    memory, asks["repeats"], mode, True
+                ),
+            }
+            tagged = memory.search("plugin", mode=mode, tags=["placeholder"], max_results=4)
+            found["files in '--tag placeholder plugin' top 4"] = len(
+                {r.path for r in tagged.results}
+            )
+            result[mode] = found
+            print(mode, found)
+    result["vault"] = "extra_paths" if args.extra else "workspace"
+    write_result(result, args.out.with_name(f"vault-shapes{'-extra' if args.extra else ''}.json"))
+    return 0
+
+
+def _index(memory: Memory, result: dict) -> None:
+    """Index and embed everything, and say how long it took."""
+    t = time.perf_counter()
+    memory.index()
+    memory.embed_all()
+    result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
+
+
+def _prefixed(asks: dict, prefix: str) -> dict:
+    """``asks`` with every note's path under ``prefix``."""
+    pairs = ("names", "aliases", "stubs", "stub_aliases")
+    out = {key: [(q, prefix + note) for q, note in asks[key]] for key in pairs}
+    out["tags"] = {prefix + path: tags for path, tags in asks["tags"].items()}
+    out["repeats"] = asks["repeats"]
+    return out
+
+
+def _repeats(memory: Memory, queries: list[str], mode: str, every: bool) -> int | None:
+    """Results in the top 10 of each query whose note an earlier result already showed
+    (None: this memd cannot be asked for every chunk)."""
+    if every and "all_chunks" not in {f.name for f in dataclasses.fields(SearchRequest)}:
+        return None
+    repeats = 0
+    for query in queries:
+        options = {"all_chunks": True} if every else {}
+        found = memory.search(query, mode=mode, max_results=10, min_score=0, **options).results
+        repeats += len(found) - len({r.path for r in found})
+    return repeats
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--modes", default="keyword,auto")
+    ap.add_argument("--shapes", action="store_true", help="the vault shapes, set as workspace")
+    ap.add_argument("--crowd", type=float, default=1.0, help="scale of the tagged crowds")
+    ap.add_argument("--extra", action="store_true", help="--shapes: the vault in extra_paths")
     ap.add_argument("--fillers", type=int, default=4, help="notes per topic that link to it")
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "vault-obsidian")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "vault.json")
     args = ap.parse_args()
     configure_logging("warning")
+    if args.shapes:
+        return shapes(args)
     modes = args.modes.split(",")
     vault = args.work / "vault"
     make_vault(vault, args.fillers)
@@ -134,10 +355,7 @@ def main() -> int:
         "provider": provider,
     }
     with Memory(config) as memory:
-        t = time.perf_counter()
-        memory.index()
-        memory.embed_all()
-        result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
+        _index(memory, result)
         result["chunks"] = memory.status().chunks
         for mode in modes:
             result[mode] = {

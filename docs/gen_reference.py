@@ -204,6 +204,7 @@ def top_level_rows() -> list[str]:
     kinds = {
         "workspace": ("path", yaml_value(cfg.DEFAULT_WORKSPACE)),
         "workspaces": ("mapping of names to a path or a mapping", "unset"),
+        "vault": ("true, false or auto", "`auto`"),
         "extra_paths": ("list of paths or mappings", yaml_value(())),
         "exclude": (type_name(ws["exclude"]), yaml_value(())),
         "sessions": ("list of mappings", yaml_value(())),

@@ -301,6 +301,9 @@ class WorkspaceConfig:
     extra_paths: tuple[ExtraPath, ...] = ()
     exclude: tuple[str, ...] = ()
     sessions: tuple[SessionSource, ...] = ()
+    # Read the folder as a vault of notes (every note, as an extra root is read) rather
+    # than as an agent's MEMORY.md and memory/; None: decide by looking (memd.sources.layout).
+    vault: bool | None = None
 
     def check_folder(self) -> None:
         """Raise ``WorkspaceMissing`` unless the workspace folder exists and can be read."""

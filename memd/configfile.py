@@ -42,6 +42,8 @@ from memd.errors import ConfigError
 _TOP_LEVEL = {
     "workspace": "the memory folder: MEMORY.md (or memory.md) and memory/**/*.md",
     "workspaces": "several workspaces by name, each with its own index (the first is the default)",
+    "vault": "read the workspace folder as a vault: every note, as extra_paths are read "
+    "(default: when it holds .obsidian/, or Markdown but no MEMORY.md and no memory/)",
     "extra_paths": "more folders or single .md files to index, e.g. an Obsidian vault",
     "exclude": "gitignore-style globs of files and folders to skip, relative to each root",
     "sessions": "agent session transcripts indexed read-only beside the notes",
@@ -133,12 +135,11 @@ def parse_config(
         raise ctx.error("workspaces", "give either 'workspace' or 'workspaces', not both")
     extra = tuple(_extra(ctx, p, f"extra_paths[{i}]") for i, p in _items(ctx, raw, "extra_paths"))
     exclude = tuple(ctx.string(g, f"exclude[{i}]") for i, g in _items(ctx, raw, "exclude"))
-    sessions = _sessions(ctx, raw, "sessions")
-    if "workspaces" in raw:
-        workspaces = _workspaces(ctx, raw["workspaces"], extra, exclude, sessions)
-    else:
-        path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
-        workspaces = (WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude, sessions),)
+    path = ctx.path(raw.get("workspace", DEFAULT_WORKSPACE), "workspace")
+    # The one workspace, or what each of several takes unless it says otherwise.
+    top = WorkspaceConfig(DEFAULT_WORKSPACE_NAME, path, extra, exclude,
+                          _sessions(ctx, raw, "sessions"), _vault(ctx, raw, "vault"))  # fmt: skip
+    workspaces = _workspaces(ctx, raw["workspaces"], top) if "workspaces" in raw else (top,)
     state = raw.get("state_dir")
     state_dir = ctx.path(state, "state_dir") if state is not None else default_state_dir(env)
     socket = raw.get("socket")
@@ -288,13 +289,8 @@ class _SessionFields:
         SessionSource(Path("."), **dataclasses.asdict(self))  # the same checks
 
 
-def _workspaces(
-    ctx: _Context,
-    raw: Any,
-    extra: tuple[Path, ...],
-    exclude: tuple[str, ...],
-    sessions: tuple[SessionSource, ...] = (),
-) -> tuple[WorkspaceConfig, ...]:
+def _workspaces(ctx: _Context, raw: Any, top: WorkspaceConfig) -> tuple[WorkspaceConfig, ...]:
+    """Each named workspace: its folder, and ``top``'s settings unless it gives its own."""
     if not isinstance(raw, dict) or not raw:
         raise ctx.error("workspaces", "must be a non-empty mapping of names to folders")
     result = []
@@ -303,27 +299,41 @@ def _workspaces(
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
             raise ctx.error(key, "a workspace name uses letters, digits, '-', '_' and '.'")
         if isinstance(spec, str):
-            result.append(WorkspaceConfig(name, ctx.path(spec, key), extra, exclude, sessions))
+            result.append(dataclasses.replace(top, name=name, path=ctx.path(spec, key)))
             continue
         if not isinstance(spec, dict):
             raise ctx.error(key, "must be a folder or a mapping with 'workspace'")
-        for sub in spec:
-            if sub not in ("workspace", "extra_paths", "exclude", "sessions"):
-                ctx.unknown(f"{key}.{sub}", ["workspace", "extra_paths", "exclude", "sessions"])
+        if unknown := [sub for sub in spec if sub not in _WORKSPACE_KEYS]:
+            ctx.unknown(f"{key}.{unknown[0]}", list(_WORKSPACE_KEYS))
         if "workspace" not in spec:
             raise ctx.error(key, "needs a 'workspace' folder")
-        ws_extra = extra
+        own: dict[str, Any] = {
+            "name": name,
+            "path": ctx.path(spec["workspace"], f"{key}.workspace"),
+        }
         if "extra_paths" in spec:
             items = _items(ctx, spec, "extra_paths")
-            ws_extra = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
-        ws_exclude = exclude
+            own["extra_paths"] = tuple(_extra(ctx, p, f"{key}.extra_paths[{i}]") for i, p in items)
         if "exclude" in spec:
             items = _items(ctx, spec, "exclude")
-            ws_exclude = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
-        ws_sessions = _sessions(ctx, spec, f"{key}.sessions") if "sessions" in spec else sessions
-        path = ctx.path(spec["workspace"], f"{key}.workspace")
-        result.append(WorkspaceConfig(name, path, ws_extra, ws_exclude, ws_sessions))
+            own["exclude"] = tuple(ctx.string(g, f"{key}.exclude[{i}]") for i, g in items)
+        if "sessions" in spec:
+            own["sessions"] = _sessions(ctx, spec, f"{key}.sessions")
+        if "vault" in spec:
+            own["vault"] = _vault(ctx, spec, f"{key}.vault")
+        result.append(dataclasses.replace(top, **own))
     return tuple(result)
+
+
+_WORKSPACE_KEYS = ("workspace", "vault", "extra_paths", "exclude", "sessions")
+
+
+def _vault(ctx: _Context, raw: Mapping[str, Any], key: str) -> bool | None:
+    """``vault``: true, false, or auto (unset: auto)."""
+    value = raw.get(key.rsplit(".", 1)[-1], "auto")
+    if value not in ("auto", None) and not isinstance(value, bool):
+        raise ctx.error(key, f"must be true, false or auto, got {value!r}")
+    return value if isinstance(value, bool) else None
 
 
 def _build(ctx: _Context, cls: type, raw: Any, prefix: str) -> Any:

@@ -50,12 +50,15 @@ class SearchResult(_Record):
     host: str | None = field(default=None, metadata={"optional": True})
     workspace: str | None = field(default=None, metadata={"optional": True})
     # The citation of the later statement that replaced the one this result matched on
-    # (memd.search.superseded): ranked below it, and said so. ``superseded`` says how it
+    # (memd.search.superseded): labelled so. ``superseded`` says how it
     # was found: "stated" (a change word: "now", "switched", "was") or "likely" (the same
     # subject with another value, no change word); ``now`` what the newer one says.
     superseded_by: str | None = field(default=None, metadata={"optional": True})
     superseded: str | None = field(default=None, metadata={"optional": True})
     now: str | None = field(default=None, metadata={"optional": True})
+    # How many other chunks of the same note matched and were folded into this one (a
+    # result list gives each note one place unless ``all_chunks`` asks for every chunk).
+    more_chunks: int | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,10 @@ def test_malformed_front_matter_is_skipped_with_one_warning():
     assert doc.body_start == 3 and doc.tags == ()
     assert len(doc.warnings) == 1 and "not valid YAML" in doc.warnings[0]
     doc = parse("---\n- just a list\n---\nbody\n")
-    assert doc.body_start == 3 and doc.warnings == ["front matter is not a mapping; not indexed"]
+    assert doc.body_start == 3 and doc.warnings == [
+        "front matter is not a mapping; its tags, aliases and date are not read "
+        "(the note's text is indexed)"
+    ]
 
 
 def test_line_endings_and_bom():

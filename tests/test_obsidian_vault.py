@@ -186,10 +186,9 @@ def test_no_chunk_is_only_a_heading_an_embed_or_a_query(make_config, ws, vault):
     assert "Light fades" in gallery.text and "sunset-over-harbour" in gallery.text
 
 
-def test_the_daemon_ranks_names_first_in_hybrid_mode(serve, embed_server, ws, vault):
-    """An alias that no text holds has a weak vector and weak keyword evidence: the
-    default mode must still put its note first, above the relevance floor."""
-    ws.write("MEMORY.md", "# Memory\n")
+def serve_embedded(serve, embed_server, vault):
+    """A daemon with ``vault`` in extra_paths and vectors from ``embed_server``, once
+    every chunk has its vector."""
     d = serve(
         f"extra_paths: [{vault}]\nembeddings: {{provider: openai, model: concepts-1, "
         f"base_url: '{embed_server.url}', retries: 0, debounce_ms: 0}}\n"
@@ -199,7 +198,15 @@ def test_the_daemon_ranks_names_first_in_hybrid_mode(serve, embed_server, ws, va
         status = d.call("status")
         return status["embedded_chunks"] > 0 and status["pending_embeddings"] == 0
 
-    d.wait_for(embedded, timeout=30, what="vectors")
+    d.wait_for(embedded, timeout=60, what="vectors")
+    return d
+
+
+def test_the_daemon_ranks_names_first_in_hybrid_mode(serve, embed_server, ws, vault):
+    """An alias that no text holds has a weak vector and weak keyword evidence: the
+    default mode must still put its note first, above the relevance floor."""
+    ws.write("MEMORY.md", "# Memory\n")
+    d = serve_embedded(serve, embed_server, vault)
     for query, note in (("BP", "Backpropagation"), ("equity", "Equity")):
         answer = d.call("memory_search", query=query)
         assert answer["mode"] == "hybrid"

@@ -24,7 +24,7 @@ from memd.client import Client, describe, mismatch
 from memd.config import Config, WorkspaceConfig
 from memd.configfile import default_config_path, load_config
 from memd.errors import MemdError
-from memd.sources.layout import MEMORY_DIR
+from memd.sources.layout import MEMORY_DIR, Workspace, is_note
 from memd.write.keylines import key_lines, look_alikes
 
 _INOTIFY = Path("/proc/sys/fs/inotify")
@@ -146,12 +146,41 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
             f"{ws.path}; extra path missing: {', '.join(missing)}",
             f"create it, or remove it from extra_paths in {where}",
         )
-    notes = sum(
-        sum(n.endswith(".md") for n in names) for _, _, names in os.walk(ws.path / MEMORY_DIR)
-    ) + sum((ws.path / n).is_file() for n in ("MEMORY.md", "memory.md"))
+    layout = Workspace(ws)
+    found, read = _markdown_read(layout)
+    if layout.vault:
+        return Check(name, "ok", f"{ws.path} (a vault: {counted(read, 'note')} read)")
+    if found >= _UNREAD_MIN and read * 2 < found:
+        return Check(
+            name,
+            "warn",
+            f"{ws.path}: {read} of {counted(found, 'note')} indexed (a workspace "
+            "reads MEMORY.md and memory/ only)",
+            f"to read every note as a vault does, set 'vault: true' for this workspace in "
+            f"{where} (or list its note folders in extra_paths)",
+        )
     return Check(
-        name, "ok", f"{ws.path} ({counted(notes, 'Markdown file')} in MEMORY.md and memory/)"
+        name, "ok", f"{ws.path} ({counted(read, 'Markdown file')} in MEMORY.md and memory/)"
     )
+
+
+_UNREAD_MIN = 10  # Markdown files left unread before a workspace is worth a warning
+_LOOK_MAX = 100_000  # files looked at before counting stops (a home folder as a workspace)
+
+
+def _markdown_read(layout: Workspace) -> tuple[int, int]:
+    """``(notes under the workspace folder, how many of them memd indexes)``,
+    hidden folders and node_modules left out as memd leaves them."""
+    found = read = 0
+    for top, dirs, names in os.walk(layout.path):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
+        for n in names:
+            if is_note(n) and not n.startswith("."):
+                found += 1
+                read += layout.locate(os.path.join(top, n)) is not None
+        if found >= _LOOK_MAX:
+            break
+    return found, read
 
 
 def _look_alikes(ws: WorkspaceConfig) -> Check | None:

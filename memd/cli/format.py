@@ -91,7 +91,8 @@ def search(r: dict) -> None:
         if "superseded_by" in hit:
             how = ", likely" if hit.get("superseded") == "likely" else ""
             later = f"  (superseded by {hit['superseded_by']}{how})"
-        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}")
+        more = f"  (+{hit['more_chunks']} more in this note)" if "more_chunks" in hit else ""
+        print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}{more}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")
 

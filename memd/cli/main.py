@@ -174,6 +174,7 @@ def _command(args: argparse.Namespace, router: Router) -> int:
             now=args.now,
             sources=args.sources,
             scope=args.scope,
+            all_chunks=args.all_chunks or None,
             # A person who just saved a note wants it in the answer: wait briefly for
             # edits the daemon already knows of (scripts that read --json choose).
             wait_fresh=args.wait if args.wait is not None or as_json else HUMAN_WAIT,

@@ -230,6 +230,11 @@ def make_parser() -> Parser:
         metavar="TAG",
         help="only notes with this tag (repeatable)",
     )
+    p.add_argument(
+        "--all-chunks",
+        action="store_true",
+        help="every matching chunk of a note, not only its best (default: one place per note)",
+    )
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
     p.add_argument(

@@ -17,9 +17,10 @@ from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
 from memd.log import get_logger
 from memd.sources.canvas import canvas_chunks, is_canvas
-from memd.sources.chunker import chunk_with_restart
+from memd.sources.chunker import chunk_with_restart, stub_chunk
 from memd.sources.layout import FileEntry, stat_stamp
-from memd.sources.markdown import is_drawing, parse
+from memd.sources.markdown import Document, is_drawing, parse
+from memd.sources.names import note_name
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
 log = get_logger()
@@ -196,11 +197,17 @@ def prepare(job: Job) -> Prepared:
         chunks, tags, lines, problems = canvas_chunks(text)
         meta = _meta(e, data, st, digest, lines, tags, (), None)
         warnings.extend(problems)
+        if not chunks and not problems and e.source == "extra":  # pictures and links
+            chunks = [stub_chunk(Document([], []), note_name(e.path))]
         rows = chunk_rows(meta, chunks, hide=chunking.hide)
         return Prepared(entry, meta=meta, rows=rows, warnings=tuple(warnings))
     doc = parse(text, drawing=is_drawing(e.path), hide=chunking.hide)
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
+    # A vault's stub is a note with a name, aliases and tags (an agent's empty memory
+    # file is nothing yet).
+    if not chunks and e.source == "extra":
+        chunks = [stub_chunk(doc, note_name(e.path))]
     meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     tail = tail_of(data, digest, doc, restart) if clean else None
     return Prepared(

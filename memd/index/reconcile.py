@@ -36,7 +36,9 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 # 3: the headings that open a long section keep at least its first line with them.
 # 4: Obsidian: comments, Dataview queries and drawings' data hidden; links name their
 #    targets; front matter gives dates; bad front matter is not text; dated file names.
-CHUNK_FORMAT = 4
+# 5: notes' names as words of their own (exact lookup); stubs get a record; links and
+#    anchors give no tags.
+CHUNK_FORMAT = 5
 
 Progress = Callable[[int, int], None]
 

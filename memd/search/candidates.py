@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.search.ranking import (
@@ -22,6 +21,7 @@ from memd.search.request import SearchRequest
 from memd.sources.globs import GlobSet
 from memd.sources.layout import is_session_path
 from memd.sources.markdown import links
+from memd.sources.names import NAMED_SOURCES, name_key, name_token, note_name
 from memd.store.base import Store
 from memd.store.fts import NOSPACE_RUN, MatchQuery, TermMatcher, match_query
 from memd.store.rows import Hit
@@ -31,8 +31,7 @@ from memd.store.vectors import VectorIndex
 # note, as Obsidian's quick switcher takes them. It ranks first in every mode.
 NAMED_RELEVANCE = 1.0
 _NAME_WORDS = 12  # a longer query is no note's name
-_NAMED_POOL = 20  # notes whose tags, aliases or name hold the query's words, looked at
-_NAMED_SOURCES = ("extra", "memory")  # notes with names (a daily note's is its date)
+_NAMED_LIMIT = 50  # notes of one name looked at (one name's, not its words': no pool)
 _ANCHOR_POOL = 20  # the best candidates whose links are read
 _ANCHOR_TARGETS = 3  # notes linked to with the query's words, looked up
 _WORD = re.compile(r"\w+")
@@ -80,11 +79,6 @@ def _tag_paths(tags: Sequence[str]) -> set[str]:
     return out
 
 
-def name_key(text: str) -> str:
-    """A note's name or a query as the two are compared: its words, lower-case."""
-    return " ".join(_WORD.findall(text.casefold()))
-
-
 def named(
     store: Store, req: SearchRequest, allowed: Mapping[int, str] | None
 ) -> list[tuple[Hit, float]]:
@@ -116,24 +110,26 @@ def _named(
     store: Store, key: str, req: SearchRequest, allowed: Mapping[int, str] | None
 ) -> list[Hit]:
     """First chunks of the notes named ``key`` (a ``name_key``) that pass the filters."""
-    if not key or allowed == {} or len(key.split()) > _NAME_WORDS or NOSPACE_RUN.search(key):
+    if not key or allowed == {} or len(key.split()) > _NAME_WORDS:
         return []
-    # Names live in each note's first chunk's meta column (memd.store.rows.chunk_rows).
-    phrase = f'meta : "{key}"'
+    # Each name is one word of its note's first chunk's meta column (memd.store.rows):
+    # an exact probe, however many notes carry the name's words in tags or text.
+    token = name_token(key)
+    phrase = f'meta : "{token}"'
     hits = store.keyword_search(
-        MatchQuery(phrase, (phrase,), ((key,),)),
-        limit=_NAMED_POOL,
+        MatchQuery(phrase, (phrase,), ((token,),)),
+        limit=_NAMED_LIMIT,
         since=req.since,
         until=req.until,
         file_ids=None if allowed is None else list(allowed),
     )
     out = []
     for hit in hits:
-        if hit.source not in _NAMED_SOURCES:
+        if hit.source not in NAMED_SOURCES:
             continue
         # Aliases are read from this host's index only: a team hit is named by its title.
         local = hit.host is None
-        if name_key(_title(hit.path)) == key or (local and _has_alias(store, hit.path, key)):
+        if name_key(note_name(hit.path)) == key or (local and _has_alias(store, hit.path, key)):
             out.append(hit)
     return out
 
@@ -141,7 +137,7 @@ def _named(
 def backlinks(store: Store, path: str, limit: int = 50) -> list[str]:
     """Citations of the chunks that link to the note at ``path`` (by its file name), at
     most ``limit``."""
-    title = _title(path)
+    title = note_name(path)
     key = name_key(title)
     if not key or NOSPACE_RUN.search(key):
         return []
@@ -153,11 +149,6 @@ def backlinks(store: Store, path: str, limit: int = 50) -> list[str]:
         for hit in sorted(hits, key=lambda h: (h.path, h.start_line))
         if hit.path != path and any(name_key(target) == key for target, _ in links(hit.text))
     ]
-
-
-def _title(path: str) -> str:
-    name = PurePosixPath(path).name
-    return name.removesuffix(".canvas").removesuffix(".md").removesuffix(".excalidraw")
 
 
 def _has_alias(store: Store, path: str, key: str) -> bool:

@@ -37,6 +37,7 @@ class Candidate:
     superseded_by: str | None = None  # a later statement replaced the one it matched on
     superseded_how: str | None = None  # "stated" or "likely"
     superseded_now: str | None = None  # what the later statement says
+    more_chunks: int = 0  # other chunks of its note folded into it (memd.search.collapse)
     relevance: float = 0.0  # after fusion
     score: float = 0.0  # after decay: what results are ordered by
     vec: np.ndarray | None = field(default=None, repr=False)
@@ -298,4 +299,5 @@ def _result(c: Candidate, match: str = "strong") -> SearchResult:
         superseded_by=c.superseded_by,
         superseded=c.superseded_how,
         now=c.superseded_now,
+        more_chunks=c.more_chunks or None,
     )

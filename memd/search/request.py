@@ -33,6 +33,7 @@ class SearchRequest:
     now: str | None = None  # ISO date-time that time words are read against; None: the clock
     sources: tuple[str, ...] = ()  # "memory" (notes), "sessions" (transcripts); (): both
     scope: str = "local"  # "team": every host's published workspaces too
+    all_chunks: bool = False  # every matching chunk, not each note's best (memd.search.collapse)
     # A time window only narrows the question's matches: a chunk that holds under half of
     # its other words (and has no strong meaning) is none (``timerank.on_topic``). Not a
     # socket parameter: what reaches a model unasked (``memd recall``) sets it.

@@ -33,6 +33,7 @@ from memd.search.candidates import (
     query_terms,
     vector_candidates,
 )
+from memd.search.collapse import one_per_note
 from memd.search.ranking import Candidate, floored, fuse, merge, select
 from memd.search.request import SearchRequest, parse_now, resolve
 from memd.search.superseded import demote, mark_superseded
@@ -255,6 +256,8 @@ class Searcher:
         lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
         cands = lift(cands, lifts)
         mark_superseded(store, cands, asked.query)  # what later notes replaced ranks lower
+        if not req.all_chunks:  # one note, one place in the list
+            cands = one_per_note(cands, req.min_score)
         n, query = req.max_results, asked.query
         results = select(cands, n, req.min_score, ranking, now.date(),
                          lambda kept: demote(adjust(kept, reading, ranking, query, n)),

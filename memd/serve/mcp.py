@@ -80,6 +80,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "('strong', or 'weak': below the relevance floor, shown to fill up), `superseded_by` "
         "on a result whose statement a later note replaced (the citation of the newer one; "
         "`now`: what it says; `superseded`: 'stated' or 'likely'): trust the newer one, "
+        "`more_chunks` when other chunks of the same note matched (each note has one place "
+        "unless all_chunks), "
         "`index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",
@@ -113,6 +115,10 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             Literal["local", "team"],
             Field(description="'team': every host's published workspaces too"),
         ] = "local",
+        all_chunks: Annotated[
+            bool,
+            Field(description="every matching chunk of a note, not only its best one"),
+        ] = False,
         workspace: Annotated[str | None, Field(description=WORKSPACE)] = None,
     ) -> str:
         return call(
@@ -130,6 +136,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
                 "now": now,
                 "sources": sources,
                 "scope": scope,
+                "all_chunks": all_chunks or None,
                 "workspace": workspace,
             },
         )

@@ -37,6 +37,7 @@ def search_request(p: Params) -> SearchRequest:
         now=p.get("now", str),
         sources=p.strings("sources"),
         scope=p.get("scope", str, "local"),
+        all_chunks=p.get("all_chunks", bool, False),
     )
 
 

@@ -65,6 +65,8 @@ class Watcher:
         deep = []
         memory = self.workspace.path / MEMORY_DIR
         trees = [str(memory)] if memory.is_dir() else []
+        if self.workspace.vault:  # every folder of a vault holds notes
+            flat, trees = [], [str(self.workspace.path)]
         for root in self.workspace.roots[1:]:
             if root.is_file:
                 flat.append(str(root.path.parent))

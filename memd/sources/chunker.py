@@ -112,6 +112,15 @@ def chunk_with_restart(
     return chunks, restart
 
 
+def stub_chunk(doc: Document, name: str) -> Chunk:
+    """The record of a note with no text to chunk (front matter only, empty, or only
+    hidden text): its front matter as written, cited from line 1, headed by the note's
+    name. Its name, aliases and tags (a first chunk's) are then searchable, and a search
+    can return and cite it, as Obsidian lists such a note in its switcher and tag pane."""
+    text = "\n".join(doc.lines[: doc.body_start])
+    return Chunk(1, max(doc.body_start, 1), f"# {name}", text, count_tokens(text) if text else 0)
+
+
 def _has_body(shown: list[str], blocks: list[Block]) -> bool:
     """Whether a section holds any line of text besides its heading (not an embed alone)."""
     start, end = _trim(shown, blocks[0].start, blocks[-1].end)

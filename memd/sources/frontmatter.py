@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import yaml
 
 _FM_MAX_LINES = 200
+# Only the front matter is left out: the note's text is indexed all the same.
+_DROPPED = "its tags, aliases and date are not read (the note's text is indexed)"
 
 
 @dataclass(frozen=True)
@@ -35,12 +37,12 @@ def front_matter(lines: list[str], warnings: list[str]) -> FrontMatter:
     try:
         data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
     except yaml.YAMLError as exc:
-        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); not indexed")
+        warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); {_DROPPED}")
         return FrontMatter(end + 1)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        warnings.append("front matter is not a mapping; not indexed")
+        warnings.append(f"front matter is not a mapping; {_DROPPED}")
         return FrontMatter(end + 1)
     tags = _names(data.get("tags") or data.get("tag"), r"[,\s]+")
     aliases = _names(data.get("aliases") or data.get("alias"), r",")

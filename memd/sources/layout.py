@@ -2,7 +2,10 @@
 may go and where writes land.
 
 A workspace has its own folder (``MEMORY.md``, ``memory.md`` and ``memory/**/*.md``) and
-any number of extra roots (folders or single files). Hidden folders and files,
+any number of extra roots (folders or single files). A workspace folder that is a vault of
+notes (it holds Obsidian's ``.obsidian/``, or Markdown but neither ``MEMORY.md`` nor
+``memory/``; or the config says ``vault: true``) is read whole, every note by the rules of
+an extra root, its MEMORY.md and memory/ as an agent's. Hidden folders and files,
 ``node_modules`` and excluded globs are skipped; symlinks are followed once, with
 real paths de-duplicated so a loop or a second link to the same note is read once. A link
 is never followed into ``/proc``, ``/sys`` or ``/dev``, nor to a folder that holds the
@@ -25,6 +28,7 @@ from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
+from memd.sources.vault import looks_like_vault
 
 log = get_logger()
 
@@ -98,6 +102,9 @@ class Workspace:
         self.name = config.name
         self.path = config.path
         self.exclude = GlobSet(config.exclude)
+        self.vault = config.vault
+        if self.vault is None:
+            self.vault = looks_like_vault(config.path, (*CORE_NAMES, MEMORY_DIR))
         self.roots = [
             Root("", config.path),
             *extra_roots(config.extra_paths, {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}),
@@ -118,14 +125,14 @@ class Workspace:
                 return None
             # Obsidian's Daily Notes name a day's note by its date, in any folder.
             return ("extra", daily_date(parts[-1]))
-        if not rel.endswith(".md"):
+        if len(parts) == 1 and rel in CORE_NAMES:
+            return ("core", None)
+        if len(parts) > 1 and parts[0] == MEMORY_DIR and rel.endswith(".md"):
+            date = daily_date(parts[-1])
+            return ("daily", date) if date else ("memory", None)
+        if not self.vault:
             return None
-        if len(parts) == 1:
-            return ("core", None) if rel in CORE_NAMES else None
-        if parts[0] != MEMORY_DIR:
-            return None
-        date = daily_date(parts[-1])
-        return ("daily", date) if date else ("memory", None)
+        return ("extra", daily_date(parts[-1]))  # a vault's note, read as an extra root's
 
     def wants(self, abspath: str) -> bool:
         """Whether a change at ``abspath`` can matter to the index: a memory file, or a
@@ -142,8 +149,8 @@ class Workspace:
             if any(_ignored(p) for p in parts):
                 return False
             # A folder of memory files may appear or vanish; at the top of the workspace
-            # only memory/ can hold any.
-            return not root.is_workspace or parts[0] == MEMORY_DIR
+            # only memory/ can hold any (any folder of a vault).
+            return not root.is_workspace or self.vault or parts[0] == MEMORY_DIR
         return False
 
     def core_file(self) -> str:
@@ -199,7 +206,7 @@ class Workspace:
         if not root.path.is_dir():
             log.warning("root_missing", root=str(root.path))
             return
-        if root.is_workspace:
+        if root.is_workspace and not self.vault:
             for name in CORE_NAMES:
                 if entry := self._entry(root, name, str(root.path / name)):
                     yield entry

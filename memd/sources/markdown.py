@@ -178,6 +178,8 @@ def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> li
                 break
             if inside:
                 out[n] = lines[n]
+        if not any(line.strip() and not _DRAWING_TEXT.fullmatch(line) for line in out):
+            return [""] * len(lines)  # no text elements: a heading alone is no text
         return out
     if not comments or not any("%%" in line for line in lines[start:]):
         return None
@@ -282,6 +284,9 @@ def code_lines(text: str) -> set[int]:
 # '/', not all digits ('#123' is not a tag, '# Heading' is a heading).
 _INLINE_TAG = re.compile(r"(?<![^\s(\[])#([\w/-]*[^\W\d][\w/-]*)")
 _INLINE_CODE = re.compile(r"`[^`]*`")
+# Where a '#' is part of a link, not a tag: a wikilink (``[[#Heading]]``, ``[[Note#Part]]``),
+# a Markdown link's destination (``[text](#anchor)``) and a URL (``<https://a.b/#top>``).
+_LINK_PARTS = re.compile(r"\[\[[^\]]*\]\]|\]\([^)]*\)|<?\b[A-Za-z][\w+.-]*://[^\s>]*>?")
 _WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^]([^\]|]*))?(?:\|([^\]]*))?\]\]")
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([\w-]+)\][+-]?", re.MULTILINE)
 
@@ -295,7 +300,10 @@ def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
     for n, line in enumerate(lines):
         if n in in_code or "#" not in line:
             continue
-        for tag in _INLINE_TAG.findall(_INLINE_CODE.sub("", line)):
+        text = _INLINE_CODE.sub("", line)
+        if "[" in text or "://" in text:
+            text = _LINK_PARTS.sub(" ", text)
+        for tag in _INLINE_TAG.findall(text):
             if tag not in found:
                 found.append(tag)
     return found

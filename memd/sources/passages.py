@@ -41,15 +41,16 @@ def passages(
     path: str = "",
     hide: Collection[str] = HIDDEN_TEXT,
 ) -> list[str]:
-    """The texts to embed for one chunk, in order; never empty for a non-blank chunk;
-    ``hide`` as ``Chunking.hide``."""
+    """The texts to embed for one chunk, in order; never empty for a chunk with text or a
+    heading; ``hide`` as ``Chunking.hide``."""
     header = context_header(heading, date, path)
     out = []
     for piece in _pack([piece for block in _blocks(text) for piece in _cut(block)]):
         body = _EMPHASIS.sub(r"\2", readable(piece, hide=hide))[:_MODEL_MAX_CHARS]
         out.append(f"{header}\n{body}" if header else body)
-    if not out and text.strip():
-        out.append(f"{header}\n{text.strip()[:_MODEL_MAX_CHARS]}" if header else text.strip())
+    if not out:  # a chunk of no prose; a stub's (no text at all) is its name
+        whole = "\n".join(t for t in (header, text.strip()[:_MODEL_MAX_CHARS]) if t)
+        out += [whole] if whole else []
     return out
 
 

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk
 from memd.sources.layout import spoken_date
+from memd.sources.names import name_tokens
 from memd.store.fts import FtsRow, fts_row
 
 
@@ -83,9 +84,11 @@ def chunk_rows(
     ``first`` False when they follow the file's first chunk (``Store.replace_tail``);
     ``hide`` as ``Chunking.hide``."""
     # Tags, aliases and a custom note's name go on its first chunk only, so a match on
-    # them finds the note once rather than once per chunk.
+    # them finds the note once rather than once per chunk; its names (file name, aliases)
+    # also each as one word, for an exact lookup (memd.sources.names).
     title = "" if meta.source == "daily" else Path(meta.path).stem
-    first_meta = " ".join([*meta.tags, *meta.aliases, title])
+    names = name_tokens(meta.path, meta.source, meta.aliases)
+    first_meta = " ".join([*meta.tags, *meta.aliases, title, *names])
     # A daily note's date in words leads every chunk's heading: "what did we do in May"
     # or "on Thursday" then finds it, as a reader of the note knows its day.
     day = spoken_date(meta.date) if meta.date else ""
