@@ -16,9 +16,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
+from memd.cli.check import Check
+from memd.cli.doctor_team import refused_files, team_check
 from memd.cli.format import counted
 from memd.client import Client, describe, mismatch
 from memd.config import Config, WorkspaceConfig
@@ -28,14 +30,6 @@ from memd.sources.layout import MEMORY_DIR, Workspace, is_note
 from memd.write.keylines import key_lines, look_alikes
 
 _INOTIFY = Path("/proc/sys/fs/inotify")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    state: str  # ok | warn | fail
-    detail: str
-    fix: str = ""
 
 
 def doctor(config_arg: str | None, workspace: str | None, as_json: bool) -> int:
@@ -89,35 +83,12 @@ def run_checks(
     for ws in workspaces:
         if status is not None:  # without a daemon nothing watches: the daemon line says so
             yield _watcher(ws, status[ws.name])
-            if (refused := _refused(ws, status[ws.name])) is not None:
+            if (refused := refused_files(ws, status[ws.name])) is not None:
                 yield refused
     if sys.platform.startswith("linux"):
         yield _inotify(workspaces)
     if config.team.enabled:
-        yield _team(config)
-
-
-def _team(config: Config) -> Check:
-    """Whether this host can publish: the database answers, has memd's tables, and this
-    role publishes as this host."""
-    from memd.store import postgres_admin
-
-    team, admin_fix = config.team, "memd team {} --dsn <an administrator's DSN>"
-    try:
-        me = postgres_admin.whoami(team.dsn or "")
-    except MemdError as exc:
-        return Check("team", "fail", str(exc), "check team.dsn, the server, PGPASSWORD/~/.pgpass")
-    if me["version"] is None:
-        return Check("team", "fail", "the database has no memd tables", admin_fix.format("init"))
-    host = team.host_name()
-    if me["host"] != host and not me["super"]:
-        where = f"publishes as {me['host']}" if me["host"] else "may not publish"
-        fix = admin_fix.format(f"add-host {me['role']} {host}")
-        return Check("team", "fail", f"role {me['role']} {where}, not as {host}", fix)
-    return Check(
-        "team", "ok", f"PostgreSQL {me['server']}, schema {me['version']}, "
-        f"role {me['role']} publishes as {host}",
-    )  # fmt: skip
+        yield team_check(config)
 
 
 def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
@@ -349,23 +320,6 @@ def _embedding_fix(config: Config) -> str:
             f"model {settings.model}, and the API key; keyword search works meanwhile"
         )
     return "pip install 'memd[local]', or set embeddings.provider: none for keyword search only"
-
-
-def _refused(ws: WorkspaceConfig, status: dict) -> Check | None:
-    """The files of ``ws`` the team database would not take (None: it publishes none)."""
-    team = status.get("team")
-    if not team:
-        return None
-    name = f"team files {ws.name}"
-    if not team.get("refused"):
-        return Check(name, "ok", "every file published")
-    return Check(
-        name,
-        "warn",
-        f"{team['refused']} not published, the rest are: {team['refused_files']}",
-        "fix what each names (a NUL byte, a note too large, the host's share full: memd "
-        "team add-host ROLE HOST --max-bytes N); an edited file is tried again",
-    )
 
 
 def _watcher(ws: WorkspaceConfig, status: dict) -> Check:

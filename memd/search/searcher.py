@@ -255,7 +255,7 @@ class Searcher:
         # A note named by the query, or by the words of links to it, is what it asks for.
         lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
         cands = lift(cands, lifts)
-        mark_superseded(store, cands, asked.query)  # what later notes replaced ranks lower
+        mark_superseded(store, cands, asked.query)  # what later notes replaced, labelled
         if not req.all_chunks:  # one note, one place in the list
             cands = one_per_note(cands, req.min_score)
         n, query = req.max_results, asked.query
