@@ -161,6 +161,8 @@ class Memory:
             self._team.shutdown()
         if self._reviewer is not None:
             self._reviewer.close()
+        if self._currency is not None:
+            self._currency.close()
         if self._journal is not None:
             self._journal.close()
         self.db.close()

@@ -63,6 +63,11 @@ class Currency:
         self._loaded = False
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
+        self.closed = False  # set before the index closes: a refresh in flight reads no more
+
+    def close(self) -> None:
+        """No refresh reads or writes the index from now on (it is about to close)."""
+        self.closed = True
 
     def refresh(self, paths: Iterable[str] | None = None, only_if_changed: bool = False) -> bool:
         """Read the notes at these absolute paths again (all, with None or at the first
@@ -71,7 +76,7 @@ class Currency:
         what is current was never found for this index. A failure is logged: it costs
         the labels on superseded results, never the index."""
         try:
-            if only_if_changed and self._begun() is not None:
+            if self.closed or (only_if_changed and self._begun() is not None):
                 return False
             return self._refresh(paths)
         except (MemdError, OSError) as exc:
@@ -80,6 +85,8 @@ class Currency:
 
     def _refresh(self, paths: Iterable[str] | None) -> bool:
         with self._lock:
+            if self.closed:
+                return False
             started = time.perf_counter()
             entries, gone = self._changed(paths)
             if not entries and not gone and self._loaded:
@@ -91,6 +98,8 @@ class Currency:
             rows = self._rows()
             self._loaded = True
             gone_paths, begun = sorted(gone), self._started if first else None
+            if self.closed:  # the daemon reloaded meanwhile: this index is closed
+                return False
             self._commit(lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun))
             log.debug("currency_refreshed", workspace=self.workspace.name, files=len(entries),
                       updates=len(self.updates), superseded=len(rows),
@@ -107,7 +116,7 @@ class Currency:
 
     def _begun(self) -> str | None:
         """When memd first read this workspace's statements (None: never)."""
-        if self._seen is None:
+        if self._seen is None and not self.closed:
             self._seen = self._index.read(lambda store: store.statements_seen())
             self._started = self._index.read(lambda store: store.get_meta(_STARTED))
         return self._started
