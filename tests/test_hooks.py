@@ -186,7 +186,11 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
     again = run_hook(installed(settings, "SessionStart"),
                      payload("session_start_compact", transcript, project), env)  # fmt: skip
     assert again.stdout.index("Recent notes") < again.stdout.index("From MEMORY.md")
-    assert "6f1d2c3a" in again.stdout and "deploys are on Thursdays" in again.stdout
+    # The flushed turns are summarised to their requests: no transcript pointer, no answers.
+    assert "asked: Thanks. Also remember: deploys of the order service happen on Thursdays." in (
+        again.stdout
+    )
+    assert "6f1d2c3a" not in again.stdout and "answered:" not in again.stdout
     assert "memory review proposal" in again.stdout
     # The session goes on, then ends: only the new lines are flushed.
     with transcript.open("a") as f:
@@ -231,6 +235,7 @@ def test_nothing_to_say_prints_nothing(tmp_path):
 
 def test_context_and_recall_have_a_json_form_and_the_rest_refuse_it(host):
     _, project, _, config, env = host
+    assert memd(config, env, "index").returncode == 0  # recall reads an index, never builds one
     for args in (
         ("context", "--cwd", str(project)),
         ("recall", "which database does the order service use now?"),

@@ -68,6 +68,26 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:did|was|were|had|ago|last|previous|went|happened)\b", re.I)
 
 
+# Participles that say what is arranged ahead ("planned for", "is scheduled"), not what
+# was done: the one kind of "-ed" word that is no past tense in a note or a question.
+_ARRANGED = re.compile(
+    r"\b(?:planned|scheduled|booked|expected|supposed|needed|required|due|slated|pencilled|"
+    r"penciled|set)\b",
+    re.I,
+)
+_PAST_VERB = re.compile(r"\b(?!(?:need|feed|seed|speed|breed|bleed|red|bed|shed)\b)[a-z]{2,}ed\b")
+_AUX_AHEAD = re.compile(r"\b(?:is|are|am|be|been|will|'ll|to|gets?)\s+\w+ed\b", re.I)
+
+
+def past_tense(text: str) -> bool:
+    """Whether ``text`` is told in the past tense ("we shipped it on Tuesday", "did we"),
+    rather than about what is arranged or to come ("demo planned for Thursday")."""
+    if _PAST.search(text):
+        return True
+    rest = _AUX_AHEAD.sub(" ", _ARRANGED.sub(" ", text))
+    return bool(_PAST_VERB.search(rest.lower()))
+
+
 def asks_ahead(query: str) -> bool:
     """Whether ``query`` asks about what is to come (and not in the past tense)."""
     return bool(_FUTURE.search(query)) and not _PAST.search(query)
@@ -343,3 +363,8 @@ class _Alias:
 
 # Tried in this order: of two rules that match the same words, the first one's window is kept.
 RULES: list[_Rule] = [*_RULES_EN, *_RULES_ZH]
+# Handlers that place a date without its year at the latest one begun (a note's words are
+# placed nearest their day instead: ``memd.search.notedates``), and the weekday rule, which
+# a note's words are read by differently.
+YEARLESS = frozenset({_day_month, _month_name})
+WEEKDAY_RULES = frozenset({_weekday_rule})
