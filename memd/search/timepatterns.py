@@ -54,7 +54,14 @@ def _iso_month(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _day_month(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.latest_day(MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
+    month, day, year = MONTHS[m["month"].lower()], int(m["day"]), _year_of(m)
+    if year is None and leans_ahead(m.string):  # "anything on 3 Dec?": the coming one
+        try:
+            if dt.date(today.year, month, day) > today:
+                year = today.year
+        except ValueError:
+            return None
+    return days.latest_day(month, day, today, year)
 
 
 # A question about what is to come: a month or weekday named without a year is then the
@@ -91,6 +98,16 @@ def past_tense(text: str) -> bool:
 def asks_ahead(query: str) -> bool:
     """Whether ``query`` asks about what is to come (and not in the past tense)."""
     return bool(_FUTURE.search(query)) and not _PAST.search(query)
+
+
+# Present-tense questions about a named day ask about the coming one ("what's on for
+# Thursday", "is anything due Friday"); the past tense asks about the last one.
+_PRESENT = re.compile(r"\b(?:is|are|am|do|does|have|has|any|anything)\b|\w['’]s\b", re.I)
+
+
+def leans_ahead(query: str) -> bool:
+    """Whether ``query`` asks about what is to come or what stands now, not what was."""
+    return not past_tense(query) and (asks_ahead(query) or bool(_PRESENT.search(query)))
 
 
 def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
@@ -176,7 +193,7 @@ def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
         day = days.week_span(today)[0] + dt.timedelta(days=weekday)
     elif which == "next":  # the one in the calendar week after this one
         day = days.week_span(today)[0] + dt.timedelta(days=7 + weekday)
-    elif not which and asks_ahead(m.string):  # "who is on call on Friday": the coming one
+    elif not which and leans_ahead(m.string):  # "who is on call on Friday": the coming one
         day = today + dt.timedelta(days=(weekday - today.weekday()) % 7 or 7)
     else:
         day = days.latest_weekday(weekday, today, before_today=which in ("last", "past"))
@@ -202,7 +219,55 @@ def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
     return saturday, saturday + dt.timedelta(days=1)
 
 
+# Holidays on a fixed day of the year: the coming one when the question leans ahead, else
+# the latest one.
+_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25),
+    "xmas": (12, 25), "boxing day": (12, 26), "new year's eve": (12, 31),
+    "new years eve": (12, 31), "new year's day": (1, 1), "new years day": (1, 1),
+    "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
+    "valentine's day": (2, 14), "valentines day": (2, 14),
+}  # fmt: skip
+_HOLIDAY = (
+    "(?P<holiday>"
+    + "|".join(re.escape(h).replace("'", "['’]?") for h in sorted(_HOLIDAYS, key=len, reverse=True))
+    + ")"
+)
+
+
+def _holiday(m: re.Match[str], today: dt.date) -> Window | None:
+    key = re.sub(r"['’]", "'", m["holiday"].lower())
+    month, day = _HOLIDAYS.get(key) or _HOLIDAYS[key.replace("'", "")]
+    date = dt.date(today.year, month, day)
+    if date < today and leans_ahead(m.string):
+        date = dt.date(today.year + 1, month, day)
+    elif date > today and not leans_ahead(m.string):
+        date = dt.date(today.year - 1, month, day)
+    return date, date
+
+
+def _after_next(m: re.Match[str], today: dt.date) -> Window | None:
+    return days.period(m["unit"].lower(), 2, today)
+
+
+def _in_rule(m: re.Match[str], today: dt.date) -> Window | None:
+    """ "in two weeks": the day, week or month that far ahead."""
+    unit, n = m["unit"].lower(), _number(m["n"])
+    if unit == "day":
+        day = today + dt.timedelta(days=n)
+        return day, day
+    if unit == "week":
+        return days.week_span(today + dt.timedelta(weeks=n))
+    if unit == "month":
+        return days.month_span(*days.shift_month(today, n))
+    return days.year_span(today.year + n)
+
+
 _RULES_EN: list[_Rule] = [
+    (re.compile(rf"\b{_LEAD}{_HOLIDAY}\b", re.I), _holiday),
+    (re.compile(r"\b(?:(?:in|during|for)\s+)?(?:the\s+)?(?P<unit>week|month|year)\s+after\s+next\b",
+                re.I), _after_next),
+    (re.compile(rf"\bin\s+{_NUM}\s+{_UNIT}(?:['’]\s*time)?\b(?!\s+ago)", re.I), _in_rule),
     (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)[-/.](?P<m>\d{{1,2}})[-/.](?P<d>\d{{1,2}})\b"),
      _iso_day),
     (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)-(?P<m>\d\d)\b(?![-/.]\d)"), _iso_month),
