@@ -251,7 +251,7 @@ def test_a_narrow_window_admits_no_note_for_its_date_alone(memory, ws):
     assert len(plain) < len(week)  # its dates lifted all four: now what they say decides
     narrow = memory.search(prompt, now=NOW, min_results=0, narrow_window=True).results
     assert [r.path for r in narrow] == ["memory/2026-03-09.md"]
-    answers = [r for r in lifted if r.path == "memory/2026-03-09.md"]
+    answers = [r for r in plain if r.path == "memory/2026-03-09.md"]
     assert narrow[0].score == answers[0].score  # the note that answers keeps its lift
 
 
