@@ -38,6 +38,9 @@ from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
 
 _RECENT_DAYS = 3
+# A prompt's recall waits at most this long for the query's vector (a model busy with a
+# back-fill's batch): past it the daemon answers by keyword, within the hook's budget.
+RECALL_EMBED_WAIT_S = 0.3
 _TASK_DAYS = 14  # open tasks are looked for in this many days' notes
 _AHEAD_DAYS = 60  # "coming up": a day named at most this far ahead
 _AHEAD_FROM_DAYS = 45  # ... in notes written at most this long ago
@@ -144,8 +147,9 @@ def recall(
     if not prompt.strip():
         return Said("", 0, 0)
     view = LiveView(memory) if isinstance(memory, Memory) else memory
-    found = view.search(prompt[:2000], max_results=5, narrow_window=True, now=now)
-    lines = [Shown((n,), _result_line(r)) for n, r in enumerate(found)]  # strong only
+    found = view.search(prompt[:2000], max_results=5, narrow_window=True, now=now,
+                        embed_wait_s=RECALL_EMBED_WAIT_S)  # fmt: skip
+    lines = [Shown((n,), _result_line(r)) for n, r in enumerate(found) if _flat(r.snippet)]
     return _fit([Part("Notes that may help", lines, 1.0)], budget)
 
 
@@ -314,12 +318,40 @@ def _result_line(r: SearchResult) -> str:
 
 def _flat(snippet: str) -> str:
     """A result's text on one line, its headings left out (the citation says where); a
-    snippet cut short loses its last, partial line rather than end mid-item."""
+    snippet cut short loses its last, partial line rather than end mid-item. A table or
+    a code block keeps its rows, each on a line of its own under the text before it; one
+    the snippet cut off is left out whole, with the line that introduced it."""
     rows = snippet.splitlines()
     if snippet.endswith("…") and len(rows) > 1:
         rows = rows[:-1]
-    kept = [unmarked(line).strip() for line in rows if not line.lstrip().startswith("#")]
-    return " ".join(line for line in kept if line)
+    pieces: list[tuple[str, str]] = []  # ("text" | "block", line)
+    fence = None
+    for line in rows:
+        stripped = line.strip()
+        if fence is None and stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            pieces.append(("block", line.rstrip()))
+        elif fence is not None:
+            pieces.append(("block", line.rstrip()))
+            if stripped.startswith(fence):
+                fence = None
+        elif stripped.startswith("|"):
+            pieces.append(("block", line.rstrip()))
+        elif stripped and not stripped.startswith("#"):
+            pieces.append(("text", unmarked(line).strip()))
+    if fence is not None:  # cut inside a code block: that block and its lead-in go
+        opened = max(n for n, (kind, line) in enumerate(pieces)
+                     if kind == "block" and line.strip().startswith(fence))  # fmt: skip
+        if opened > 0 and pieces[opened - 1][0] == "text":
+            opened -= 1
+        pieces = pieces[:opened]
+    out: list[str] = []
+    for kind, line in pieces:
+        if kind == "text" and out and not out[-1].startswith(("|", "```", "~~~", " ")):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _worth(found: list[Statement]) -> list[Statement]:
@@ -452,7 +484,9 @@ def _render(kept: list[Shown]) -> list[str]:
 
     def emit(line: Shown, depth: int) -> None:
         pad = "  " * depth
-        out.append(f"{pad}- {line.text}")
+        first, *more = line.text.split("\n")  # a result's table or code: rows of its own
+        out.append(f"{pad}- {first}")
+        out.extend(f"{pad}  {row}" for row in more)
         out.extend(f"{pad}  {row}" for row in line.block)
         for child in sorted(children.get(id(line), []), key=lambda s: s.place):
             emit(child, depth + 1)

@@ -202,7 +202,9 @@ class Searcher:
                 query_vector, warning = self._query_vector(asked, store)
                 tier = self._interim()
                 if tier is not None and len(tier.vectors):
-                    interim_vector, why = self._embed_query(tier.query, asked.query)
+                    interim_vector, why = self._embed_query(
+                        tier.query, asked.query, asked.embed_wait_s
+                    )
                     if query_vector is None:
                         warning = why if interim_vector is None else None
         mode = "keyword"
@@ -338,7 +340,9 @@ class Searcher:
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
         vector, warning = self._embed_query(
-            lambda query: self.embedder.embed([query], "query", first=True)[0], req.query
+            lambda query: self.embedder.embed([query], "query", first=True)[0],
+            req.query,
+            req.embed_wait_s,
         )
         if vector is None:
             return None, warning
@@ -348,9 +352,12 @@ class Searcher:
                 self._cache.pop(next(iter(self._cache)))
         return vector, None
 
-    def _embed_query(self, embed: Callable[[str], np.ndarray | None], query: str) -> tuple:
-        """``embed(query)`` within the query time budget, or None and why not."""
-        budget = self._query_timeout
+    def _embed_query(
+        self, embed: Callable[[str], np.ndarray | None], query: str, wait: float | None = None
+    ) -> tuple:
+        """``embed(query)`` within the query time budget (``wait`` when given), or None
+        and why not."""
+        budget = self._query_timeout if wait is None else min(wait, self._query_timeout)
         future = self._submit(embed, query)
         try:
             return future.result(timeout=budget), None
