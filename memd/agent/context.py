@@ -45,6 +45,7 @@ _TASK_DAYS = 14  # open tasks are looked for in this many days' notes
 _AHEAD_DAYS = 60  # "coming up": a day named at most this far ahead
 _AHEAD_FROM_DAYS = 45  # ... in notes written at most this long ago
 _TURNS_SHARE = 0.25  # session turns take at most this share of "Recent notes"
+_REQUESTS = 4  # a day's session requests shown at most
 _ALIKE = 0.8  # share of their words (numbers aside) two near-identical lines share
 # A candidate line: where it is shown among its part's lines, and the line.
 Line = tuple[tuple, str]
@@ -203,8 +204,28 @@ def _recent_lines(dailies: list[tuple[str, list[Item]]]) -> list[Shown]:
         asked = [i for i in found if i.turn and _is_request(i)]
         alike = _alike_items(notes)
         out += [_shown(i, (age, i.statement.line), n, dated=True) for i, n in reversed(alike)]
-        out += [_shown(i, (age, i.statement.line), dated=True) for i in reversed(asked)]
+        if asked:
+            out.append(_requests(asked, age))
     return out
+
+
+def _requests(asked: list[Item], age: int) -> Shown:
+    """A day's flushed session turns as one line: what was asked, newest first, whole."""
+    newest = asked[::-1][:_REQUESTS]
+    said = "; ".join(_request_text(i) for i in newest)
+    first = min(i.statement.line for i in newest)
+    last = max(i.statement.last for i in newest)
+    path, date = newest[0].statement.path, newest[0].statement.date
+    more = f" (+{len(asked) - len(newest)} more)" if len(asked) > len(newest) else ""
+    cite = f"{path}#L{first}-L{last}" if last > first else f"{path}#L{first}"
+    text = f"[{date}] asked in sessions: {said}{more} ({cite})"
+    return Shown((age, last), text, (path, first, last), turn=True)
+
+
+def _request_text(item: Item) -> str:
+    s = item.statement
+    text = s.text if s.speaker else s.text.split(":", 1)[-1]
+    return text.strip().rstrip(".;")
 
 
 def _is_request(item: Item) -> bool:
@@ -432,7 +453,7 @@ def _fit(parts: list[Part], budget: int) -> Said:
             if cost + need > limit:
                 continue
             if line.turn and (turns + line.tokens > room * part.turns_share):
-                continue
+                continue  # a quarter of the part's room at most
             for taken in [*above, line]:
                 kept.append(taken)
                 texts.add(_bare(taken.text))
@@ -440,6 +461,7 @@ def _fit(parts: list[Part], budget: int) -> Said:
                     spans.append(taken.span)
             turns += line.tokens if line.turn else 0
             cost += need
+        kept = _fewer_turns(kept, part.turns_share)
         if kept:
             blocks.append(f"{part.title}:\n" + "\n".join(_render(kept)))
             used += cost
@@ -467,6 +489,17 @@ def _bare(text: str) -> str:
     if text.startswith("[") and "] " in text:
         text = text.split("] ", 1)[1]
     return " ".join(words(text))
+
+
+def _fewer_turns(kept: list[Shown], share: float) -> list[Shown]:
+    """Session turns are at most ``share`` of a part's lines (one at least, when they are
+    all it has): the oldest days' go first."""
+    turns = sorted((k for k in kept if k.turn), key=lambda k: k.place)
+    allowed = max(1, int(share * (len(kept) - len(turns)) / (1 - share))) if share < 1 else None
+    if allowed is None or len(turns) <= allowed:
+        return kept
+    drop = {id(k) for k in turns[allowed:]}
+    return [k for k in kept if id(k) not in drop]
 
 
 def _render(kept: list[Shown]) -> list[str]:
