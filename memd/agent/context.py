@@ -25,17 +25,20 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.agent.items import Item, items
 from memd.agent.view import LiveView, MemoryView
-from memd.memory import Memory
 from memd.records import SearchResult
 from memd.review.durable import durability
 from memd.review.statements import Statement, unmarked, words
 from memd.search.notedates import days_named
 from memd.sources.chunker import count_tokens
 from memd.sources.layout import daily_date
+
+if TYPE_CHECKING:  # a hook reading the index itself never loads the daemon's stack
+    from memd.memory import Memory
 
 _RECENT_DAYS = 3
 # A prompt's recall waits at most this long for the query's vector (a model busy with a
@@ -101,7 +104,7 @@ def context(
 ) -> Said:
     """Memory for a session's start: MEMORY.md, what is coming up, open tasks, recent
     notes and the project (``cwd``), read as of ``today`` (default: the config's clock)."""
-    view = LiveView(memory) if isinstance(memory, Memory) else memory
+    view = _view(memory)
     today = today or view.clock().date()
     root = view.root
     core = _note_items(root, view.core_file)
@@ -147,11 +150,16 @@ def recall(
     alone (``narrow_window``)."""
     if not prompt.strip():
         return Said("", 0, 0)
-    view = LiveView(memory) if isinstance(memory, Memory) else memory
+    view = _view(memory)
     found = view.search(prompt[:2000], max_results=5, narrow_window=True, now=now,
                         embed_wait_s=RECALL_EMBED_WAIT_S)  # fmt: skip
     lines = [Shown((n,), _result_line(r)) for n, r in enumerate(found) if _flat(r.snippet)]
     return _fit([Part("Notes that may help", lines, 1.0)], budget)
+
+
+def _view(memory: Memory | MemoryView) -> MemoryView:
+    """A ``Memory`` seen through ``LiveView``; a view as it is."""
+    return memory if hasattr(memory, "core_file") else LiveView(memory)  # type: ignore[arg-type]
 
 
 def _ranked(lines: list[str]) -> list[Line]:

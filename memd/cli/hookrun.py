@@ -34,7 +34,7 @@ from memd.client import connect
 from memd.configfile import load_config
 from memd.errors import DaemonUnavailable
 
-BUDGET_S = 1.5  # a hook's whole answer, from its start
+BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 _TEXT_S = 0.25  # kept for reading the files alone, should the index not answer in time
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
@@ -59,7 +59,7 @@ def run_hook(command: str, args: argparse.Namespace) -> int:
             result = _call(config, method, params, wait=False)
             route = None
         else:
-            result, route, why = answer(config, method, params, started)
+            result, route, why = answer(config, method, params, started, _budget(os.environ))
             _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
             result = {**result, "route": route} if route else result
@@ -74,28 +74,43 @@ def run_hook(command: str, args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget(env: Any) -> float:
+    """The hook's budget in seconds: ``MEMD_HOOK_BUDGET_S`` (a slow machine's own), else
+    ``BUDGET_S``."""
+    try:
+        return max(float(env.get("MEMD_HOOK_BUDGET_S", BUDGET_S)), 0.5)
+    except ValueError:
+        return BUDGET_S
+
+
 def answer(
-    config: Any, method: str, params: dict, started: float
+    config: Any, method: str, params: dict, started: float, budget: float = BUDGET_S
 ) -> tuple[dict | None, str, str | None]:
     """Context or recall from the daemon, the index on disk or the files, whichever answers
-    first within the budget; the answer, its route and why the routes before it did not."""
+    first within ``budget`` seconds of ``started``; the answer, its route and why the
+    routes before it did not."""
     params = {k: v for k, v in params.items() if v is not None}
-    why = None
-    try:
-        result = _from_daemon(config, method, params, started + DAEMON_S)
-        if result is not None:
-            return result, "daemon", None
-        why = "no daemon is running"
-    except DaemonUnavailable:
-        why = f"the daemon did not answer within {DAEMON_S:g} s"
-    except Exception as exc:  # a daemon of another config, a bad answer: read the index
-        why = f"the daemon could not answer: {exc}"
-    left = started + BUDGET_S - _TEXT_S - time.monotonic()
+    from memd.sources.chunker import keep_encoder_copy
+
+    keep_encoder_copy(config.state_dir)
+    # The index is read meanwhile, so a daemon that does not answer costs no more time.
     done: dict[str, Any] = {}
     reader = threading.Thread(
         target=_read_into, args=(done, config, method, params, "index"), daemon=True
     )
     reader.start()
+    why = None
+    try:
+        share = min(DAEMON_S, budget / 2)
+        result = _from_daemon(config, method, params, started + share)
+        if result is not None:
+            return result, "daemon", None
+        why = "no daemon is running"
+    except DaemonUnavailable:
+        why = f"the daemon did not answer within {share:g} s"
+    except Exception as exc:  # a daemon of another config, a bad answer: read the index
+        why = f"the daemon could not answer: {exc}"
+    left = started + budget - _TEXT_S - time.monotonic()
     reader.join(max(left, 0.0))
     if "result" in done:
         return done["result"], "index", why
