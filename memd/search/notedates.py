@@ -56,9 +56,16 @@ def days_named(text: str, written: dt.date) -> list[Window]:
     return [window for _, _, window in kept]
 
 
-def names_day_in(text: str, written: dt.date, start: dt.date, end: dt.date) -> bool:
-    """Whether ``text`` names a day from ``start`` to ``end`` (a window's days)."""
-    return any(lo <= end and hi >= start for lo, hi in days_named(text, written))  # type: ignore[operator]
+def names_day_in(
+    text: str, written: dt.date, start: dt.date, end: dt.date, widest: int | None = None
+) -> bool:
+    """Whether ``text`` names a day from ``start`` to ``end`` (a window's days) by an
+    expression of at most ``widest`` days more than its first (None: any)."""
+    for lo, hi in days_named(text, written):
+        assert lo is not None and hi is not None
+        if lo <= end and hi >= start and (widest is None or (hi - lo).days <= widest):
+            return True
+    return False
 
 
 def _has_year(m: re.Match[str]) -> bool:

@@ -247,10 +247,11 @@ class Searcher:
         ranking = dataclasses.replace(settings, **weights)
         fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
         ahead_named: set[int] = set()
+        listing_ahead = ahead is not None and asks_only_when(ahead.query)
         if ahead is not None:  # notes name the days still to come they are about
             cands = merge(cands, self._written_before(store, now.date(), allowed))
             ahead_named = naming(cands, ahead, now.date())
-            answer_ahead(cands, ahead_named, asks_only_when(ahead.query))
+            answer_ahead(cands, ahead_named, listing_ahead)
         if self.reranker.enabled and cands:
             cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None
@@ -259,8 +260,9 @@ class Searcher:
             if req.narrow_window:
                 cands = on_topic(cands, req.min_score)
         # A note named by the query, or by the words of links to it, is what it asks for.
-        lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
-        cands = lift(cands, lifts)
+        if not listing_ahead:  # a time's names as words ("friday") name no note
+            lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
+            cands = lift(cands, lifts)
         mark_superseded(store, cands)  # what the review found replaced ranks lower
         n, query = req.max_results, asked.query
 

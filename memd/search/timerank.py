@@ -54,7 +54,12 @@ GENERIC = frozenset(
     talked talking summarize summarise summary recap overview update updates news new
     anything everything something stuff things thing notes note say said agree agreed get
     got us let lets tell show give list me""".split()
+    # ... and what to come: "what's planned", "anything due", "what's on", "coming up".
+    + """plan plans planned planning schedule scheduled booked upcoming coming up due on
+    agenda calendar expect expected arranged lined have has""".split()
 )
+# What a contraction leaves ("what's", "we'll", "don't") says nothing to search for.
+_CONTRACTED = frozenset("s ll re ve d t m".split())
 _GENERIC_ZH = re.compile(
     "发生|决定|讨论|聊|谈|总结|概括|回顾|做|干|搞|说|了|过|的|什么|哪些|啥|事情|事|情况|"
     "我们|我|大家|有|吗|呢|吧|都|些|一下"
@@ -68,7 +73,8 @@ def asks_only_when(query: str) -> bool:
         query = _GENERIC_ZH.sub(" ", query)
         if _nospace().search(query):
             return False
-    return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
+    left = [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
+    return not [w for w in left if w not in _CONTRACTED]
 
 
 def window_filter(
@@ -129,10 +135,14 @@ def naming(cands: list[Candidate], reading: TimeReading, today: dt.date) -> set[
     """The chunks that name a day of ``reading``'s window, each read as written on its
     note's day (an undated note: as of ``today``)."""
     assert reading.start is not None and reading.end is not None
+    # A mention much wider than the window ("in December" for "the week after next") does
+    # not name a day of it.
+    widest = max((reading.end - reading.start).days, 6)
     out = set()
     for c in cands:
         written = dt.date.fromisoformat(c.hit.date) if c.hit.date else today
-        if names_day_in(f"{c.hit.heading}\n{c.hit.text}", written, reading.start, reading.end):
+        if names_day_in(f"{c.hit.heading}\n{c.hit.text}", written, reading.start, reading.end,
+                        widest):  # fmt: skip
             out.add(c.hit.chunk_id)
     return out
 
