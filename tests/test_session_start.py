@@ -230,3 +230,25 @@ def test_the_same_answer_with_or_without_the_daemon(serve, ws):
     for one, other in zip(with_daemon, without, strict=True):
         assert one["text"] == other["text"]
     assert all(a["text"] for a in with_daemon)
+
+
+def test_without_a_readable_index_memory_md_as_written(tmp_path):
+    """No daemon and an index that cannot be read: MEMORY.md as written, its marked rules
+    first, a nested bullet with its parent, a code block whole; the route said."""
+    root = tmp_path / "ws"
+    shutil.copytree(WORKSPACES / "ops", root)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "index-default.sqlite").write_bytes(b"not a database" * 100)
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {root}\nstate_dir: {state}\nsocket: {tmp_path / 's.sock'}\n"
+                      "embeddings: {provider: none}\n")  # fmt: skip
+    out = start_hook(config, root)
+    text = out.stdout
+    assert "(memd: MEMORY.md as written (no daemon is running); no notes or search)" in text
+    assert "- CRITICAL: Never run `terraform apply`" in text and "(MEMORY.md#L4)" in text
+    assert "- Payments workers run on the `pay-*` nodes: (MEMORY.md#L18-L20)\n  - restart" in text
+    assert "```bash\nmake release TAG=vX.Y.Z\n./scripts/promote.sh staging prod\n```" in text
+    [last] = routes(state)[-1:]
+    assert last["route"] == "text" and "could not be read" in last["why"]
+    assert (state / "index-default.sqlite").read_bytes() == b"not a database" * 100  # untouched

@@ -46,7 +46,7 @@ _RECENT_DAYS = 3
 RECALL_EMBED_WAIT_S = 0.3
 _TASK_DAYS = 14  # open tasks are looked for in this many days' notes
 _AHEAD_DAYS = 60  # "coming up": a day named at most this far ahead
-_AHEAD_FROM_DAYS = 45  # ... in notes written at most this long ago
+_AHEAD_FROM_DAYS = 21  # ... in notes written at most this long ago
 _TURNS_SHARE = 0.25  # session turns take at most this share of "Recent notes"
 _REQUESTS = 4  # a day's session requests shown at most
 _ALIKE = 0.8  # share of their words (numbers aside) two near-identical lines share
@@ -186,7 +186,11 @@ def _dailies(root: Path, today: dt.date) -> list[tuple[str, list[Item]]]:
         if day is not None and day <= today.isoformat():
             by_day.setdefault(day, []).append(path)
     days = []
-    for day in sorted(by_day, reverse=True)[: max(_TASK_DAYS, _AHEAD_FROM_DAYS)]:
+    # The newest few days for "Recent notes" however old, and for tasks and what is coming
+    # up the days of the last weeks: a vault of years is not read at each session start.
+    since = (today - dt.timedelta(days=max(_TASK_DAYS, _AHEAD_FROM_DAYS))).isoformat()
+    newest = sorted(by_day, reverse=True)
+    for day in newest[:_RECENT_DAYS] + [d for d in newest[_RECENT_DAYS:] if d >= since]:
         found: list[Item] = []
         for path in sorted(by_day[day]):
             found += _note_items(root, f"memory/{path.name}")

@@ -1,14 +1,13 @@
 """What a session's start and a prompt's recall read memory through: a ``Memory`` (in the
-daemon, or opened by this process), the index on disk read directly, or the files alone.
+daemon, or opened by this process), or the index on disk read directly.
 
 A hook must answer within its budget whatever the daemon is doing, so ``memd context`` and
-``memd recall`` read through one small view of the memory with three makers:
+``memd recall`` read through one small view of the memory with two makers (when neither
+answers in time, ``memd.agent.coretext`` gives MEMORY.md as written):
 
 - ``LiveView``: a ``Memory`` that indexes and embeds (the daemon's own).
 - ``DiskView``: the workspace's index database opened read-only: keyword search over what
   is already indexed; no model is loaded, nothing is re-indexed, nothing is written.
-- ``TextView``: no index at all: MEMORY.md and the daily notes as files (what context
-  shows of them needs no index); no search.
 
 Context searches by keyword only (a project's name is a word of its notes, not a meaning),
 so the daemon and the index on disk give the same context for the same index and time.
@@ -84,7 +83,6 @@ class DiskView:
 
     def __init__(self, config: Config, workspace: str | None = None) -> None:
         from memd.embed.providers import NoEmbedder
-        from memd.index.index import database_path
         from memd.search.searcher import Searcher
         from memd.sources.layout import Workspace
         from memd.store.sqlite import SqliteStore
@@ -92,7 +90,8 @@ class DiskView:
 
         self.config = config
         self._workspace = Workspace(config.workspace(workspace))
-        path = database_path(config, self._workspace.name)
+        # ``memd.index.index.database_path``, without importing the indexer it lives with
+        path = config.state_dir / f"index-{self._workspace.name}.sqlite"
         if not path.exists():
             from memd.errors import StoreError
 
@@ -135,37 +134,6 @@ class DiskView:
 
     def close(self) -> None:
         self._store.close()
-
-
-class TextView:
-    """The files alone: no index to search."""
-
-    def __init__(self, config: Config, workspace: str | None = None) -> None:
-        from memd.sources.layout import Workspace
-
-        self.config = config
-        self._workspace = Workspace(config.workspace(workspace))
-
-    @property
-    def root(self) -> Path:
-        return self._workspace.path
-
-    @property
-    def core_file(self) -> str:
-        return self._workspace.core_file()
-
-    @property
-    def folder_name(self) -> str:
-        return self._workspace.path.name
-
-    def search(self, query: str, **options: object) -> list[SearchResult]:
-        return []
-
-    def waiting(self) -> int:
-        return review_waiting(self.config, self._workspace.name)
-
-    def clock(self) -> dt.datetime:
-        return self.config.flush.now()
 
 
 def review_waiting(config: Config, workspace: str) -> int:

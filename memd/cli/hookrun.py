@@ -13,7 +13,7 @@ Context and recall answer within ``BUDGET_S``, from the first of these that can:
    hung does not hold the session);
 2. the index on disk, read directly and read-only (keyword search over what is indexed:
    no model is loaded, nothing is re-indexed), while time is left;
-3. MEMORY.md and the daily notes as text (no search).
+3. MEMORY.md as written (``memd.agent.coretext``: nothing to parse or load).
 
 Each run's route goes to ``hooks.log`` and, as one short line after the memory, to the
 model. The daemon and the index on disk give the same answer for the same index and time.
@@ -36,12 +36,12 @@ from memd.errors import DaemonUnavailable
 
 BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
-_TEXT_S = 0.25  # kept for reading the files alone, should the index not answer in time
+_TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
     "daemon": "memd: answered by the daemon",
     "index": "memd: read from the index on disk ({why}); the newest edits may be missing",
-    "text": "memd: read from MEMORY.md and the notes as text ({why}); no search was run",
+    "text": "memd: MEMORY.md as written ({why}); no notes or search",
 }
 
 
@@ -95,9 +95,7 @@ def answer(
     keep_encoder_copy(config.state_dir)
     # The index is read meanwhile, so a daemon that does not answer costs no more time.
     done: dict[str, Any] = {}
-    reader = threading.Thread(
-        target=_read_into, args=(done, config, method, params, "index"), daemon=True
-    )
+    reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
     reader.start()
     why = None
     try:
@@ -118,7 +116,19 @@ def answer(
         why = f"{why}; the index could not be read: {done['error']}"
     else:
         why = f"{why}; the index did not answer in time"
-    return _read(config, method, params, "text"), "text", why
+    return _core_text(config, method, params), "text", why
+
+
+def _core_text(config: Any, method: str, params: dict) -> dict:
+    """MEMORY.md as written, within the budget: at once, with nothing more to load."""
+    from memd.agent.coretext import core_text
+    from memd.sources.layout import Workspace
+
+    if method != "memory_context":
+        return {"text": "", "lines": 0, "tokens": 0}  # a prompt needs a search
+    workspace = Workspace(config.workspace(params.get("workspace")))
+    budget = params.get("budget") or _default_budget(method)
+    return core_text(workspace.path, workspace.core_file(), budget)
 
 
 def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dict | None:
@@ -134,22 +144,22 @@ def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dic
         return client.call(method, params)
 
 
-def _read_into(done: dict, config: Any, method: str, params: dict, route: str) -> None:
+def _read_into(done: dict, config: Any, method: str, params: dict) -> None:
     try:
-        done["result"] = _read(config, method, params, route)
+        done["result"] = _read(config, method, params)
     except Exception as exc:
         done["error"] = f"{type(exc).__name__}: {exc}"
 
 
-def _read(config: Any, method: str, params: dict, route: str) -> dict:
-    """Context or recall in this process, through the index on disk or the files alone."""
+def _read(config: Any, method: str, params: dict) -> dict:
+    """Context or recall in this process, through the index on disk read-only."""
     from memd.agent.context import context, recall
-    from memd.agent.view import DiskView, TextView
+    from memd.agent.view import DiskView
     from memd.search.request import parse_now
 
     name = params.get("workspace")
     config.workspace(name).check_folder()
-    view = DiskView(config, name) if route == "index" else TextView(config, name)
+    view = DiskView(config, name)
     try:
         budget = params.get("budget") or _default_budget(method)
         if method == "memory_context":
@@ -159,8 +169,7 @@ def _read(config: Any, method: str, params: dict, route: str) -> dict:
             said = recall(view, params.get("prompt", ""), budget, params.get("now"))
         return said.as_dict()
     finally:
-        if isinstance(view, DiskView):
-            view.close()
+        view.close()
 
 
 def _default_budget(method: str) -> int:
