@@ -36,6 +36,8 @@ from memd.client import Client  # noqa: E402
 
 DATA = HERE.parent / "tests" / "data"
 HOOK = DATA / "hooks" / "session_start_startup.json"
+_MARKERS = (("daemon", "answered by the daemon"), ("index", "from the index on disk"),
+            ("text", "MEMORY.md as written"))  # fmt: skip
 
 
 def hook_once(memd: list[str], stdin: str, env: dict) -> tuple[float, str, bool]:
@@ -45,9 +47,7 @@ def hook_once(memd: list[str], stdin: str, env: dict) -> tuple[float, str, bool]
                          text=True, env=env, check=True)  # fmt: skip
     took = time.perf_counter() - started
     text = out.stdout
-    route = next((r for r, said in (("daemon", "answered by the daemon"),
-                                    ("index", "from the index on disk"),
-                                    ("text", "as text")) if said in text), "none")  # fmt: skip
+    route = next((r for r, said in _MARKERS if said in text), "none")
     return took, route, not text.strip()
 
 

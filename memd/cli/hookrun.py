@@ -47,7 +47,7 @@ _ROUTES = {
 
 def run_hook(command: str, args: argparse.Namespace) -> int:
     """Run one hook command; always 0."""
-    started = time.monotonic()
+    started = time.monotonic() - _since_start()  # the host has waited since the process began
     state_dir = None
     try:
         config = load_config(getattr(args, "config", None))
@@ -176,6 +176,19 @@ def _default_budget(method: str) -> int:
     from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 
     return CONTEXT_BUDGET if method == "memory_context" else RECALL_BUDGET
+
+
+def _since_start() -> float:
+    """Seconds since this process started (Linux's /proc), else 0: starting Python and
+    importing memd count against a hook's budget too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        return min(max(uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"), 0.0), 5.0)
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _hook_input(args: argparse.Namespace) -> dict:
