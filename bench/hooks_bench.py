@@ -9,8 +9,10 @@ notes on top): the daemon idle; the daemon starting (a hook in each of its first
 seconds, the daemon restarted between rounds); the daemon back-filling the vault with the
 local model; no daemon. Both cores are kept busy meanwhile (two `yes > /dev/null`, as CI
 does) unless ``--no-load``. Reports p50 and p95 of the wall time, the route each answer
-took (daemon, index on disk, text) and how many answers were empty. Target: p95 ≤ 1.5 s
-in every state, never an empty context.
+took (daemon, index on disk, text), how many answers were empty, and each process's CPU
+time; beside them, a bare ``python -c pass``'s wall time in the same run, which says what
+the machine's load does to any process. Target: p95 ≤ 1.5 s in every state, never an
+empty context.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -40,15 +43,30 @@ _MARKERS = (("daemon", "answered by the daemon"), ("index", "from the index on d
             ("text", "MEMORY.md as written"))  # fmt: skip
 
 
-def hook_once(memd: list[str], stdin: str, env: dict) -> tuple[float, str, bool]:
-    """One session start: seconds, the route its marker names, whether it said nothing."""
+def hook_once(memd: list[str], stdin: str, env: dict) -> tuple[float, str, bool, float]:
+    """One session start: seconds, the route its marker names, whether it said nothing,
+    and the CPU seconds the process used (what a machine's other load does not change)."""
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run([*memd, "context", "--hook"], input=stdin, capture_output=True,
                          text=True, env=env, check=True)  # fmt: skip
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime - cpu.ru_utime + after.ru_stime - cpu.ru_stime
     text = out.stdout
     route = next((r for r, said in _MARKERS if said in text), "none")
-    return took, route, not text.strip()
+    return took, route, not text.strip(), used
+
+
+def python_start(runs: int, env: dict) -> list[float]:
+    """Wall seconds of a bare ``python -c pass``: what the machine's load does to any
+    process, to read the hooks' times against."""
+    took = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        took.append(time.perf_counter() - started)
+    return took
 
 
 def serve(memd: list[str], env: dict) -> subprocess.Popen:
@@ -77,10 +95,13 @@ def stop(daemon: subprocess.Popen) -> None:
         daemon.wait()
 
 
-def record(result: dict, state: str, samples: list[tuple[float, str, bool]]) -> None:
+def record(result: dict, state: str, samples: list[tuple[float, str, bool, float]]) -> None:
     took = [s[0] * 1000 for s in samples]
+    cpu = [s[3] * 1000 for s in samples]
     result[f"{state}_p50_ms"] = round(percentile(took, 50), 1)
     result[f"{state}_p95_ms"] = round(percentile(took, 95), 1)
+    result[f"{state}_cpu_p50_ms"] = round(percentile(cpu, 50), 1)
+    result[f"{state}_cpu_p95_ms"] = round(percentile(cpu, 95), 1)
     result[f"{state}_routes"] = dict(Counter(s[1] for s in samples))
     result[f"{state}_empty"] = sum(s[2] for s in samples)
     print(state, result[f"{state}_p50_ms"], result[f"{state}_p95_ms"],
@@ -122,6 +143,9 @@ def main() -> int:
             load = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(2)]
         log = tmp / "state" / "hooks.log"
         try:
+            bare = [t * 1000 for t in python_start(args.runs, env)]
+            result["python_start_p50_ms"] = round(percentile(bare, 50), 1)
+            result["python_start_p95_ms"] = round(percentile(bare, 95), 1)
             # No daemon: the index on disk, read directly.
             record(result, "no_daemon", [hook_once(keyword, stdin, env) for _ in range(args.runs)])
             # The daemon idle.
