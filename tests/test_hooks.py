@@ -51,7 +51,8 @@ def host(tmp_path, ws):
         f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n"
         f"socket: {tmp_path / 'run' / 'memd.sock'}\nembeddings: {{provider: none}}\n"
     )
-    env = {**os.environ, "HOME": str(home)}
+    # A long budget: a loaded machine must not change which way a hook answers.
+    env = {**os.environ, "HOME": str(home), "MEMD_HOOK_BUDGET_S": "60"}
     return home, project, transcript, config, env
 
 
@@ -227,7 +228,7 @@ def test_nothing_to_say_prints_nothing(tmp_path):
     (tmp_path / "ws").mkdir()
     config.write_text(f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"
                       "embeddings: {provider: none}\n")  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_HOOK_BUDGET_S": "60"}
     assert memd(config, env, "context", "--cwd", str(tmp_path)).stdout == ""
     assert memd(config, env, "recall", "what", "is", "the", "deploy", "target").stdout == ""
 

@@ -37,6 +37,7 @@ from memd.errors import DaemonUnavailable
 BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 _TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
+_HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
     "daemon": "memd: answered by the daemon",
@@ -93,21 +94,27 @@ def answer(
     from memd.sources.chunker import keep_encoder_copy
 
     keep_encoder_copy(config.state_dir)
-    # The index is read meanwhile, so a daemon that does not answer costs no more time.
+    share = budget * DAEMON_S / BUDGET_S  # a budget set longer gives the daemon longer too
+    asked: dict[str, Any] = {}
+    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params,
+                                                      started + share), daemon=True)  # fmt: skip
+    daemon.start()
+    # A daemon answers a healthy hook in a fraction of its share: the index is read only
+    # when it has not by then (in parallel, so one that never answers costs no more time).
+    daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
     reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
-    reader.start()
-    why = None
-    try:
-        share = min(DAEMON_S, budget / 2)
-        result = _from_daemon(config, method, params, started + share)
-        if result is not None:
-            return result, "daemon", None
-        why = "no daemon is running"
-    except DaemonUnavailable:
+    if daemon.is_alive() or asked.get("result") is None:
+        reader.start()
+    daemon.join(max(started + share + 0.05 - time.monotonic(), 0.0))
+    if asked.get("result") is not None:
+        return asked["result"], "daemon", None
+    if daemon.is_alive() or isinstance(asked.get("error"), DaemonUnavailable):
         why = f"the daemon did not answer within {share:g} s"
-    except Exception as exc:  # a daemon of another config, a bad answer: read the index
-        why = f"the daemon could not answer: {exc}"
+    elif "error" in asked:  # a daemon of another config, a bad answer: read the index
+        why = f"the daemon could not answer: {asked['error']}"
+    else:
+        why = "no daemon is running"
     left = started + budget - _TEXT_S - time.monotonic()
     reader.join(max(left, 0.0))
     if "result" in done:
@@ -129,6 +136,13 @@ def _core_text(config: Any, method: str, params: dict) -> dict:
     workspace = Workspace(config.workspace(params.get("workspace")))
     budget = params.get("budget") or _default_budget(method)
     return core_text(workspace.path, workspace.core_file(), budget)
+
+
+def _ask_into(asked: dict, config: Any, method: str, params: dict, deadline: float) -> None:
+    try:
+        asked["result"] = _from_daemon(config, method, params, deadline)
+    except Exception as exc:
+        asked["error"] = exc
 
 
 def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dict | None:
