@@ -38,6 +38,7 @@ BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 _TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
+_INDEX_S = 0.35  # what the daemon's share leaves the index at least, of the budget
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
     "daemon": "memd: answered by the daemon",
@@ -94,10 +95,15 @@ def answer(
     from memd.sources.chunker import keep_encoder_copy
 
     keep_encoder_copy(config.state_dir)
-    share = budget * DAEMON_S / BUDGET_S  # a budget set longer gives the daemon longer too
+    # The daemon's share counts from now (a loaded machine's slow start of this process
+    # is no reason to skip a daemon that answers) but leaves the index its time; a budget
+    # set longer gives the daemon longer too.
+    share = budget * DAEMON_S / BUDGET_S
+    until = min(time.monotonic() + share, started + budget - _INDEX_S)
+    share = max(until - time.monotonic(), 0.05)
     asked: dict[str, Any] = {}
-    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params,
-                                                      started + share), daemon=True)  # fmt: skip
+    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params, until),
+                              daemon=True)  # fmt: skip
     daemon.start()
     # A daemon answers a healthy hook in a fraction of its share: the index is read only
     # when it has not by then (in parallel, so one that never answers costs no more time).
@@ -106,11 +112,11 @@ def answer(
     reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
     if daemon.is_alive() or asked.get("result") is None:
         reader.start()
-    daemon.join(max(started + share + 0.05 - time.monotonic(), 0.0))
+    daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
     if asked.get("result") is not None:
         return asked["result"], "daemon", None
     if daemon.is_alive() or isinstance(asked.get("error"), DaemonUnavailable):
-        why = f"the daemon did not answer within {share:g} s"
+        why = f"the daemon did not answer within {share:.1f} s"
     elif "error" in asked:  # a daemon of another config, a bad answer: read the index
         why = f"the daemon could not answer: {asked['error']}"
     else:
