@@ -338,11 +338,6 @@ def _flat(snippet: str) -> str:
     return "\n".join(out)
 
 
-def _worth(found: list[Statement]) -> list[Statement]:
-    """What is worth a model's attention: a task done (``- [x]``) is not."""
-    return [s for s in found if s.task != "done"]
-
-
 def _line(s: Statement, alike: int = 1) -> str:
     """A statement as written: its key or its bold label (``**Priya Raman**:``) kept."""
     if s.key:

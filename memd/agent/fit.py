@@ -73,7 +73,7 @@ def fit(parts: list[Part], budget: int) -> Said:
         )
 
     for part in parts:
-        room = int(budget * part.share + spare)
+        room = min(int(budget * part.share + spare), budget - used)  # never past the whole
         kept: list[Shown] = []
         cost = count_tokens(part.title) + 2
         turns = 0

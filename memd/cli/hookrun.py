@@ -39,6 +39,7 @@ DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 _TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
 _INDEX_S = 0.35  # what the daemon's share leaves the index at least, of the budget
+_MARKER_TOKENS = 40  # the route's line after the memory, at most
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
     "daemon": "memd: answered by the daemon",
@@ -92,6 +93,8 @@ def answer(
     first within ``budget`` seconds of ``started``; the answer, its route and why the
     routes before it did not."""
     params = {k: v for k, v in params.items() if v is not None}
+    # The line naming the route comes after the memory: within the budget too.
+    params["budget"] = max((params.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
     from memd.sources.chunker import keep_encoder_copy
 
     keep_encoder_copy(config.state_dir)
