@@ -188,7 +188,7 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
                      payload("session_start_compact", transcript, project), env)  # fmt: skip
     assert again.stdout.index("Recent notes") < again.stdout.index("From MEMORY.md")
     # The flushed turns are summarised to their requests: no transcript pointer, no answers.
-    assert "asked in sessions: " in again.stdout
+    assert "in sessions, asked: " in again.stdout
     assert "Also remember: deploys of the order service happen on Thursdays" in again.stdout
     assert "6f1d2c3a" not in again.stdout and "answered:" not in again.stdout
     assert "memory review proposal" in again.stdout

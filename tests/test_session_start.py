@@ -129,7 +129,7 @@ def test_a_flush_heavy_day_keeps_the_notes_people_wrote(serve, ws):
     assert "Decision: pricing stays at 49 EUR per seat" in text
     assert "answered:" not in text and ".jsonl" not in text
     recent = text.split("Recent notes:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    turns = [line for line in recent if "asked in sessions:" in line]
+    turns = [line for line in recent if "in sessions, asked:" in line]
     assert len(turns) == 1 and 4 * len(turns) <= len(recent), recent
     assert "summarise the incident channel" in turns[0]  # the newest request first
 

@@ -164,24 +164,39 @@ def _recent_lines(dailies: list[tuple[str, list[Item]]]) -> list[Shown]:
     out: list[Shown] = []
     for age, (_, found) in enumerate(dailies):
         notes = [i for i in found if not i.statement.task and not i.turn]
-        asked = [i for i in found if i.turn and _is_request(i)]
         alike = _alike_items(notes)
         out += [_shown(i, (age, i.statement.line), n, dated=True) for i, n in reversed(alike)]
-        if asked:
-            out.append(_requests(asked, age))
+        for path in dict.fromkeys(i.statement.path for i in found if i.turn):
+            turns = [i for i in found if i.turn and i.statement.path == path]
+            asked = [i for i in turns if _is_request(i)]
+            decided = [i for i in turns if not _is_request(i) and _decides(i)]
+            if asked or decided:
+                out.append(_requests(asked, decided, age))
     return out
 
 
-def _requests(asked: list[Item], age: int) -> Shown:
-    """A day's flushed session turns as one line: what was asked, newest first, whole."""
+def _decides(item: Item) -> bool:
+    """A turn that states a decision ("decided to", "we'll go with", "agreed")."""
+    return "a decision" in durability(item.statement.text, item.statement.heading)[1]
+
+
+def _requests(asked: list[Item], decided: list[Item], age: int) -> Shown:
+    """One note's flushed session turns as one line: what was asked and what was decided,
+    newest first, each whole."""
     newest = asked[::-1][:_REQUESTS]
-    said = "; ".join(_request_text(i) for i in newest)
-    first = min(i.statement.line for i in newest)
-    last = max(i.statement.last for i in newest)
-    path, date = newest[0].statement.path, newest[0].statement.date
-    more = f" (+{len(asked) - len(newest)} more)" if len(asked) > len(newest) else ""
+    settled = decided[::-1][:_REQUESTS]
+    said = []
+    if newest:
+        more = f" (+{len(asked) - len(newest)} more)" if len(asked) > len(newest) else ""
+        said.append("asked: " + "; ".join(_request_text(i) for i in newest) + more)
+    if settled:
+        said.append("decided: " + "; ".join(_request_text(i) for i in settled))
+    shown = newest + settled
+    first = min(i.statement.line for i in shown)
+    last = max(i.statement.last for i in shown)
+    path, date = shown[0].statement.path, shown[0].statement.date
     cite = f"{path}#L{first}-L{last}" if last > first else f"{path}#L{first}"
-    text = f"[{date}] asked in sessions: {said}{more} ({cite})"
+    text = f"[{date}] in sessions, {'; '.join(said)} ({cite})"
     return Shown((age, last), text, (path, first, last), turn=True)
 
 
