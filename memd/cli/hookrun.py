@@ -38,7 +38,6 @@ BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 _TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
-_INDEX_S = 0.35  # what the daemon's share leaves the index at least, of the budget
 _MARKER_TOKENS = 40  # the route's line after the memory, at most
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
@@ -99,10 +98,11 @@ def answer(
 
     keep_encoder_copy(config.state_dir)
     # The daemon's share counts from now (a loaded machine's slow start of this process
-    # is no reason to skip a daemon that answers) but leaves the index its time; a budget
-    # set longer gives the daemon longer too.
+    # is no reason to skip a daemon that answers: asking it costs this process next to
+    # nothing, where reading the index means importing the search); the index is read
+    # meanwhile. A budget set longer gives the daemon longer too.
     share = budget * DAEMON_S / BUDGET_S
-    until = min(time.monotonic() + share, started + budget - _INDEX_S)
+    until = min(time.monotonic() + share, started + budget - _TEXT_S)
     share = max(until - time.monotonic(), 0.05)
     asked: dict[str, Any] = {}
     daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params, until),
