@@ -142,6 +142,10 @@ class Client:
             raise exception_from(response["error"])
         return response["result"]
 
+    def set_timeout(self, seconds: float | None) -> None:
+        """How long each later read or write may wait (a caller with a deadline)."""
+        self._sock.settimeout(seconds)
+
     def send(self, method: str, params: dict[str, Any]) -> None:
         """Send a request and do not wait for its answer: the daemon carries it out even
         when this side has gone (a hook that must return at once)."""

@@ -127,9 +127,11 @@ def test_recall_within_a_time_window_keeps_to_the_question(memory, ws):
     assert said.lines == 1, said.text
     assert "Rolled back the prod deploy of 3.2.0" in said.text
     assert f"(memory/{days[0]}.md#L1-L3)" in said.text
-    # memory_search ranks as before: the window's other notes still come, after it.
-    found = memory.search(prompt, max_results=5, min_results=0).results
-    assert found[0].path == f"memory/{days[0]}.md" and len(found) > 1
+    # memory_search: the window's other notes are not made strong by their dates; those
+    # sharing a word still come after it, as weak matches.
+    found = memory.search(prompt, max_results=5).results
+    assert found[0].path == f"memory/{days[0]}.md" and found[0].match == "strong"
+    assert len(found) > 1 and all(r.match == "weak" for r in found[1:])
 
 
 def test_recall_without_a_window_is_unchanged_and_shows_whole_items(memory, ws):

@@ -51,7 +51,8 @@ def host(tmp_path, ws):
         f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n"
         f"socket: {tmp_path / 'run' / 'memd.sock'}\nembeddings: {{provider: none}}\n"
     )
-    env = {**os.environ, "HOME": str(home)}
+    # A long budget: a loaded machine must not change which way a hook answers.
+    env = {**os.environ, "HOME": str(home), "MEMD_HOOK_BUDGET_S": "60"}
     return home, project, transcript, config, env
 
 
@@ -186,7 +187,10 @@ def test_a_session_as_claude_code_runs_it(host, serve, ws):
     again = run_hook(installed(settings, "SessionStart"),
                      payload("session_start_compact", transcript, project), env)  # fmt: skip
     assert again.stdout.index("Recent notes") < again.stdout.index("From MEMORY.md")
-    assert "6f1d2c3a" in again.stdout and "deploys are on Thursdays" in again.stdout
+    # The flushed turns are summarised to their requests: no transcript pointer, no answers.
+    assert "in sessions, asked: " in again.stdout
+    assert "Also remember: deploys of the order service happen on Thursdays" in again.stdout
+    assert "6f1d2c3a" not in again.stdout and "answered:" not in again.stdout
     assert "memory review proposal" in again.stdout
     # The session goes on, then ends: only the new lines are flushed.
     with transcript.open("a") as f:
@@ -224,13 +228,14 @@ def test_nothing_to_say_prints_nothing(tmp_path):
     (tmp_path / "ws").mkdir()
     config.write_text(f"workspace: {tmp_path / 'ws'}\nstate_dir: {tmp_path / 's'}\n"
                       "embeddings: {provider: none}\n")  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_HOOK_BUDGET_S": "60"}
     assert memd(config, env, "context", "--cwd", str(tmp_path)).stdout == ""
     assert memd(config, env, "recall", "what", "is", "the", "deploy", "target").stdout == ""
 
 
 def test_context_and_recall_have_a_json_form_and_the_rest_refuse_it(host):
     _, project, _, config, env = host
+    assert memd(config, env, "index").returncode == 0  # recall reads an index, never builds one
     for args in (
         ("context", "--cwd", str(project)),
         ("recall", "which database does the order service use now?"),

@@ -36,8 +36,9 @@ def test_a_wrapped_item_is_proposed_and_applied_whole(serve, ws):
     d.call("memory_review_apply", ids=[promote["id"]])
     assert f"- {WHOLE} (memory/2026-11-05.md#L4-L5)" in (ws.root / "MEMORY.md").read_text()
     # What reaches the model at a session's start: the whole item, the done task left out.
+    # The promoted copy in MEMORY.md and the note it came from say one thing: shown once.
     text = d.call("memory_context", cwd=str(ws.root))["text"]
-    assert f"{WHOLE} (memory/2026-11-05.md#L4-L5)" in text
+    assert text.count(WHOLE) == 1 and f"{WHOLE} (MEMORY.md#L" in text
     assert "Nomad" not in text
 
 

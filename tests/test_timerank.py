@@ -80,9 +80,10 @@ def test_adjust_prefers_the_window_and_notes_over_transcripts():
     inside, before, core = cand(1, 0.5, "2026-03-05"), cand(2, 0.5, "2026-02-01"), cand(3, 0.5)
     session = cand(4, 0.5, "2026-03-06", source="sessions")
     adjust([inside, before, core, session], reading, Search(newer_first=False))
-    assert inside.score == 0.5
+    assert inside.score == pytest.approx(0.4 + 0.6 * 0.5)  # ordered first, not made strong
+    assert inside.relevance == 0.0  # what decides strength is left alone
     assert before.score == pytest.approx(0.3)
-    assert session.score == pytest.approx(0.45)
+    assert session.score == pytest.approx(0.7 * 0.9)
     # An undated note may hold a standing fact, but it was not written then: halfway.
     assert core.score == pytest.approx(0.4)
 
@@ -233,7 +234,8 @@ def test_newer_statement_first_when_notes_disagree(ws, make_config):
 def test_a_narrow_window_admits_no_note_for_its_date_alone(memory, ws):
     """``narrow_window`` (what recall asks): the window narrows the question's matches; a
     note of last week that shares a word or two with the question stays below the floor.
-    Without it the ranking is as it was: the window's notes are lifted."""
+    Without it the window's notes are not lifted either: a window narrows, it never
+    vouches (their dates order them, their words decide their strength)."""
     week = {  # the week before NOW's
         "2026-03-09": "- Rolled back the prod deploy of 3.2.0: the migration locked a table.",
         "2026-03-10": "- Lunch with the design team.\n- Got the new laptops back from IT.",
@@ -244,11 +246,12 @@ def test_a_narrow_window_admits_no_note_for_its_date_alone(memory, ws):
         ws.write(f"memory/{day}.md", f"# {day}\n\n{note}\n")
     memory.index()
     prompt = "why did the prod deploy get rolled back last week?"
-    lifted = memory.search(prompt, now=NOW, min_results=0).results
-    assert sorted(r.path for r in lifted) == [f"memory/{day}.md" for day in week]
+    plain = memory.search(prompt, now=NOW, min_results=0).results  # strong only
+    assert "memory/2026-03-09.md" in [r.path for r in plain]
+    assert len(plain) < len(week)  # its dates lifted all four: now what they say decides
     narrow = memory.search(prompt, now=NOW, min_results=0, narrow_window=True).results
     assert [r.path for r in narrow] == ["memory/2026-03-09.md"]
-    answers = [r for r in lifted if r.path == "memory/2026-03-09.md"]
+    answers = [r for r in plain if r.path == "memory/2026-03-09.md"]
     assert narrow[0].score == answers[0].score  # the note that answers keeps its lift
 
 

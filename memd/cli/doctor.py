@@ -193,8 +193,8 @@ def _hooks(config: Config) -> Check | None:
     for line in lines[-200:]:
         try:
             entry = json.loads(line)
-            if dt.datetime.fromisoformat(entry["at"]).timestamp() >= since:
-                recent.append(entry)
+            if "error" in entry and dt.datetime.fromisoformat(entry["at"]).timestamp() >= since:
+                recent.append(entry)  # a run that answered is logged too, with its route
         except (ValueError, KeyError, TypeError):
             continue
     if not recent:

@@ -1,11 +1,22 @@
 """The commands an agent host's hooks run: ``memd context``, ``memd recall`` and ``memd
-flush --hook``. They never break the host.
+flush --hook``. They never break the host, and context and recall always answer in time.
 
 Whatever happens (no daemon, bad JSON on standard input, a timeout, a missing workspace)
 they exit 0 and print nothing but memory; what went wrong is appended to ``hooks.log`` in
-the state folder, which ``memd doctor`` shows. With a daemon they ask it (one round trip;
-``flush --hook`` does not even wait for the answer: the daemon finishes the flush); without
-one they do the work in this process.
+the state folder, which ``memd doctor`` shows. ``flush --hook`` sends its request to the
+daemon and does not wait for the answer (the daemon finishes the flush); without one it
+flushes in this process.
+
+Context and recall answer within ``BUDGET_S``, from the first of these that can:
+
+1. the daemon, when it answers within ``DAEMON_S`` (a daemon starting, back-filling or
+   hung does not hold the session);
+2. the index on disk, read directly and read-only (keyword search over what is indexed:
+   no model is loaded, nothing is re-indexed), while time is left;
+3. MEMORY.md as written (``memd.agent.coretext``: nothing to parse or load).
+
+Each run's route goes to ``hooks.log`` and, as one short line after the memory, to the
+model. The daemon and the index on disk give the same answer for the same index and time.
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ import datetime as dt
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -22,12 +34,22 @@ from memd.client import connect
 from memd.configfile import load_config
 from memd.errors import DaemonUnavailable
 
-_ANSWER_S = 2.0  # a daemon that does not answer in this long is skipped: the host waits
+BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
+DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
+_TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
+_HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
+_MARKER_TOKENS = 40  # the route's line after the memory, at most
+_ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
+_ROUTES = {
+    "daemon": "memd: answered by the daemon",
+    "index": "memd: read from the index on disk ({why}); the newest edits may be missing",
+    "text": "memd: MEMORY.md as written ({why}); no notes or search",
+}
 
 
 def run_hook(command: str, args: argparse.Namespace) -> int:
     """Run one hook command; always 0."""
-    started = time.monotonic()
+    started = time.monotonic() - _since_start()  # the host has waited since the process began
     state_dir = None
     try:
         config = load_config(getattr(args, "config", None))
@@ -35,14 +57,161 @@ def run_hook(command: str, args: argparse.Namespace) -> int:
         hook = _hook_input(args)
         method, params = _request(command, args, hook)
         params["workspace"] = getattr(args, "workspace", None)
-        result = _call(config, method, params, wait=command != "flush")
+        if command == "flush":
+            result = _call(config, method, params, wait=False)
+            route = None
+        else:
+            result, route, why = answer(config, method, params, started, _budget(os.environ))
+            _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
+            result = {**result, "route": route} if route else result
             sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
         elif result and result.get("text"):
             sys.stdout.write(result["text"])
+            if route is not None:
+                first = (why or "").split("; ")[0]
+                sys.stdout.write(f"\n({_ROUTES[route].format(why=first)})\n")
     except Exception as exc:  # the host's session matters more than this hook
         _log(state_dir, command, exc, time.monotonic() - started)
     return 0
+
+
+def _budget(env: Any) -> float:
+    """The hook's budget in seconds: ``MEMD_HOOK_BUDGET_S`` (a slow machine's own), else
+    ``BUDGET_S``."""
+    try:
+        return max(float(env.get("MEMD_HOOK_BUDGET_S", BUDGET_S)), 0.5)
+    except ValueError:
+        return BUDGET_S
+
+
+def answer(
+    config: Any, method: str, params: dict, started: float, budget: float = BUDGET_S
+) -> tuple[dict | None, str, str | None]:
+    """Context or recall from the daemon, the index on disk or the files, whichever answers
+    first within ``budget`` seconds of ``started``; the answer, its route and why the
+    routes before it did not."""
+    params = {k: v for k, v in params.items() if v is not None}
+    # The line naming the route comes after the memory: within the budget too.
+    params["budget"] = max((params.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
+    from memd.sources.chunker import keep_encoder_copy
+
+    keep_encoder_copy(config.state_dir)
+    # The daemon's share counts from now (a loaded machine's slow start of this process
+    # is no reason to skip a daemon that answers: asking it costs this process next to
+    # nothing, where reading the index means importing the search); the index is read
+    # meanwhile. A budget set longer gives the daemon longer too.
+    share = budget * DAEMON_S / BUDGET_S
+    until = min(time.monotonic() + share, started + budget - _TEXT_S)
+    share = max(until - time.monotonic(), 0.05)
+    asked: dict[str, Any] = {}
+    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params, until),
+                              daemon=True)  # fmt: skip
+    daemon.start()
+    # A daemon answers a healthy hook in a fraction of its share: the index is read only
+    # when it has not by then (in parallel, so one that never answers costs no more time).
+    daemon.join(min(_HEALTHY_S, share))
+    done: dict[str, Any] = {}
+    reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
+    if daemon.is_alive() or asked.get("result") is None:
+        reader.start()
+    daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
+    if asked.get("result") is not None:
+        return asked["result"], "daemon", None
+    if daemon.is_alive() or isinstance(asked.get("error"), DaemonUnavailable):
+        why = f"the daemon did not answer within {share:.1f} s"
+    elif "error" in asked:  # a daemon of another config, a bad answer: read the index
+        why = f"the daemon could not answer: {asked['error']}"
+    else:
+        why = "no daemon is running"
+    left = started + budget - _TEXT_S - time.monotonic()
+    reader.join(max(left, 0.0))
+    if "result" in done:
+        return done["result"], "index", why
+    if "error" in done:
+        why = f"{why}; the index could not be read: {done['error']}"
+    else:
+        why = f"{why}; the index did not answer in time"
+    return _core_text(config, method, params), "text", why
+
+
+def _core_text(config: Any, method: str, params: dict) -> dict:
+    """MEMORY.md as written, within the budget: at once, with nothing more to load."""
+    from memd.agent.coretext import core_text
+    from memd.sources.layout import Workspace
+
+    if method != "memory_context":
+        return {"text": "", "lines": 0, "tokens": 0}  # a prompt needs a search
+    workspace = Workspace(config.workspace(params.get("workspace")))
+    budget = params.get("budget") or _default_budget(method)
+    return core_text(workspace.path, workspace.core_file(), budget)
+
+
+def _ask_into(asked: dict, config: Any, method: str, params: dict, deadline: float) -> None:
+    try:
+        asked["result"] = _from_daemon(config, method, params, deadline)
+    except Exception as exc:
+        asked["error"] = exc
+
+
+def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dict | None:
+    """The daemon's answer, or None when none runs; raises ``DaemonUnavailable`` when it
+    does not answer by ``deadline``."""
+    client = connect(config, timeout=max(deadline - time.monotonic(), 0.05))
+    if client is None:
+        if config.socket.exists() and time.monotonic() >= deadline:
+            raise DaemonUnavailable("the daemon did not answer in time")
+        return None
+    with client:
+        client.set_timeout(max(deadline - time.monotonic(), 0.05))
+        return client.call(method, params)
+
+
+def _read_into(done: dict, config: Any, method: str, params: dict) -> None:
+    try:
+        done["result"] = _read(config, method, params)
+    except Exception as exc:
+        done["error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _read(config: Any, method: str, params: dict) -> dict:
+    """Context or recall in this process, through the index on disk read-only."""
+    from memd.agent.context import context, recall
+    from memd.agent.view import DiskView
+    from memd.search.request import parse_now
+
+    name = params.get("workspace")
+    config.workspace(name).check_folder()
+    view = DiskView(config, name)
+    try:
+        budget = params.get("budget") or _default_budget(method)
+        if method == "memory_context":
+            today = parse_now(params.get("now"), config.flush.now).date()
+            said = context(view, params.get("cwd"), params.get("source"), budget, today)
+        else:
+            said = recall(view, params.get("prompt", ""), budget, params.get("now"))
+        return said.as_dict()
+    finally:
+        view.close()
+
+
+def _default_budget(method: str) -> int:
+    from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
+
+    return CONTEXT_BUDGET if method == "memory_context" else RECALL_BUDGET
+
+
+def _since_start() -> float:
+    """Seconds since this process started (Linux's /proc), else 0: starting Python and
+    importing memd count against a hook's budget too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        return min(max(uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"), 0.0), 5.0)
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _hook_input(args: argparse.Namespace) -> dict:
@@ -60,10 +229,10 @@ def _request(command: str, args: argparse.Namespace, hook: dict) -> tuple[str, d
         source = hook.get("source") if isinstance(hook.get("source"), str) else None
         cwd = args.cwd or hook.get("cwd") or (None if args.hook else os.getcwd())
         return "memory_context", {"cwd": cwd, "source": args.source or source,
-                                  "budget": args.budget}  # fmt: skip
+                                  "budget": args.budget, "now": args.now}  # fmt: skip
     if command == "recall":
         prompt = " ".join(args.prompt) if args.prompt else hook.get("prompt", "")
-        return "memory_recall", {"prompt": prompt, "budget": args.budget}
+        return "memory_recall", {"prompt": prompt, "budget": args.budget, "now": args.now}
     return "memory_flush_hook", {"hook": hook, "host": args.host_name}
 
 
@@ -88,8 +257,16 @@ def _call(config: Any, method: str, params: dict, wait: bool) -> dict | None:
         router.close()
 
 
-def _log(state_dir: Any, command: str, exc: BaseException, seconds: float) -> None:
-    """One JSON line in the state folder's hooks.log; never raises."""
+def _log(
+    state_dir: Any,
+    command: str,
+    exc: BaseException | None,
+    seconds: float,
+    route: str | None = None,
+    why: str | None = None,
+) -> None:
+    """One JSON line in the state folder's hooks.log (a failure, or the route an answer
+    took); never raises."""
     if state_dir is None:
         return
     try:
@@ -98,8 +275,15 @@ def _log(state_dir: Any, command: str, exc: BaseException, seconds: float) -> No
         private_folder(state_dir)
         path = state_dir / "hooks.log"
         private_file(path)
-        line = {"at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "command": command,
-                "error": f"{type(exc).__name__}: {exc}", "seconds": round(seconds, 3)}  # fmt: skip
+        line: dict[str, Any] = {"at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                                "command": command}  # fmt: skip
+        if exc is not None:
+            line["error"] = f"{type(exc).__name__}: {exc}"
+        if route is not None:
+            line["route"] = route
+        if why:
+            line["why"] = why
+        line["seconds"] = round(seconds, 3)
         with path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
     except Exception:  # a full disk: the hook still returns 0

@@ -308,11 +308,13 @@ def make_parser() -> Parser:
         choices=["startup", "resume", "clear", "compact"],
         help="how the session started (default: the hook's); compact also shows the last flush",
     )
+    p.add_argument("--now", metavar="DATETIME", help="read the notes as of this ISO date-time")
 
     p = command("recall")
     p.add_argument("prompt", nargs="*", help="the prompt (else the hook's JSON with --hook)")
     p.add_argument("--hook", action="store_true", help="read the hook's JSON on standard input")
     p.add_argument("--budget", type=int, metavar="TOKENS", help="at most this many (default 600)")
+    p.add_argument("--now", metavar="DATETIME", help="read time words against this ISO date-time")
 
     p = command("hooks")
     p.add_argument("action", choices=["install", "uninstall", "status"], help="what to do")

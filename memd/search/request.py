@@ -38,6 +38,10 @@ class SearchRequest:
     # its other words (and has no strong meaning) is none (``timerank.on_topic``). Not a
     # socket parameter: what reaches a model unasked (``memd recall``) sets it.
     narrow_window: bool = False
+    # At most this long for the query's vector, else keyword search (None: the config's
+    # query_timeout_s). Not a socket parameter: a hook must answer within its budget even
+    # while the model is busy with a back-fill's batch.
+    embed_wait_s: float | None = None
 
 
 def resolve(

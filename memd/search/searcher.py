@@ -38,15 +38,18 @@ from memd.search.ranking import Candidate, floored, fuse, merge, select
 from memd.search.request import SearchRequest, parse_now, resolve
 from memd.search.superseded import demote, mark_superseded
 from memd.search.timerank import (
+    AHEAD_POOL,
+    AHEAD_WRITTEN_DAYS,
     LISTING_POOL,
     adjust,
+    answer_ahead,
     asks_only_when,
-    in_time,
-    lift_ahead,
     lift_listing,
     listing,
     names_of,
+    naming,
     on_topic,
+    prefer,
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
@@ -200,7 +203,9 @@ class Searcher:
                 query_vector, warning = self._query_vector(asked, store)
                 tier = self._interim()
                 if tier is not None and len(tier.vectors):
-                    interim_vector, why = self._embed_query(tier.query, asked.query)
+                    interim_vector, why = self._embed_query(
+                        tier.query, asked.query, asked.embed_wait_s
+                    )
                     if query_vector is None:
                         warning = why if interim_vector is None else None
         mode = "keyword"
@@ -242,8 +247,12 @@ class Searcher:
         }[mode]
         ranking = dataclasses.replace(settings, **weights)
         fuse(cands, ranking, settings.fusion if mode == "hybrid" else "weighted")
-        if ahead is not None:
-            lift_ahead(cands, ahead)
+        ahead_named: set[int] = set()
+        listing_ahead = ahead is not None and asks_only_when(ahead.query)
+        if ahead is not None:  # notes name the days still to come they are about
+            cands = merge(cands, self._written_before(store, now.date(), allowed))
+            ahead_named = naming(cands, ahead, now.date())
+            answer_ahead(cands, ahead_named, listing_ahead)
         if self.reranker.enabled and cands:
             cands, failed = self._rerank(asked, cands)
             warning = "; ".join(w for w in (warning, failed) if w) or None
@@ -251,19 +260,32 @@ class Searcher:
             ranking = dataclasses.replace(ranking, decay=False)
             if req.narrow_window:
                 cands = on_topic(cands, req.min_score)
-            in_time(cands, reading)
         # A note named by the query, or by the words of links to it, is what it asks for.
-        lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
-        cands = lift(cands, lifts)
+        if not listing_ahead:  # a time's names as words ("friday") name no note
+            lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
+            cands = lift(cands, lifts)
         mark_superseded(store, cands, asked.query)  # what later notes replaced, labelled
         if not req.all_chunks:  # one note, one place in the list
             cands = one_per_note(cands, req.min_score)
         n, query = req.max_results, asked.query
-        results = select(cands, n, req.min_score, ranking, now.date(),
-                         lambda kept: demote(adjust(kept, reading, ranking, query, n)),
+
+        def order(kept: list[Candidate]) -> object:
+            return demote(adjust(prefer(kept, ahead_named), reading, ranking, query, n))
+
+        results = select(cands, n, req.min_score, ranking, now.date(), order,
                          fill=req.min_results or 0)  # fmt: skip
         below, best = floored(cands, req.min_score) if not results else (None, None)
         return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
+
+    def _written_before(
+        self, store: Store, today: dt.date, allowed: dict[int, str] | None
+    ) -> list[Candidate]:
+        """The latest notes (up to now), as candidates with no evidence yet: a question
+        about days still to come reads them for the days they name."""
+        since = (today - dt.timedelta(days=AHEAD_WRITTEN_DAYS)).isoformat()
+        ids = None if allowed is None else list(allowed)
+        hits = store.dated_chunks(since, today.isoformat(), AHEAD_POOL, ids)
+        return [Candidate(h) for h in hits]
 
     def _listing(
         self,
@@ -323,7 +345,9 @@ class Searcher:
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
         vector, warning = self._embed_query(
-            lambda query: self.embedder.embed([query], "query", first=True)[0], req.query
+            lambda query: self.embedder.embed([query], "query", first=True)[0],
+            req.query,
+            req.embed_wait_s,
         )
         if vector is None:
             return None, warning
@@ -333,9 +357,12 @@ class Searcher:
                 self._cache.pop(next(iter(self._cache)))
         return vector, None
 
-    def _embed_query(self, embed: Callable[[str], np.ndarray | None], query: str) -> tuple:
-        """``embed(query)`` within the query time budget, or None and why not."""
-        budget = self._query_timeout
+    def _embed_query(
+        self, embed: Callable[[str], np.ndarray | None], query: str, wait: float | None = None
+    ) -> tuple:
+        """``embed(query)`` within the query time budget (``wait`` when given), or None
+        and why not."""
+        budget = self._query_timeout if wait is None else min(wait, self._query_timeout)
         future = self._submit(embed, query)
         try:
             return future.result(timeout=budget), None

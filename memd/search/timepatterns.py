@@ -1,5 +1,6 @@
 """The time expressions a query may hold, English and Chinese: each rule a pattern and
-the handler that turns its match into a window of days (None: not a time after all)."""
+the handler that turns its match into a window of days (None: not a time after all).
+The Chinese rules are in ``memd.search.timepatterns_zh``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 
 from memd.search import days
 from memd.search.days import Window
+from memd.search.timepatterns_zh import RULES_ZH
 
 # -- English -------------------------------------------------------------------------------
 
@@ -54,7 +56,14 @@ def _iso_month(m: re.Match[str], today: dt.date) -> Window | None:
 
 
 def _day_month(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.latest_day(MONTHS[m["month"].lower()], int(m["day"]), today, _year_of(m))
+    month, day, year = MONTHS[m["month"].lower()], int(m["day"]), _year_of(m)
+    if year is None and leans_ahead(m.string):  # "anything on 3 Dec?": the coming one
+        try:
+            if dt.date(today.year, month, day) > today:
+                year = today.year
+        except ValueError:
+            return None
+    return days.latest_day(month, day, today, year)
 
 
 # A question about what is to come: a month or weekday named without a year is then the
@@ -68,9 +77,39 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:did|was|were|had|ago|last|previous|went|happened)\b", re.I)
 
 
+# Participles that say what is arranged ahead ("planned for", "is scheduled"), not what
+# was done: the one kind of "-ed" word that is no past tense in a note or a question.
+_ARRANGED = re.compile(
+    r"\b(?:planned|scheduled|booked|expected|supposed|needed|required|due|slated|pencilled|"
+    r"penciled|set)\b",
+    re.I,
+)
+_PAST_VERB = re.compile(r"\b(?!(?:need|feed|seed|speed|breed|bleed|red|bed|shed)\b)[a-z]{2,}ed\b")
+_AUX_AHEAD = re.compile(r"\b(?:is|are|am|be|been|will|'ll|to|gets?)\s+\w+ed\b", re.I)
+
+
+def past_tense(text: str) -> bool:
+    """Whether ``text`` is told in the past tense ("we shipped it on Tuesday", "did we"),
+    rather than about what is arranged or to come ("demo planned for Thursday")."""
+    if _PAST.search(text):
+        return True
+    rest = _AUX_AHEAD.sub(" ", _ARRANGED.sub(" ", text))
+    return bool(_PAST_VERB.search(rest.lower()))
+
+
 def asks_ahead(query: str) -> bool:
     """Whether ``query`` asks about what is to come (and not in the past tense)."""
     return bool(_FUTURE.search(query)) and not _PAST.search(query)
+
+
+# Present-tense questions about a named day ask about the coming one ("what's on for
+# Thursday", "is anything due Friday"); the past tense asks about the last one.
+_PRESENT = re.compile(r"\b(?:is|are|am|do|does|have|has|any|anything)\b|\w['’]s\b", re.I)
+
+
+def leans_ahead(query: str) -> bool:
+    """Whether ``query`` asks about what is to come or what stands now, not what was."""
+    return not past_tense(query) and (asks_ahead(query) or bool(_PRESENT.search(query)))
 
 
 def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
@@ -156,7 +195,7 @@ def _weekday_rule(m: re.Match[str], today: dt.date) -> Window | None:
         day = days.week_span(today)[0] + dt.timedelta(days=weekday)
     elif which == "next":  # the one in the calendar week after this one
         day = days.week_span(today)[0] + dt.timedelta(days=7 + weekday)
-    elif not which and asks_ahead(m.string):  # "who is on call on Friday": the coming one
+    elif not which and leans_ahead(m.string):  # "who is on call on Friday": the coming one
         day = today + dt.timedelta(days=(weekday - today.weekday()) % 7 or 7)
     else:
         day = days.latest_weekday(weekday, today, before_today=which in ("last", "past"))
@@ -182,7 +221,55 @@ def _weekend_rule(m: re.Match[str], today: dt.date) -> Window | None:
     return saturday, saturday + dt.timedelta(days=1)
 
 
+# Holidays on a fixed day of the year: the coming one when the question leans ahead, else
+# the latest one.
+_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25),
+    "xmas": (12, 25), "boxing day": (12, 26), "new year's eve": (12, 31),
+    "new years eve": (12, 31), "new year's day": (1, 1), "new years day": (1, 1),
+    "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
+    "valentine's day": (2, 14), "valentines day": (2, 14),
+}  # fmt: skip
+_HOLIDAY = (
+    "(?P<holiday>"
+    + "|".join(re.escape(h).replace("'", "['’]?") for h in sorted(_HOLIDAYS, key=len, reverse=True))
+    + ")"
+)
+
+
+def _holiday(m: re.Match[str], today: dt.date) -> Window | None:
+    key = re.sub(r"['’]", "'", m["holiday"].lower())
+    month, day = _HOLIDAYS.get(key) or _HOLIDAYS[key.replace("'", "")]
+    date = dt.date(today.year, month, day)
+    if date < today and leans_ahead(m.string):
+        date = dt.date(today.year + 1, month, day)
+    elif date > today and not leans_ahead(m.string):
+        date = dt.date(today.year - 1, month, day)
+    return date, date
+
+
+def _after_next(m: re.Match[str], today: dt.date) -> Window | None:
+    return days.period(m["unit"].lower(), 2, today)
+
+
+def _in_rule(m: re.Match[str], today: dt.date) -> Window | None:
+    """ "in two weeks": the day, week or month that far ahead."""
+    unit, n = m["unit"].lower(), _number(m["n"])
+    if unit == "day":
+        day = today + dt.timedelta(days=n)
+        return day, day
+    if unit == "week":
+        return days.week_span(today + dt.timedelta(weeks=n))
+    if unit == "month":
+        return days.month_span(*days.shift_month(today, n))
+    return days.year_span(today.year + n)
+
+
 _RULES_EN: list[_Rule] = [
+    (re.compile(rf"\b{_LEAD}{_HOLIDAY}\b", re.I), _holiday),
+    (re.compile(r"\b(?:(?:in|during|for)\s+)?(?:the\s+)?(?P<unit>week|month|year)\s+after\s+next\b",
+                re.I), _after_next),
+    (re.compile(rf"\bin\s+{_NUM}\s+{_UNIT}(?:['’]\s*time)?\b(?!\s+ago)", re.I), _in_rule),
     (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)[-/.](?P<m>\d{{1,2}})[-/.](?P<d>\d{{1,2}})\b"),
      _iso_day),
     (re.compile(rf"\b{_LEAD}(?P<y>(?:19|20)\d\d)-(?P<m>\d\d)\b(?![-/.]\d)"), _iso_month),
@@ -215,131 +302,10 @@ _RULES_EN: list[_Rule] = [
 _EVERY = re.compile(r"\b(every|each|other|first|second|third|fourth|fifth)\s+$", re.I)
 _OPEN_BEFORE = re.compile(r"\b(since|after|before|until|till|from|by)\s+$", re.I)
 
-# -- Chinese -------------------------------------------------------------------------------
-
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}  # fmt: skip
-_CN_NUM = r"(?:\d{1,4}|[零〇一二两三四五六七八九十]{1,4})"
-_CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-
-
-def _cn_number(text: str) -> int:
-    """Digits, or Chinese numerals up to 99 (三, 十二, 二十一) and years (二〇二五)."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
-    value = 0
-    for ch in text:
-        value = value * 10 + _CN_DIGITS[ch]
-    return value
-
-
-_CN_UNIT = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month",
-            "年": "year"}  # fmt: skip
-
-
-def _cn_unit(word: str) -> str:
-    return _CN_UNIT[word.removeprefix("个")]
-
-
-def _cn_date(m: re.Match[str], today: dt.date) -> Window | None:
-    year = _cn_number(m["y"]) if m["y"] else None
-    month = _cn_number(m["m"])
-    if not 1 <= month <= 12:
-        return None
-    if m["d"]:
-        return days.latest_day(month, _cn_number(m["d"]), today, year)
-    return days.latest_month(month, today, year)
-
-
-def _cn_year(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.year_span(_cn_number(m["y"]))
-
-
-_CN_RELATIVE = {"今": 0, "昨": 1, "前": 2, "大前": 3}
-
-
-def _cn_relative(m: re.Match[str], today: dt.date) -> Window | None:
-    day = today - dt.timedelta(days=_CN_RELATIVE[m["rel"]])
-    return day, day
-
-
-def _cn_ago(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.ago(_cn_unit(m["unit"]), _cn_number(m["n"]), today)
-
-
-def _cn_past(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.past(_cn_unit(m["unit"]), _cn_number(m["n"]) if m["n"] else 1, today)
-
-
-_CN_OFFSET = {"本": 0, "这": 0, "这个": 0, "今": 0, "上": -1, "上个": -1, "去": -1, "前": -2}
-
-
-def _cn_calendar(m: re.Match[str], today: dt.date) -> Window | None:
-    return days.period(_cn_unit(m["unit"]), _CN_OFFSET[m["which"]], today)
-
-
-def _cn_weekday(m: re.Match[str], today: dt.date) -> Window | None:
-    weekday = _CN_WEEKDAYS[m["wd"]]
-    which = m["which"]
-    if which is None:
-        day = days.latest_weekday(weekday, today)
-    else:
-        offset = _CN_OFFSET[which.removesuffix("个")]
-        day = days.week_span(today + dt.timedelta(weeks=offset))[0] + dt.timedelta(days=weekday)
-    return day, day
-
-
-def _cn_weekend(m: re.Match[str], today: dt.date) -> Window | None:
-    if m["which"]:
-        monday = days.week_span(
-            today + dt.timedelta(weeks=_CN_OFFSET[m["which"].removesuffix("个")])
-        )[0]
-        saturday = monday + dt.timedelta(days=5)
-    else:
-        saturday = days.latest_weekday(5, today)
-    return saturday, saturday + dt.timedelta(days=1)
-
-
-_RULES_ZH: list[_Rule] = [
-    (re.compile(rf"(?:(?P<y>{_CN_NUM})年)?(?P<m>{_CN_NUM})月(?:(?P<d>{_CN_NUM})[日号]|(?P<fen>份))?"),
-     _cn_date),
-    (re.compile(r"(?P<y>(?:19|20)\d\d|[一二][〇零一二三四五六七八九]{3})年(?!前|[〇零一二三四五六七八九十\d]+月)"),
-     _cn_year),
-    (re.compile(r"(?P<rel>大前|前|昨|今)(?:天|日)(?:早上|上午|中午|下午|晚上)?|(?P<rel2>昨|今)(?:早|晚)"),
-     lambda m, t: _cn_relative(_Alias(m, rel=m["rel"] or m["rel2"]), t)),
-    (re.compile(rf"(?P<n>{_CN_NUM}|几)(?P<unit>个?(?:月|星期|礼拜)|天|日|周|年)(?:之|以)?前"),
-     lambda m, t: _cn_ago(_Alias(m, n="三" if m["n"] == "几" else m["n"]), t)),
-    (re.compile(rf"(?:最近|过去|近|这(?=几))(?P<n>{_CN_NUM}|几)?(?P<unit>个?(?:月|星期|礼拜)|天|日|周|年)"
-                r"(?:来|以来|里|内)?"),
-     lambda m, t: _cn_past(_Alias(m, n="三" if m["n"] == "几" else m["n"]), t)),
-    (re.compile(r"(?P<which>上个|这个|上|本|这)(?P<wk>周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
-     _cn_weekday),
-    (re.compile(r"(?:(?P<which>上个|这个|上|本|这))?(?:周末)"), _cn_weekend),
-    (re.compile(r"(?P<which>上个|这个|上|本|这)(?P<unit>周|星期|礼拜|月)"), _cn_calendar),
-    (re.compile(r"(?P<which>今|去|前)(?P<unit>年)"), _cn_calendar),
-    (re.compile(r"(?P<which>)(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
-     lambda m, t: _cn_weekday(_Alias(m, which=None), t)),
-]  # fmt: skip
-
-
-class _Alias:
-    """A match with some groups replaced (Chinese rules share handlers)."""
-
-    def __init__(self, match: re.Match[str], **groups: str | None) -> None:
-        self._match = match
-        self._groups = groups
-
-    def __getitem__(self, name: str) -> str | None:
-        if name in self._groups:
-            return self._groups[name]
-        return self._match[name]
-
-    def group(self, n: int = 0) -> str:
-        return self._match.group(n)
-
-
 # Tried in this order: of two rules that match the same words, the first one's window is kept.
-RULES: list[_Rule] = [*_RULES_EN, *_RULES_ZH]
+RULES: list[_Rule] = [*_RULES_EN, *RULES_ZH]
+# Handlers that place a date without its year at the latest one begun (a note's words are
+# placed nearest their day instead: ``memd.search.notedates``), and the weekday rule, which
+# a note's words are read by differently.
+YEARLESS = frozenset({_day_month, _month_name})
+WEEKDAY_RULES = frozenset({_weekday_rule})

@@ -15,6 +15,7 @@ import re
 from functools import cache
 
 from memd.config import Search
+from memd.search.notedates import names_day_in
 from memd.search.ranking import COVERAGE_KEYWORD, HALF_KEYWORD, Candidate
 from memd.search.timewords import TimeReading
 from memd.store.fts import STOPWORDS
@@ -25,9 +26,10 @@ from memd.store.rows import Hit
 LISTING_RELEVANCE = 0.5
 LISTING_POOL = 200  # window chunks a listing orders (the newest, and those matching words)
 LISTING_LIFT = 0.1  # how far a chunk holding what is left of the question moves up
-# A chunk dated inside a window that holds notes has answered the "when" of a question:
-# its relevance is ``IN_WINDOW + (1 - IN_WINDOW) × relevance``, so the window's notes
-# clear the default min_score and outrank an undated note that shares a few words.
+# A chunk dated inside a window only narrows: its date never lifts its relevance, so
+# whether it is a strong match is decided by what it says, as outside a window (a window
+# that made its every note strong answered unanswerable questions). Among the strong (and
+# among the weak) it orders: ``IN_WINDOW + (1 - IN_WINDOW) × score``.
 IN_WINDOW = 0.4
 # With ``narrow_window``, a keyword match must hold this idf-weighted share of the
 # question's words (those left after its time words) to be a match at all.
@@ -52,7 +54,12 @@ GENERIC = frozenset(
     talked talking summarize summarise summary recap overview update updates news new
     anything everything something stuff things thing notes note say said agree agreed get
     got us let lets tell show give list me""".split()
+    # ... and what to come: "what's planned", "anything due", "what's on", "coming up".
+    + """plan plans planned planning schedule scheduled booked upcoming coming up due on
+    agenda calendar expect expected arranged lined have has""".split()
 )
+# What a contraction leaves ("what's", "we'll", "don't") says nothing to search for.
+_CONTRACTED = frozenset("s ll re ve d t m".split())
 _GENERIC_ZH = re.compile(
     "发生|决定|讨论|聊|谈|总结|概括|回顾|做|干|搞|说|了|过|的|什么|哪些|啥|事情|事|情况|"
     "我们|我|大家|有|吗|呢|吧|都|些|一下"
@@ -66,7 +73,8 @@ def asks_only_when(query: str) -> bool:
         query = _GENERIC_ZH.sub(" ", query)
         if _nospace().search(query):
             return False
-    return not [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
+    left = [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in GENERIC]
+    return not [w for w in left if w not in _CONTRACTED]
 
 
 def window_filter(
@@ -102,10 +110,11 @@ def lift_listing(cands: list[Candidate], matched: list[Candidate]) -> None:
         c.relevance += LISTING_LIFT * evidence.get(c.hit.chunk_id, 0.0)
 
 
-# A chunk that names a window still to come ("in December", "next week", 2026-12-03) has
-# said something about it: notes about a coming time were written before it, so their
-# dates say nothing and their words say which.
-AHEAD = 0.25
+# A window still to come is named by notes written before it: "demo on 3 Dec", "due 11
+# December", "next Thursday" (read as of the note's day, ``memd.search.notedates``).
+AHEAD_POOL = 300  # the latest notes read for the days they name, for a question ahead
+AHEAD_WRITTEN_DAYS = 90  # ... written at most this long before now
+AHEAD_PREFERENCE = 1.5  # score factor of a note naming a day in the window, among matches
 
 
 def names_of(reading: TimeReading) -> list[str]:
@@ -122,20 +131,42 @@ def names_of(reading: TimeReading) -> list[str]:
     return sorted(names, key=len, reverse=True)
 
 
-def lift_ahead(cands: list[Candidate], reading: TimeReading) -> None:
-    """Count naming a window still to come as evidence, before the relevance floor."""
-    alternatives = "|".join(re.escape(n) for n in names_of(reading))
-    names = re.compile(rf"\b(?:{alternatives})\b", re.I)
+def naming(cands: list[Candidate], reading: TimeReading, today: dt.date) -> set[int]:
+    """The chunks that name a day of ``reading``'s window, each read as written on its
+    note's day (an undated note: as of ``today``)."""
+    assert reading.start is not None and reading.end is not None
+    # A mention much wider than the window ("in December" for "the week after next") does
+    # not name a day of it.
+    widest = max((reading.end - reading.start).days, 6)
+    out = set()
     for c in cands:
-        if names.search(f"{c.hit.heading}\n{c.hit.text}"):
-            c.relevance = AHEAD + (1 - AHEAD) * c.relevance
+        written = dt.date.fromisoformat(c.hit.date) if c.hit.date else today
+        if names_day_in(f"{c.hit.heading}\n{c.hit.text}", written, reading.start, reading.end,
+                        widest):  # fmt: skip
+            out.add(c.hit.chunk_id)
+    return out
 
 
-def in_time(cands: list[Candidate], reading: TimeReading) -> None:
-    """Count being dated inside the window as evidence, before the relevance floor."""
+def answer_ahead(cands: list[Candidate], named: set[int], only_when: bool) -> None:
+    """A question only about a time still to come ("what's on next week") is answered by
+    the notes that name a day of it: they count as a listing's match; the others, which
+    only share a name with it ("every Thursday"), keep half of what they had. A question
+    about something in that time is decided by its words, as any other."""
+    if not only_when:
+        return
     for c in cands:
-        if _inside(c.hit.date, reading):
-            c.relevance = IN_WINDOW + (1 - IN_WINDOW) * c.relevance
+        if c.hit.chunk_id in named:
+            c.relevance = max(c.relevance, LISTING_RELEVANCE)
+        else:
+            c.relevance *= 0.5
+
+
+def prefer(cands: list[Candidate], named: set[int]) -> list[Candidate]:
+    """Among the matches, those naming a day of the window come first (scores only)."""
+    for c in cands:
+        if c.hit.chunk_id in named:
+            c.score *= AHEAD_PREFERENCE
+    return cands
 
 
 def on_topic(cands: list[Candidate], floor: float) -> list[Candidate]:
@@ -166,6 +197,8 @@ def adjust(
     for c in cands:
         if reading is not None:
             c.score *= window_factor(c.hit.date, reading, settings.outside_window)
+            if _inside(c.hit.date, reading):
+                c.score = IN_WINDOW + (1 - IN_WINDOW) * c.score
         if c.hit.source == "sessions":
             c.score *= settings.sessions_factor
     if settings.newer_first:

@@ -124,7 +124,7 @@ _LEAD_WORDS = re.compile(
 
 # Prepositions that turn a point in time into an open range, English then Chinese.
 _SINCE_EN = re.compile(r"\b(since|after|starting(?:\s+from)?)\s+$", re.I)
-_BEFORE_EN = re.compile(r"\b(before|until|till|up\s+to|prior\s+to)\s+$", re.I)
+_BEFORE_EN = re.compile(r"\b(before|until|till|up\s+to|prior\s+to|by)\s+$", re.I)
 _BETWEEN_EN = re.compile(r"\b(between|from)\s+$", re.I)
 _AND_EN = re.compile(r"^\s+(and|to|until|till|through|-)\s+", re.I)
 _SINCE_ZH = re.compile(r"(自从|自|从)$")
@@ -166,9 +166,12 @@ def _ranges(query: str, found: list[_Found], today: dt.date) -> list[_Found]:
             out.append(_Found(lead.start(), stop, query[lead.start() : stop].strip(),
                               (first, max(today, first))))  # fmt: skip
         elif lead := _BEFORE_EN.search(before):
-            last = end if lead[1].lower() in ("until", "till") else start - dt.timedelta(days=1)
+            inclusive = lead[1].lower() in ("until", "till", "by")
+            last = end if inclusive else start - dt.timedelta(days=1)
+            # "before Christmas" asked in November: from now until then, still to come.
+            first = today + dt.timedelta(days=1) if start > today else None
             out.append(_Found(lead.start(), f.end, query[lead.start() : f.end].strip(),
-                              (None, last)))  # fmt: skip
+                              (first, last)))  # fmt: skip
         elif tail := _SINCE_AFTER_ZH.match(after):
             out.append(_Found(f.start, f.end + tail.end(), f.shown + tail[0],
                               (start, max(today, start))))  # fmt: skip

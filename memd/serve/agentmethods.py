@@ -24,20 +24,24 @@ def _memory_context(open_memory: OpenMemory, p: Params) -> dict:
     if source is not None and source not in _SOURCES:
         raise InvalidParams("source", f"must be one of {', '.join(_SOURCES)}, got {source!r}")
     budget = _budget(p, CONTEXT_BUDGET)
+    now = p.get("now", str)
     p.finish()
     from memd.agent.context import context  # a search never loads what hooks need
+    from memd.search.request import parse_now
 
-    return context(memory, cwd, source, budget).as_dict()
+    today = parse_now(now, memory.config.flush.now).date()
+    return context(memory, cwd, source, budget, today).as_dict()
 
 
 def _memory_recall(open_memory: OpenMemory, p: Params) -> dict:
     memory = open_workspace(open_memory, p)
     prompt = p.get("prompt", str, "")
     budget = _budget(p, RECALL_BUDGET)
+    now = p.get("now", str)
     p.finish()
     from memd.agent.context import recall
 
-    return recall(memory, prompt, budget).as_dict()
+    return recall(memory, prompt, budget, now).as_dict()
 
 
 def _memory_flush_hook(open_memory: OpenMemory, p: Params) -> dict:

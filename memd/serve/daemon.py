@@ -97,6 +97,9 @@ class Daemon:
     def run(self) -> int:
         """Serve until SIGTERM or SIGINT; returns the process exit code."""
         heap.limit_arenas()
+        from memd.sources.chunker import keep_encoder_copy
+
+        keep_encoder_copy(self.config.state_dir)  # hooks that read the index load it quickly
         return asyncio.run(self._main())
 
     def _is_writer(self) -> None:

