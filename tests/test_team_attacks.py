@@ -684,6 +684,26 @@ def test_a_stopped_daemon_lets_another_publish_at_once(tmp_path, team_dsn):
         assert second.stop() == 0
 
 
+def test_a_daemon_stopped_mid_publish_ends_its_pass_and_gives_its_lease_up(tmp_path, team_dsn):
+    notes = {f"ws/memory/2026-01-{n % 28 + 1:02d}-{n}.md": f"# Note {n}\n\nText {n}.\n"
+             for n in range(400)}  # fmt: skip
+    d = daemon(tmp_path, "laptop-a", team_dsn, notes)
+    d.wait_for(
+        lambda: (
+            d.call("status")["team"]["state"] == "publishing"
+            and len(published(team_dsn, "laptop-a")) > 0
+        ),
+        60,
+        "a pass under way",
+    )
+    assert d.stop(timeout=30) == 0
+    stopped = len(published(team_dsn, "laptop-a"))
+    with psycopg.connect(team_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM memd_leases").fetchone() == (0,)
+    assert d.log().rstrip().splitlines()[-1].find('"daemon_stopped"') > 0
+    assert len(published(team_dsn, "laptop-a")) == stopped  # nothing after the stop
+
+
 def test_an_unknown_workspace_in_publish_is_a_config_error(tmp_path):
     config = tmp_path / "memd.yaml"
     (tmp_path / "ws").mkdir()

@@ -34,6 +34,7 @@ _PUBLISHED = Tally("published")  # after each edit: a summary a minute
 
 _EVERY_S = 60.0  # a pass even without a kick: vectors saved elsewhere, a database back
 _COOLDOWN_MIN, _COOLDOWN_MAX = 1.0, 60.0
+_STOP_WAIT_S = 3.0  # a stopping daemon waits this long for its pass's current file
 
 
 class Publisher:
@@ -61,6 +62,7 @@ class Publisher:
         self._passed = 0.0  # when the last publish pass began (monotonic)
         self.refused: dict[str, tuple[str, str]] = {}  # path -> (hash, why), as last refused
         self._ticked = time.monotonic()  # when the pass running last made progress
+        self._running: asyncio.Future | None = None  # the call in a thread, if any
         self.task = Supervised("publish")  # the daemon's supervisor fills it in
 
     def info(self) -> dict:
@@ -100,6 +102,8 @@ class Publisher:
                     self.state, self._passed = "publishing", time.monotonic()
                     report = await self._watched(self._pass, remote)
                 except StoreError as exc:
+                    if self.stop.is_set():
+                        break  # a pass the daemon's stop cut short: the next run goes on
                     if remote is not None:
                         remote.close()
                         remote = None
@@ -131,6 +135,12 @@ class Publisher:
                                    removed=report.removed, vectors=report.vectors,
                                    seconds=round(report.seconds, 3))  # fmt: skip
         finally:
+            if self._running is not None and not self._running.done():
+                # A pass in its thread stops after its file (``_tick``): no publishing
+                # outlives the daemon, and the connection is not closed under it.
+                await asyncio.wait({self._running}, timeout=_STOP_WAIT_S)
+            if self._running is not None and self._running.done() and not self._running.cancelled():
+                self._running.exception()  # seen: its end is the stop's own, not news
             if remote is not None:
                 # Stopping: the lease goes with this daemon, so another may publish at once.
                 await asyncio.to_thread(_let_go, remote)
@@ -142,14 +152,18 @@ class Publisher:
         return self.memory.publish(remote, self._tick, self.refused)
 
     def _tick(self) -> None:
+        """A file published (in the pass's thread): progress, and the end of the pass when
+        the daemon stops."""
         self._ticked = time.monotonic()
+        if self.stop.is_set():
+            raise StoreError("the daemon is stopping: the next run publishes the rest")
 
     async def _watched(self, fn, *args):
         """``fn(*args)`` in a thread; while it makes no progress for ``team.timeout_s`` (a
         server that stopped answering: TCP still acknowledges a frozen process), status
         says so and counts the outbox. The call itself ends by its own timeouts."""
         self._ticked = time.monotonic()
-        task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+        task = self._running = asyncio.ensure_future(asyncio.to_thread(fn, *args))
         limit = self.team.timeout_s
         while not (await asyncio.wait({task}, timeout=limit))[0]:
             silent = time.monotonic() - self._ticked
