@@ -1,10 +1,12 @@
 """Write the generated reference pages from the code that defines them.
 
-``docs/reference/cli.md`` comes from the argument parser (``memd.cli.parser``), and
+``docs/reference/cli.md`` comes from the argument parser (``memd.cli.parser``),
 ``docs/reference/config.md`` from the config dataclasses (``memd.config``, each field's
-trailing comment as its meaning) as ``memd.configfile`` reads them.
+trailing comment as its meaning) as ``memd.configfile`` reads them, and
+``docs/reference/protocol.md`` and ``docs/reference/library.md`` from the server's method
+table and the library's records (``docs/gen_protocol.py``).
 
-    python docs/gen_reference.py           rewrite both pages
+    python docs/gen_reference.py           rewrite every page
     python docs/gen_reference.py --check   exit 1, naming each page that differs
 """
 
@@ -30,6 +32,9 @@ sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
 from memd import config as cfg  # noqa: E402
 from memd import configfile  # noqa: E402
 from memd.cli.parser import make_parser  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+import gen_protocol  # noqa: E402
 
 CLI_PAGE = HERE / "reference" / "cli.md"
 CONFIG_PAGE = HERE / "reference" / "config.md"
@@ -250,7 +255,12 @@ def config_page() -> str:
 
 
 def pages() -> dict[Path, str]:
-    return {CLI_PAGE: cli_page(), CONFIG_PAGE: config_page()}
+    return {
+        CLI_PAGE: cli_page(),
+        CONFIG_PAGE: config_page(),
+        gen_protocol.PROTOCOL_PAGE: gen_protocol.protocol_page(),
+        gen_protocol.LIBRARY_PAGE: gen_protocol.library_page(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

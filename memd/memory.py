@@ -156,6 +156,7 @@ class Memory:
         return self._team
 
     def close(self) -> None:
+        """Close the index and stop this object's threads; the files are left as they are."""
         self.searcher.close()
         if self._team is not None:
             self._team.shutdown()
