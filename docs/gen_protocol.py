@@ -278,6 +278,20 @@ def plain(value: Any, tmp: str, key: str = "") -> Any:
 # -- the pages ---------------------------------------------------------------------------
 
 
+def mcp_tools() -> set[str]:
+    """The methods ``memd mcp`` serves as tools: the functions ``build_server`` decorates."""
+    from memd.serve import mcp
+
+    tree = ast.parse(inspect.getsource(mcp.build_server))
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "tool"
+                for d in node.decorator_list)
+    }  # fmt: skip
+
+
 def errors_table() -> list[str]:
     rows = ["| code | class | when | `data` |", "|---|---|---|---|"]
     fixed = [(-32700, "", "the line is not JSON, or JSON nested too deeply", "")]
@@ -335,15 +349,19 @@ def protocol_page() -> str:
         "Every method the socket serves, as [The socket protocol and MCP](../socket.md)",
         "describes the wire: JSON-RPC 2.0, one object per line. A request names the method",
         "and its `params`; an unset parameter takes its default, an unknown one is refused",
-        "with `-32602`. The MCP tools of `memd mcp` take the same parameters (`memory_get`'s",
-        "`from` is `from_line` there) and return the same answers as text. Each example",
+        "with `-32602`. A method marked as an MCP tool is served by `memd mcp` too, with the",
+        "same parameters (`memory_get`'s `from` is `from_line` there) and the same answer as",
+        "compact JSON text. Each example",
         "answer is what the method answered on a workspace of three notes.",
         "",
-        "| method | what it does |",
-        "|---|---|",
+        "| method | MCP tool | what it does |",
+        "|---|---|---|",
     ]
-    names = list(server_methods.METHODS)
-    out += [f"| [`{n}`](#{n}) | {cell(protocol.METHODS[n].summary)} |" for n in names]
+    names, tools = list(server_methods.METHODS), mcp_tools()
+    out += [
+        f"| [`{n}`](#{n}) | {'yes' if n in tools else ''} | {cell(protocol.METHODS[n].summary)} |"
+        for n in names
+    ]
     out += ["", "## Errors", "", "An error answer carries `code`, `message` and, for a"]
     out += ["parameter, `data`; a client library maps the code back to the class.", ""]
     out += errors_table()

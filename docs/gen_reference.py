@@ -50,7 +50,7 @@ def cell(text: str) -> str:
 
 
 def shown(action: argparse.Action) -> bool:
-    hidden = argparse._HelpAction | argparse._VersionAction | argparse._SubParsersAction
+    hidden = argparse._HelpAction | argparse._SubParsersAction
     return action.help is not argparse.SUPPRESS and not isinstance(action, hidden)
 
 

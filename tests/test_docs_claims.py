@@ -104,3 +104,22 @@ def test_the_test_count_is_about_right():
     )  # fmt: skip
     collected = int(re.search(r"(\d+) tests? collected", out.stdout).group(1))
     assert int(said.group(1)) <= collected < int(said.group(1)) * 1.25, collected
+
+
+def test_config_yaml_holds_every_key():
+    """configuration.md says config.yaml holds every key at its default: a key the code reads
+    is there, set or (for optional sections) commented out."""
+    import dataclasses
+
+    from memd.configfile import _SECTIONS, _TOP_LEVEL
+
+    text = text_of(REPO / "config.yaml")
+    live = yaml.safe_load(text)
+    commented = {m.group(1) for m in re.finditer(r"(?m)^#\s*(\w+):", text)}
+    for key in _TOP_LEVEL:
+        assert key in live or key in commented, key
+    for name, cls in _SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            here = f.name in (live.get(name) or {})
+            elsewhere = name in commented and re.search(rf"(?m)^#\s+{f.name}:", text)
+            assert here or elsewhere, f"{name}.{f.name} is not in config.yaml"

@@ -117,3 +117,25 @@ def test_each_example_gets_its_printed_answer_from_a_live_daemon(serve, ws):
     assert live["memory_search"]["params"]["query"]
     search = pages["memory_search"][1]["result"]["results"][0]
     assert search["citation"] == d.search("which database do we use")[0]["citation"]
+
+
+def test_each_mcp_tool_takes_its_method_s_parameters():
+    """An MCP tool is a method under another shell: the same parameters, so the page's
+    table holds for both (``from`` is ``from_line``: it cannot be a Python name)."""
+    import ast
+    import inspect
+
+    from memd.serve import mcp
+
+    gen = gen_protocol()
+    tools = {
+        node.name: {a.arg for a in node.args.args}
+        for node in ast.walk(ast.parse(inspect.getsource(mcp.build_server)))
+        if isinstance(node, ast.FunctionDef) and node.name in gen.mcp_tools()
+    }
+    assert len(tools) >= 9
+    for name, args in tools.items():
+        params = {p.name for p in gen.handler_params(METHODS[name])}
+        params = {"from_line" if p == "from" else p for p in params}
+        params -= {"wait_fresh", "transcript"}  # socket only: a tool call cannot wait or extract
+        assert args == params, f"{name}: tool {sorted(args)}, method {sorted(params)}"

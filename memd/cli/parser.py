@@ -185,7 +185,9 @@ def make_parser() -> Parser:
         epilog="'memd COMMAND --help' describes a command. Exit codes: 0 ok, 1 error, 2 usage.",
     )
     _global_options(parser, shown=True)
-    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"memd {__version__}", help="print memd's version"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     def command(name: str) -> Parser:
@@ -197,7 +199,12 @@ def make_parser() -> Parser:
 
     p = command("search")
     p.add_argument("query", help="what to look for, in plain words")
-    p.add_argument("--max-results", type=int, metavar="N", help="how many results (default 6)")
+    p.add_argument(
+        "--max-results",
+        type=int,
+        metavar="N",
+        help="how many results (default: search.max_results)",
+    )
     p.add_argument("--min-score", type=float, metavar="S", help="drop results below this (0-1)")
     p.add_argument(
         "--min-results",
@@ -230,8 +237,8 @@ def make_parser() -> Parser:
         metavar="TAG",
         help="only notes with this tag (repeatable)",
     )
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only dated notes from this date")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="only dated notes up to this date")
     p.add_argument(
         "--wait",
         nargs="?",
