@@ -371,7 +371,7 @@ class Memory:
         return self.journal.flush(entries, flush_id, date, transcript)
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
-        """Keep one ``- **key**: content`` line in the category's file."""
+        """Keep one ``- **key**: content <!-- memd:key -->`` line in the category's file."""
         return self.journal.store(key, content, category)
 
     def forget(self, key: str, category: str | None = None) -> ForgetAnswer:

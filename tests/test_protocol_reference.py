@@ -139,3 +139,21 @@ def test_each_mcp_tool_takes_its_method_s_parameters():
         params = {"from_line" if p == "from" else p for p in params}
         params -= {"wait_fresh", "transcript"}  # socket only: a tool call cannot wait or extract
         assert args == params, f"{name}: tool {sorted(args)}, method {sorted(params)}"
+
+
+def test_every_exported_record_and_error_is_in_the_library_reference():
+    import memd
+
+    page = (REPO / "docs" / "reference" / "library.md").read_text(encoding="utf-8")
+    for name in memd.__all__:
+        thing = getattr(memd, name)
+        if name in ("Config", "WorkspaceConfig"):  # the configuration reference has them
+            assert "(config.md)" in page
+        elif isinstance(thing, type) and dataclasses.is_dataclass(thing):
+            assert f"### {name} record" in page, name
+        elif isinstance(thing, type) and issubclass(thing, memd.MemdError):
+            assert f"`memd.{name}`" in page, name
+        elif callable(thing) and not isinstance(thing, type):
+            assert f"memd.{name}(" in page, name
+    for call in gen_protocol().LIBRARY_CALLS:
+        assert f"| `{call}(" in page, call
