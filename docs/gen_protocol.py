@@ -247,7 +247,9 @@ def run_examples() -> dict[str, tuple[dict, dict]]:
                 params = json.loads(json.dumps(protocol.METHODS[method].example))
                 if method == "memory_review_apply":
                     proposals = answers["memory_review"][1]["proposals"]
-                    params["dismiss"] = [proposals[0]["id"]] if proposals else ["none"]
+                    if not proposals:
+                        raise SystemExit("memd: the example review proposed nothing to apply")
+                    params["ids"] = [proposals[0]["id"]]
                 answer = server_methods.call(open_memory, method, params)
                 answers[method] = (params, answer)
         finally:

@@ -123,3 +123,17 @@ def test_config_yaml_holds_every_key():
             here = f.name in (live.get(name) or {})
             elsewhere = name in commented and re.search(rf"(?m)^#\s+{f.name}:", text)
             assert here or elsewhere, f"{name}.{f.name} is not in config.yaml"
+
+
+def test_the_readme_headline_figures_are_the_benchmarks_page_s():
+    """Each number of README's headline table is quoted from docs/benchmarks.md, where its
+    command and setup are: one source for a figure quoted twice."""
+    readme = text_of(REPO / "README.md")
+    bench = text_of(REPO / "docs" / "benchmarks.md")
+    table = readme[readme.index("## Headline figures") :].split("\n## ")[0]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| measure")]
+    assert len(rows) >= 8
+    for row in rows:
+        for value in row.split("|")[2:]:
+            for number in re.findall(r"\d[\d,]*(?:\.\d+)?", value):
+                assert number in bench, f"{number} ({row[:60]}...) is not on the benchmarks page"

@@ -176,7 +176,7 @@ METHODS = {
         "Proposals: daily-note statements to promote into MEMORY.md, facts that changed"
         " (conflict), lines said twice (duplicate).",
         ReviewAnswer,
-        {"kind": "duplicate"},
+        {"kind": "promote"},
         {
             "since": "only daily notes from this day on, YYYY-MM-DD",
             "kind": "`promote`, `conflict` or `duplicate`, or a list of them; all when unset",
@@ -184,11 +184,12 @@ METHODS = {
         WHEN_READ,
     ),
     "memory_review_apply": Method(
-        "Apply proposals by id (nothing a person wrote changes), or dismiss them for good.",
+        "Apply proposals by id (nothing a person wrote changes), or dismiss them for good. An id"
+        " no longer proposed (a cited line changed) comes back with an `error` of its own.",
         ReviewApplied,
-        {"dismiss": ["PROPOSAL_ID"]},
+        {"ids": ["PROPOSAL_ID"]},
         {"ids": "proposal ids to apply", "dismiss": "proposal ids to hide from later reviews"},
-        (*WHEN_WRITE, (NotFound, "no waiting proposal has that id")),
+        WHEN_WRITE,
     ),
     "memory_context": Method(
         "Memory for a session's start (`memd context`): MEMORY.md's weightiest lines, the"
