@@ -49,6 +49,17 @@ def test_the_home_page_has_an_install_line_requirements_and_a_warning():
     for needed in ("git clone", "pip install -e", "Python 3.11", "Linux", "macOS", "PyPI"):
         assert needed in home, needed
     assert home.index("git clone") < home.index("memd search")
+    project = tomllib.loads(text_of(REPO / "pyproject.toml"))["project"]
+    assert project["requires-python"] == ">=3.11"  # as the page says
+
+
+def test_the_changelog_names_this_version():
+    from memd import __version__
+
+    project = tomllib.loads(text_of(REPO / "pyproject.toml"))["project"]
+    assert project["version"] == __version__
+    first = re.search(r"(?m)^## (.+)$", text_of(REPO / "CHANGELOG.md")).group(1)
+    assert __version__ in first, f"CHANGELOG.md's newest entry {first!r} is not {__version__}"
 
 
 def test_no_user_page_mentions_issue_numbers():
