@@ -102,8 +102,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             list[str] | None, Field(description="only files matching these globs")
         ] = None,
         tags: Annotated[list[str] | None, Field(description="only notes with these tags")] = None,
-        since: Annotated[str | None, Field(description="only daily notes from YYYY-MM-DD")] = None,
-        until: Annotated[str | None, Field(description="only daily notes to YYYY-MM-DD")] = None,
+        since: Annotated[str | None, Field(description="only dated notes from YYYY-MM-DD")] = None,
+        until: Annotated[str | None, Field(description="only dated notes to YYYY-MM-DD")] = None,
         now: Annotated[
             str | None, Field(description="ISO date-time that time words are read against")
         ] = None,
