@@ -231,7 +231,7 @@ class Team:
     """Team memory: this host's workspaces published to one PostgreSQL + pgvector."""
 
     dsn: str | None = None  # a libpq URI; unset: no team memory
-    host: str | None = None  # how this machine is named in results (default: its hostname)
+    host: str | None = None  # how this host is named in results (default: its hostname)
     publish: tuple[str, ...] | None = None  # which workspaces the team can search (default: all)
     timeout_s: float = 2.0  # a team search answers with local results after this long
     transcripts: bool = False  # session transcripts are published only when this says so

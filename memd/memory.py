@@ -156,6 +156,7 @@ class Memory:
         return self._team
 
     def close(self) -> None:
+        """Close the index and stop this object's threads; the files are left as they are."""
         self.searcher.close()
         if self._team is not None:
             self._team.shutdown()
@@ -368,7 +369,7 @@ class Memory:
         return self.journal.flush(entries, flush_id, date, transcript)
 
     def store(self, key: str, content: str, category: str = "core") -> StoreAnswer:
-        """Keep one ``- **key**: content`` line in the category's file."""
+        """Keep one ``- **key**: content <!-- memd:key -->`` line in the category's file."""
         return self.journal.store(key, content, category)
 
     def forget(self, key: str, category: str | None = None) -> ForgetAnswer:

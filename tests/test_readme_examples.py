@@ -28,6 +28,7 @@ PAGES = [README, *sorted((REPO / "docs").rglob("*.md"))]
 
 SKIP = {
     "pip install": "installs from PyPI; .ci/run does exactly this on a fresh machine",
+    "git clone": "fetches the repository; the tests run inside a checkout already",
     "-m pytest": "the test suite itself",
     "ruff ": "the linters, which CI runs",
     "memd team": "needs a PostgreSQL server; tests/test_team_roles.py runs these on a real one",

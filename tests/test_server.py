@@ -104,7 +104,7 @@ def daemon(serve, ws):
 def test_a_pretty_printed_request_is_told_to_come_on_one_line(daemon):
     """The docs' memory_flush request as printed spans lines: each line is a parse error
     that says why; the same request on one line (``jq -c``) is answered."""
-    pretty = code_block("json", '"method": "memory_flush"')
+    pretty = code_block("json", '"id": 7, "method": "memory_flush"')
     lines = [line for line in pretty.splitlines() if line.strip()]
     assert len(lines) > 1
     c = Conn(daemon.socket)

