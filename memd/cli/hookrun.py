@@ -16,26 +16,32 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from memd.client import connect
-from memd.configfile import load_config
+from memd.client import Client, connect
 from memd.errors import DaemonUnavailable
 
 _ANSWER_S = 2.0  # a daemon that does not answer in this long is skipped: the host waits
 
 
-def run_hook(command: str, args: argparse.Namespace) -> int:
-    """Run one hook command; always 0."""
+def run_hook(command: str, args: argparse.Namespace, client: Client | None = None) -> int:
+    """Run one hook command; always 0. ``client``: a daemon that serves this config,
+    found by the thin client (``memd.cli.thin``) without loading the config."""
     started = time.monotonic()
     state_dir = None
     try:
-        config = load_config(getattr(args, "config", None))
-        state_dir = config.state_dir
+        if client is None:
+            from memd.configfile import load_config
+
+            config = load_config(getattr(args, "config", None))
+            state_dir = config.state_dir
+        else:
+            config, state_dir = None, Path((client.health or {})["state_dir"])
         hook = _hook_input(args)
         method, params = _request(command, args, hook)
         params["workspace"] = getattr(args, "workspace", None)
-        result = _call(config, method, params, wait=command != "flush")
+        result = _call(config, method, params, wait=command != "flush", client=client)
         if getattr(args, "json", False) and result is not None:
             sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
         elif result and result.get("text"):
@@ -67,12 +73,15 @@ def _request(command: str, args: argparse.Namespace, hook: dict) -> tuple[str, d
     return "memory_flush_hook", {"hook": hook, "host": args.host_name}
 
 
-def _call(config: Any, method: str, params: dict, wait: bool) -> dict | None:
+def _call(
+    config: Any, method: str, params: dict, wait: bool, client: Client | None = None
+) -> dict | None:
     params = {k: v for k, v in params.items() if v is not None}
-    try:
-        client = connect(config, timeout=_ANSWER_S)
-    except DaemonUnavailable:
-        client = None
+    if client is None:
+        try:
+            client = connect(config, timeout=_ANSWER_S)
+        except DaemonUnavailable:
+            client = None
     if client is not None:
         with client:
             if not wait:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from memd.cli import format as cli_format
 from memd.cli.parser import make_parser
-from memd.configfile import load_config
 from memd.errors import InvalidParams, MemdError
 
 HUMAN_WAIT = 1.0  # seconds a search for people waits for edits to be indexed
@@ -62,7 +61,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
             workspace = getattr(args, "workspace", None)
             return doctor(config_arg, workspace, getattr(args, "json", False))
-        config = load_config(config_arg)
+        config = load_and_remember(config_arg)
         if args.command == "serve":
             return _serve(config, config_arg, verbose)
         if args.command == "service":
@@ -98,6 +97,19 @@ def _main(argv: Sequence[str] | None) -> int:
             cli_format.Progress.clear()
         print("memd: interrupted", file=sys.stderr)
         return 130
+
+
+def load_and_remember(config_arg: str | None) -> Config:
+    """The config, remembered for the next command (``memd.socketcache``): one answered
+    by a daemon then reaches it without loading the config (``memd.cli.thin``)."""
+    import os
+
+    from memd.configfile import load_config
+    from memd.socketcache import remember
+
+    config = load_config(config_arg)
+    remember(config, config_arg, os.environ)
+    return config
 
 
 # Commands whose output is a protocol, a log or a report of changed files: no JSON form.
@@ -146,14 +158,16 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
 
     router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging)
     try:
-        return _command(args, router)
+        return run_command(args, router)
     finally:
         for notice in router.notices:
             cli_format.note(f"memd: {notice}")
         router.close()
 
 
-def _command(args: argparse.Namespace, router: Router) -> int:
+def run_command(args: argparse.Namespace, router: Router) -> int:
+    """Carry out a command that calls one method (search, get, status, ...) through
+    ``router`` (a ``Router``, or the thin client's connection to a daemon) and print."""
     workspace = getattr(args, "workspace", None)
     as_json = getattr(args, "json", False)
     params: dict[str, Any] = {"workspace": workspace}

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from memd import __version__
-from memd.configfile import nearest
 
 _GLOBAL = "global options, before or after the command: --config PATH, --workspace NAME, --json, -v"
 
@@ -140,6 +139,8 @@ class Parser(argparse.ArgumentParser):
 
     def unrecognized(self, extra: list[str]) -> str:
         message = f"unrecognized arguments: {' '.join(extra)}"
+        from memd.configfile import nearest  # only a mistyped option pays for the config
+
         for word in extra:
             if word.startswith("-") and (close := nearest(word.split("=", 1)[0], self.options)):
                 return f"{message} (did you mean {close}?)"
@@ -177,8 +178,17 @@ def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
     )
 
 
-def make_parser() -> Parser:
-    """The ``memd`` argument parser: every command, its description and options."""
+class _Unbuilt:
+    """Stands in for a command's parser that ``make_parser(only=...)`` leaves out."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def make_parser(only: str | None = None) -> Parser:
+    """The ``memd`` argument parser: every command, its description and options; with
+    ``only``, that one command (what a command answered by a daemon builds: the whole tree
+    took a third of its time)."""
     parser = Parser(
         prog="memd",
         description="Keep an AI agent's Markdown memory searchable.",
@@ -189,6 +199,8 @@ def make_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     def command(name: str) -> Parser:
+        if only is not None and name != only:
+            return _Unbuilt()  # type: ignore[return-value]
         summary, description = _COMMANDS[name]
         p = sub.add_parser(name, help=summary, description=description, epilog=_GLOBAL)
         _global_options(p, shown=False)

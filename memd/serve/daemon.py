@@ -41,6 +41,7 @@ from memd.serve.pools import Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
 from memd.serve.watcher import wait_event
+from memd.socketcache import remember
 from memd.sources.layout import MEMORY_DIR
 from memd.store.private import private_folder
 
@@ -191,6 +192,7 @@ class Daemon:
                 self.config.socket, self.dispatch, self.config.server.idle_timeout_s
             )
             await self._server.start()
+            remember(self.config, self.config_arg, self.env)  # the thin client's way here
         except MemdError as exc:
             log.error("daemon_start_failed", error=str(exc))
             await self._close_runners()
@@ -305,6 +307,7 @@ class Daemon:
             new = dataclasses.replace(
                 new, socket=self.config.socket, state_dir=self.config.state_dir
             )
+        remember(new, self.config_arg, self.env)
         if new == self.config:
             log.info("config_reloaded", changed=False)
             return
