@@ -168,10 +168,10 @@ class Index:
     def stale_paths(self) -> tuple[set[str], bool]:
         """Files whose stat differs from what the index holds (absolute paths), and whether
         any indexed file is gone: a read-only stat pass, no file is opened."""
-        entries = self.workspace.scan()
         known = self.read(lambda store: store.files())
+        entries, unchanged = self.workspace.scan_against(known)
         changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
-        return changed, bool(set(known) - {e.path for e in entries})
+        return changed, bool(set(known) - {e.path for e in entries}.union(unchanged))
 
     def settled(self, paths: Iterable[str]) -> set[str]:
         """Those of these absolute paths whose note the index holds exactly as it is on

@@ -15,10 +15,11 @@ import datetime as dt
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from operator import attrgetter
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused
@@ -59,6 +60,17 @@ class FileEntry(NamedTuple):
     size: int
     mtime_ns: int
     stamp: int | None = None  # ``stat_stamp`` of the stat the walk took (None: not taken)
+
+
+class Scan(NamedTuple):
+    """A walk against what the index holds: the files to look at, and the result paths of
+    those the index holds exactly as they are on disk (nothing to do for them)."""
+
+    changed: list[FileEntry]
+    unchanged: list[str]
+
+
+_BY_NAME = attrgetter("name")
 
 
 def stat_stamp(st: os.stat_result) -> int:
@@ -178,18 +190,38 @@ class Workspace:
 
     def scan(self) -> list[FileEntry]:
         """Every indexable file, each real file once; raises if the workspace is gone."""
+        return self.scan_against(None).changed
+
+    def rules(self) -> str:
+        """What decides which files are memory (folders, globs): an index kept under other
+        rules has its files classified again, not taken as they were."""
+        return repr((self.config.path, self.config.extra_paths, self.config.exclude))
+
+    def scan_against(self, known: Mapping[str, Any] | None) -> Scan:
+        """Walk the files, comparing each plain file's directory entry with ``known``
+        (result path to a row with ``realpath``, ``size`` and ``mtime_ns``, the index's
+        stamp, as ``Store.files`` gives them, kept under these ``rules``): one that matches
+        costs a stat and a lookup and is only named; the rest are classified and stat'ed as
+        ``scan`` does. Raises if the workspace is gone."""
         self.config.check_folder()
         seen_files: set[str] = set()
         seen_dirs: set[str] = set()
         found: list[FileEntry] = []
+        same: list[str] = []
         for root in self.roots:
-            for entry in self._walk_root(root, seen_dirs):
-                if entry.realpath not in seen_files:
-                    seen_files.add(entry.realpath)
+            for entry in self._walk_root(root, seen_dirs, known):
+                if entry.realpath in seen_files:
+                    continue
+                seen_files.add(entry.realpath)
+                if type(entry) is FileEntry:
                     found.append(entry)
-        return found
+                else:
+                    same.append(entry.path)
+        return Scan(found, same)
 
-    def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
+    def _walk_root(
+        self, root: Root, seen_dirs: set[str], known: Mapping[str, Any] | None = None
+    ) -> Iterator[Any]:
         if root.is_file:
             if not is_note(root.path.name):
                 log.warning("extra_path_not_markdown", path=str(root.path))
@@ -205,11 +237,20 @@ class Workspace:
                     yield entry
             start = root.path / MEMORY_DIR
             if start.is_dir():
-                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs)
+                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs, known)
         else:
-            yield from self._walk_dir(root, root.path, "", seen_dirs)
+            yield from self._walk_dir(root, root.path, "", seen_dirs, known)
 
-    def _walk_dir(self, root: Root, folder: Path, rel: str, seen: set[str]) -> Iterator[FileEntry]:
+    def _walk_dir(
+        self,
+        root: Root,
+        folder: Path,
+        rel: str,
+        seen: set[str],
+        known: Mapping[str, Any] | None = None,
+    ) -> Iterator[Any]:
+        """The folder's files: a ``FileEntry`` for each to look at, and (with ``known``)
+        the index's own row for each it holds as it is."""
         real = os.path.realpath(folder)
         if real in seen:  # a symlink loop, or a second link to a folder already walked
             return
@@ -219,7 +260,7 @@ class Workspace:
             return
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_BY_NAME)
         except OSError as exc:
             log.warning("folder_unreadable", folder=str(folder), error=exc.strerror)
             return
@@ -227,6 +268,7 @@ class Workspace:
         # check (three prefix tests a file) is left to files reached through a link.
         plain_ok = not _system(real)
         inside = real.rstrip("/") + "/"
+        shown = f"{root.prefix}/" if root.prefix else ""
         for e in entries:
             if _ignored(e.name):
                 continue
@@ -240,12 +282,23 @@ class Workspace:
                     root.exclude and root.exclude.match(child)
                 )
                 if not pruned:
-                    yield from self._walk_dir(root, Path(e.path), child, seen)
+                    yield from self._walk_dir(root, Path(e.path), child, seen, known)
             elif is_note(e.name):
                 # A plain file in a folder whose real path is known needs no realpath():
                 # that walk of every path component was most of a no-change pass.
-                known = None if e.is_symlink() or not plain_ok else inside + e.name
-                if entry := self._entry(root, child, e.path, known, walked=True):
+                plain = None if e.is_symlink() or not plain_ok else inside + e.name
+                row = known.get(shown + child) if known is not None and plain else None
+                if row is not None and row.realpath == plain:
+                    # Held as it is? Then nothing else is needed of it: no classify, no
+                    # entry (the Python per file was most of a pass that found no change).
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    if row.size == st.st_size and row.mtime_ns == stat_stamp(st):
+                        yield row
+                        continue
+                if entry := self._entry(root, child, e.path, plain, walked=True):
                     yield entry
 
     def follows(self, folder: str) -> bool:
