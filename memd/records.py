@@ -295,14 +295,15 @@ def embedding_progress(
     done: int, pending: int, per_s: float | None, interim: Any = None
 ) -> dict | None:
     """Embedding progress while chunks wait: counts, rate and the seconds left; with the
-    interim tier's chunks done of its total (``memd.index.interim``) while it is made."""
+    interim tier's progress (``InterimTier.progress``: done, total, rate, seconds left)
+    while it is made."""
     if not pending:
         return None
     rate = round(per_s, 2) if per_s else None
     eta = round(pending / rate) if rate else None  # what the numbers shown give
     out: dict = {"done": done, "total": done + pending, "per_s": rate, "eta_s": eta}
     if interim is not None:
-        out["interim"] = {"done": interim.done, "total": interim.total}
+        out["interim"] = interim.progress()
     return out
 
 

@@ -200,6 +200,8 @@ def embedding_line(e: dict) -> str:
     interim = e.get("interim")
     if interim:  # memd.index.interim: what search by meaning already has meanwhile
         line += f"; interim vectors {interim['done']}/{interim['total']} chunks"
+        if interim.get("per_s") and interim["done"] < interim["total"]:
+            line += f", about {_duration(interim['eta_s'])} left"
     return line
 
 

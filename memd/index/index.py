@@ -350,11 +350,16 @@ class Index:
     def build_interim(self, cancel: threading.Event) -> None:
         """Interim vectors for every chunk the full model has not reached, newest notes
         first (``memd.index.interim``). Slow (it embeds each new word); only reads."""
-        from memd.index.interim import InterimTier  # a large back-fill's: rare
+        from memd.index.interim import InterimTier, reading_order  # a large back-fill's
 
-        chunks = self.read(
-            lambda store: store.pending_chunks(self.vector_key, 1 << 40, None, self._vector_bytes())
+        nbytes = self._vector_bytes()
+        chunks, files = self.read(
+            lambda store: (
+                store.pending_chunks(self.vector_key, 1 << 40, None, nbytes),
+                store.file_times(),
+            )
         )
+        chunks = reading_order(chunks, files)
         self.interim = tier = InterimTier(self.embedder, self.chunking.hide)
         try:
             tier.build(chunks, cancel)

@@ -29,6 +29,7 @@ from typing import Any, NoReturn, TypeVar
 from memd import __version__
 from memd.config import Config
 from memd.configfile import load_config
+from memd.embed.providers import Embedder, make_embedder
 from memd.errors import ConfigError, DaemonError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
@@ -89,10 +90,13 @@ class Daemon:
         # closes what it replaced as soon as the requests that might use it are done.
         self._epoch = 0
         self._active: collections.Counter[int] = collections.Counter()
-        self._retired: list[tuple[int, list[Memory]]] = []
+        self._retired: list[tuple[int, list[Memory | Embedder]]] = []
         self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
+        # One model for every workspace, kept across reloads that keep ``embeddings``: a
+        # reload that only changes a search setting no longer stops the back-fill.
+        self._embedder: Embedder | None = None
         self.config_file = ConfigFile(config_arg or config.source, self.env)
 
     def run(self) -> int:
@@ -171,10 +175,11 @@ class Daemon:
 
     async def _open_runners(self, config: Config) -> dict[str, Runner]:
         loop = asyncio.get_running_loop()
+        embedder = self._embedder
 
         def open_all() -> dict[str, Runner]:
             return {
-                ws.name: Runner(config, ws.name, loop, self.commit, self.cancel)
+                ws.name: Runner(config, ws.name, loop, self.commit, self.cancel, embedder)
                 for ws in config.workspaces
             }
 
@@ -187,6 +192,7 @@ class Daemon:
         try:
             self._lock_fd = _take_lock(self.config.state_dir)
             _create_default_workspace(self.config)
+            self._embedder = make_embedder(self.config.embeddings)
             self.runners = await self._open_runners(self.config)
             self._server = SocketServer(
                 self.config.socket, self.dispatch, self.config.server.idle_timeout_s
@@ -235,6 +241,8 @@ class Daemon:
             runner.memory.close()
         for _, memories in self._retired:
             _close_all(memories)
+        if self._embedder is not None:
+            self._embedder.close()
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
         # The writer has closed cleanly. Work still running on a pool (an embedding batch,
@@ -311,16 +319,39 @@ class Daemon:
         if new == self.config:
             log.info("config_reloaded", changed=False)
             return
+        keep = new.embeddings == self.config.embeddings
+        try:
+            embedder = self._embedder if keep else make_embedder(new.embeddings)
+        except ConfigError as exc:  # e.g. provider local without memd[local]
+            log.error("config_reload_failed", error=str(exc), kept="previous config")
+            self.config_file.failed(str(exc))
+            return
         configure_logging(new.log.level, new.log.format)
         old = self.runners
+        # Same model, same files, same chunks: the interim tier being made goes on.
+        handed = {
+            name: runner.hand_over()
+            for name, runner in old.items()
+            if keep
+            and new.chunking == self.config.chunking
+            and name in {ws.name for ws in new.workspaces}
+            and new.workspace(name) == self.config.workspace(name)
+        }
         await self._close_runners()
+        retired: list[Memory | Embedder] = [r.memory for r in old.values()]
+        if not keep and self._embedder is not None:
+            retired.append(self._embedder)  # closed once the requests using it are done
+        self._embedder = embedder
         self.config = new
         self.runners = await self._open_runners(new)
+        for name, state in handed.items():
+            self.runners[name].take_over(state)
         self._start_runners()
-        self._retired.append((self._epoch, [r.memory for r in old.values()]))
+        self._retired.append((self._epoch, retired))
         self._epoch += 1
         self._close_retired()
-        log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+        log.info("config_reloaded", changed=True, workspaces=list(self.runners),
+                 model="kept" if keep else "replaced")  # fmt: skip
 
 
 def _exit_after(seconds: float, code: int, event: str) -> None:
@@ -357,13 +388,13 @@ def _create_default_workspace(config: Config) -> None:
         log.info("workspace_created", path=str(folder.parent))
 
 
-def _close_all(memories: list[Memory]) -> None:
+def _close_all(memories: list[Memory | Embedder]) -> None:
     for memory in memories:
         with contextlib.suppress(Exception):
             memory.close()
 
 
-def _release(memories: list[Memory]) -> None:
+def _release(memories: list[Memory | Embedder]) -> None:
     """Close what a reload replaced and free it now: its runners, tasks and memories hold
     one another in cycles that only a full collection frees, and an idle daemon may not
     run one for hours (eight reloads kept 35 MB each with the local model)."""

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from memd.config import Config
+from memd.embed.providers import Embedder
 from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.log import get_logger
 from memd.memory import Memory
@@ -48,6 +49,7 @@ class Runner:
         loop: asyncio.AbstractEventLoop,
         commit: Callable[[Callable[[], T]], T],
         cancel: threading.Event,
+        embedder: Embedder | None = None,
     ) -> None:
         self.config = config
         self.cancel = cancel  # set when the daemon stops: an index pass ends early
@@ -93,6 +95,7 @@ class Runner:
             on_corrupt=lambda: self.rescan(True),
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
             catch_up=lambda _seconds: True,  # waited in dispatch, which tells if it was late
+            embedder=embedder,  # the daemon's: kept across reloads that keep ``embeddings``
         )
         self.publisher = (
             Publisher(self.memory, config.team, self.stop, self.first_pass)
@@ -180,6 +183,18 @@ class Runner:
             )
             for kind, run, record in loops
         ]
+
+    def hand_over(self) -> tuple:
+        """The interim tier (made or being made) and its back-fill's clock, for the runner
+        that replaces this one on a reload that keeps the model: it goes on being made,
+        and closing this runner no longer stops it (``take_over``)."""
+        state = (self.memory.db.interim, self._backfill_since, self._interim_stop)
+        self._interim_stop = threading.Event()
+        return state
+
+    def take_over(self, state: tuple) -> None:
+        """Serve and finish the interim tier of the runner this one replaces."""
+        self.memory.db.interim, self._backfill_since, self._interim_stop = state
 
     async def close(self) -> None:
         self.stop.set()
