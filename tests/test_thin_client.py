@@ -108,3 +108,26 @@ def test_without_a_daemon_the_full_command_answers(tmp_path, ws, serve):
     assert "memd.memory" in found["loaded"]
     status = run(tmp_path, daemon, "status")
     assert "none running" in status["out"]
+
+
+def test_a_daemon_serving_another_config_is_not_asked_for_this_one(tmp_path, ws, serve):
+    """A config remembered with the socket another config's daemon now listens on: the
+    thin client does not take that daemon's answer; the full command says why."""
+    ws.write("MEMORY.md", "# Memory\n- Tea at four.\n")
+    daemon = serve()
+    other_ws = tmp_path / "other"
+    other_ws.mkdir()
+    (other_ws / "MEMORY.md").write_text("# Memory\n- Coffee at nine.\n")
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        f"workspace: {other_ws}\nstate_dir: {tmp_path / 'other-state'}\n"
+        f"socket: {daemon.socket}\nembeddings: {{provider: none}}\n"
+    )
+    stand_in = type("Other", (), {"config_path": other})()
+    first = run(tmp_path, stand_in, "search", "coffee", "--json")  # remembered now
+    second = run(tmp_path, stand_in, "search", "coffee", "--json")
+    for answer in (first, second):
+        assert answer["code"] == 0, answer
+        assert [r["path"] for r in json.loads(answer["out"])["results"]] == ["MEMORY.md"]
+        assert "Coffee" in answer["out"]
+        assert "answering without it" in answer["err"]

@@ -80,10 +80,14 @@ def _thin(argv: list[str]) -> int | None:
     folder = target.workspace_path(getattr(args, "workspace", None))
     if folder is None or not os.path.isdir(folder):
         return None  # an unknown workspace, or a folder gone: the full command says which
-    client = _reach(target, _HOOK_S if command in ("context", "recall") else 60.0)
-    if client is None:
+    if command in ("context", "recall"):
+        client = _reach(target, _HOOK_S)
+        return None if client is None else _answer(command, args, client)
+    try:
+        client = Client(target.socket, 60.0)
+    except DaemonUnavailable:
         return None
-    return _answer(command, args, client)
+    return _answer(command, args, client, target)
 
 
 def _reach(target: socketcache.Target, timeout: float) -> Client | None:
@@ -102,18 +106,22 @@ def _reach(target: socketcache.Target, timeout: float) -> Client | None:
     return None
 
 
-def _answer(command: str, args: Any, client: Client) -> int | None:
+def _answer(
+    command: str, args: Any, client: Client, target: socketcache.Target | None = None
+) -> int | None:
+    """Answer through ``client``: a daemon that serves this config, or (with ``target``)
+    one asked ``health`` beside the first call, which is answered only if it does."""
     if command in ("context", "recall"):
         from memd.cli.hookrun import run_hook
 
         return run_hook(command, args, client)  # always 0, as without the thin client
     from memd.cli.main import run_command
 
-    router = _Connected(client)
+    router = _Connected(client, target)
     try:
         return run_command(args, router)  # type: ignore[arg-type]
     except (DaemonUnavailable, WrongDaemon):
-        return None  # the daemon went away meanwhile: the full command works without it
+        return None  # no daemon for this config (any more): the full command answers
     except InvalidParams as exc:
         print(f"memd: {exc}", file=sys.stderr)
         return 2
@@ -128,15 +136,32 @@ def _answer(command: str, args: Any, client: Client) -> int | None:
 
 
 class _Connected:
-    """What ``memd.cli.main.run_command`` needs of a ``Router``, over one connection."""
+    """What ``memd.cli.main.run_command`` needs of a ``Router``, over one connection.
 
-    def __init__(self, client: Client) -> None:
+    With ``target``, the first call goes out together with ``health`` (one round trip for
+    both) and its answer counts only if the daemon serves that config (else ``WrongDaemon``:
+    it was a read, so asking it changed nothing)."""
+
+    def __init__(self, client: Client, target: socketcache.Target | None = None) -> None:
         self.client = client
+        self.target = target
         self.daemon = client.health
         self.notices: list[str] = []
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict:
-        return self.client.call(method, {k: v for k, v in (params or {}).items() if v is not None})
+        params = {k: v for k, v in (params or {}).items() if v is not None}
+        if self.daemon is not None:
+            return self.client.call(method, params)
+        health, answer = self.client.pipeline([("health", {}), (method, params)])
+        if isinstance(health, MemdError):
+            raise health
+        problem = mismatch(health, self.target)  # type: ignore[arg-type]
+        if problem is not None:
+            raise WrongDaemon(problem[0], problem[1], health)
+        self.daemon = self.client.health = health
+        if isinstance(answer, MemdError):
+            raise answer
+        return answer
 
 
 def _status_of_last_good(args: Any) -> int | None:
