@@ -338,7 +338,13 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
-            embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db.interim),
+            embedding=embedding_progress(
+                embedded,
+                waiting,
+                activity.embed_per_s,
+                self.db.interim,
+                self.db.recent_coverage if waiting else None,
+            ),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:

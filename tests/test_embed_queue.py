@@ -92,7 +92,7 @@ def test_status_shows_embedding_progress_with_a_rate_and_time_left(
     memd = [sys.executable, "-m", "memd", "--config", str(d.config_path), "status"]
     shown = json.loads(subprocess.run([*memd, "--json"], env=env, capture_output=True,
                                       text=True, timeout=60, check=True).stdout)  # fmt: skip
-    assert set(shown["embedding"]) == {"done", "total", "per_s", "eta_s"}
+    assert set(shown["embedding"]) == {"done", "total", "per_s", "eta_s", "recent"}
     human = subprocess.run(memd, env=env, capture_output=True, text=True, timeout=60, check=True)
     line = next(x for x in human.stdout.splitlines() if x.startswith("embedding "))
     assert re.search(r"\d+/\d+ chunks, [\d.]+/s, about \d+ (s|min|h)", line), line

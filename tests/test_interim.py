@@ -140,3 +140,23 @@ def test_equal_mtimes_order_the_interim_tier_by_the_notes_dates_then_their_links
         sorted(files.items()))}  # fmt: skip
     order = [row[4] for row in reading_order(chunks, spread)]
     assert order.index("a/plain.md") < order.index("z/linker.md")
+
+
+def test_status_says_which_tier_covers_the_newest_week(openai_config, ws):
+    """While a back-fill runs, status counts the newest week's chunks with the full model's
+    vectors apart from those with only interim vectors; older notes are not counted."""
+    import datetime as dt
+
+    today = dt.date.today()
+    for n in range(3):
+        day = (today - dt.timedelta(days=n)).isoformat()
+        ws.write(f"memory/{day}.md", f"# {day}\n\n- note {n} about the deploy\n")
+    ws.write("memory/2020-01-01.md", "# 2020-01-01\n\n- an old note\n")
+    with Memory(openai_config()) as m:
+        m.index()
+        assert m.status().embedding["recent"] == {"days": 7.0, "chunks": 3, "full": 0,
+                                                  "interim": 0}  # fmt: skip
+        m.db.build_interim(threading.Event())
+        assert m.status().embedding["recent"]["interim"] == 3
+        m.embed_all()
+        assert m.status().embedding is None  # nothing waits: nothing shown

@@ -202,6 +202,11 @@ def embedding_line(e: dict) -> str:
         line += f"; interim vectors {interim['done']}/{interim['total']} chunks"
         if interim.get("per_s") and interim["done"] < interim["total"]:
             line += f", about {_duration(interim['eta_s'])} left"
+    recent = e.get("recent")
+    if recent and recent["chunks"]:  # the newest week: what a person looks for first
+        line += f"; newest {recent['days']:g} days: {recent['full']}/{recent['chunks']} full" + (
+            f", {recent['interim']} interim" if recent["interim"] else ""
+        )
     return line
 
 

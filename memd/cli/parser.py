@@ -8,6 +8,8 @@ the option it most likely meant (``--limit``: did you mean ``--max-results``?).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,11 @@ class Parser(argparse.ArgumentParser):
         self.commands: dict[str, Parser] = {}
         super().__init__(*args, **kwargs)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds, and one without a width
+        # imports shutil (and bz2, lzma) for the terminal's: a third of a command's imports.
+        return self.formatter_class(prog=self.prog, width=_columns())
+
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
         self.options += action.option_strings
@@ -145,6 +152,21 @@ class Parser(argparse.ArgumentParser):
             if word.startswith("-") and (close := nearest(word.split("=", 1)[0], self.options)):
                 return f"{message} (did you mean {close}?)"
         return message
+
+
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it: $COLUMNS, the
+    terminal of standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:

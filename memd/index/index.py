@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 log = get_logger()
 T = TypeVar("T")
+RECENT_DAYS = 7.0  # the newest notes, embedded first and shown apart in status
 
 
 def database_path(config: Config, workspace: str) -> Path:
@@ -195,6 +197,18 @@ class Index:
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""
         return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
+
+    def recent_coverage(self, days: float = RECENT_DAYS) -> dict:
+        """How the newest ``days`` of notes are searchable by meaning: ``{days, chunks,
+        full, interim}``, chunks with the full model's vectors and those with only the
+        interim tier's."""
+        since = time.time() - days * 86400
+        rows = self.read(lambda store: store.recent_chunks(self.vector_key, since))
+        missing = [chunk_id for chunk_id, full in rows if not full]
+        tier = self.interim
+        interim = len(tier.vectors.holds(missing)) if tier is not None and missing else 0
+        return {"days": days, "chunks": len(rows), "full": len(rows) - len(missing),
+                "interim": interim}  # fmt: skip
 
     def database_bytes(self) -> int:
         return self.store.size_bytes()

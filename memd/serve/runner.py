@@ -33,9 +33,10 @@ _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 _SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
 _RATE_WINDOW = 60.0  # seconds of embedding steps the rate is measured over
-# A back-fill this large gets the interim tier (memd.index.interim), after this long of
-# the full model on the newest notes; a smaller one ends soon enough without it.
-_INTERIM_MIN, _INTERIM_AFTER_S = 500, 30.0
+# A back-fill this large gets the interim tier (memd.index.interim) once the full model has
+# given the newest week its vectors, or after this long of it at most; a smaller back-fill
+# ends soon enough without it.
+_INTERIM_MIN, _INTERIM_AFTER_S = 500, 60.0
 
 
 class Runner:
@@ -363,7 +364,10 @@ class Runner:
         now = time.monotonic()
         self._backfill_since = self._backfill_since or now
         if now - self._backfill_since < _INTERIM_AFTER_S:
-            return False
+            # Decided, not raced: the newest notes get the full model's vectors first.
+            recent = self.memory.db.recent_coverage()
+            if recent["full"] < recent["chunks"]:
+                return False
         self._backfill_since = float("inf")  # once per back-fill
         return True
 
