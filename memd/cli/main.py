@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from memd.serve.router import Router
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memd`` command line; returns the exit code."""
+def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = None) -> int:
+    """Run the ``memd`` command line; returns the exit code. ``parsed``: ``argv`` as the
+    thin client (``memd.cli.thin``) parsed it already, so the whole parser is not built."""
     try:
-        code = _main(argv)
+        code = _main(argv, parsed)
         sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
         return code
     except BrokenPipeError:
@@ -44,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    args = make_parser().parse_args(argv)
+def _main(argv: Sequence[str] | None, parsed: argparse.Namespace | None = None) -> int:
+    args = parsed if parsed is not None else make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
     if getattr(args, "json", False) and args.command in _NO_JSON:

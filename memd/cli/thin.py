@@ -30,8 +30,9 @@ _HOOK_S = 2.0  # as memd.cli.hookrun: a host's hook never waits longer for the d
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memd`` command line; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    parsed: list[Any] = []  # the arguments, once parsed: the full command reuses them
     try:
-        code = _thin(argv)
+        code = _thin(argv, parsed)
         if code is not None:
             sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
             return code
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from memd.cli.main import main as full
 
-    return full(argv)
+    return full(argv, parsed[0] if parsed else None)
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -61,14 +62,16 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _thin(argv: list[str]) -> int | None:
-    """The exit code of a command the daemon answered, or None to run the full one."""
+def _thin(argv: list[str], parsed: list[Any]) -> int | None:
+    """The exit code of a command the daemon answered, or None to run the full one (the
+    arguments, parsed, put in ``parsed``)."""
     command = command_of(argv)
     if command is None:
         return None
     from memd.cli.parser import make_parser
 
     args = make_parser(only=command).parse_args(argv)
+    parsed.append(args)
     config_arg = getattr(args, "config", None)
     target = socketcache.lookup(config_arg, os.environ)
     if target is None:
