@@ -160,3 +160,29 @@ def test_status_says_which_tier_covers_the_newest_week(openai_config, ws):
         assert m.status().embedding["recent"]["interim"] == 3
         m.embed_all()
         assert m.status().embedding is None  # nothing waits: nothing shown
+
+
+def test_a_daemon_makes_the_interim_tier_once_a_back_fill_after_the_newest_week(
+    serve, ws, embed_server
+):
+    """A large back-fill: the full model embeds the newest week first, then the interim
+    tier is made once (not again and again while the full model goes on)."""
+    import datetime as dt
+
+    today = dt.date.today().isoformat()
+    ws.write(f"memory/{today}.md", f"# {today}\n\n- today's note about the harbour\n")
+    for n in range(200):  # 800 chunks: a back-fill large enough for the interim tier
+        text = "".join(f"## Part {k}\n\nold note {n} part {k} about topic{n}x{k}\n\n"
+                       for k in range(4))  # fmt: skip
+        ws.write(f"memory/2020-01-{n % 28 + 1:02d}-n{n}.md", f"# Old {n}\n\n{text}")
+    embed_server.delay = 0.02  # the full model takes a while: the tier is made meanwhile
+    d = serve(
+        f"embeddings: {{provider: openai, model: concepts-1, base_url: {embed_server.url}, "
+        "retries: 0, timeout_s: 5, debounce_ms: 0, batch_size: 8}\n"
+    )
+    d.wait_for(lambda: '"interim_vectors_made"' in d.log(), 120, "the interim tier")
+    embedding = d.call("status").get("embedding") or {}
+    assert embedding.get("recent", {}).get("full") == embedding.get("recent", {}).get("chunks")
+    embed_server.delay = 0.0
+    d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, 120, "the full model")
+    assert d.log().count('"interim_vectors_made"') == 1

@@ -375,10 +375,15 @@ class Index:
         )
         chunks = reading_order(chunks, files)
         self.interim = tier = InterimTier(self.embedder, self.chunking.hide)
+        started = time.perf_counter()
         try:
             tier.build(chunks, cancel)
         except MemdError as exc:  # what it made so far still serves
             log.warning("interim_vectors_failed", workspace=self.workspace.name, error=str(exc))
+            return
+        ms = round((time.perf_counter() - started) * 1000)
+        log.info("interim_vectors_made", workspace=self.workspace.name, chunks=tier.done,
+                 words=len(tier.words.table), ms=ms)  # fmt: skip
 
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""

@@ -361,6 +361,8 @@ class Runner:
             return False
         if not self.config.embeddings.interim or pending < _INTERIM_MIN:
             return False
+        if self._backfill_since == float("inf"):
+            return False  # made, or being made, for this back-fill
         now = time.monotonic()
         self._backfill_since = self._backfill_since or now
         if now - self._backfill_since < _INTERIM_AFTER_S:
@@ -384,6 +386,7 @@ class Runner:
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
                 if self._interim_due(pending):  # minutes: the full model waits for it
+                    self.embeddings = "making interim vectors"
                     await asyncio.to_thread(memory.db.build_interim, self._interim_stop)
                     continue
                 quiet_since = time.time() - settings.debounce_ms / 1000
