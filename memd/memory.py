@@ -338,13 +338,7 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
-            embedding=embedding_progress(
-                embedded,
-                waiting,
-                activity.embed_per_s,
-                self.db.interim,
-                self.db.recent_coverage if waiting else None,
-            ),
+            embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None) -> PublishReport:

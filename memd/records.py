@@ -6,7 +6,6 @@ Every shell (socket, CLI, MCP) sends ``as_dict()``; library users read the attri
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,26 +291,21 @@ class Status(_Record):
     embedding: dict | None = field(default=None, metadata={"optional": True})
 
 
-def embedding_progress(
-    done: int,
-    pending: int,
-    per_s: float | None,
-    interim: Any = None,
-    recent: Callable[[], dict] | None = None,
-) -> dict | None:
-    """Embedding progress while chunks wait: counts, rate and the seconds left; with the
-    interim tier's progress (``InterimTier.progress``: done, total, rate, seconds left)
-    while it is made, and ``recent``: how many of the newest week's chunks have the full
-    model's vectors and how many only the interim tier's (``Index.recent_coverage``)."""
+def embedding_progress(done: int, pending: int, per_s: float | None, db: Any = None) -> dict | None:
+    """Embedding progress while chunks wait: counts, rate and the seconds left; with index
+    ``db``, its interim tier's progress (``InterimTier.progress``: done, total, rate,
+    seconds left) while it is made, and ``recent``: how many of the newest week's chunks
+    have the full model's vectors and how many only the interim tier's
+    (``Index.recent_coverage``)."""
     if not pending:
         return None
     rate = round(per_s, 2) if per_s else None
     eta = round(pending / rate) if rate else None  # what the numbers shown give
     out: dict = {"done": done, "total": done + pending, "per_s": rate, "eta_s": eta}
-    if interim is not None:
-        out["interim"] = interim.progress()
-    if recent is not None:  # which tier covers how much of the newest week
-        out["recent"] = recent()
+    if db is not None and db.interim is not None:
+        out["interim"] = db.interim.progress()
+    if db is not None:  # which tier covers how much of the newest week
+        out["recent"] = db.recent_coverage()
     return out
 
 

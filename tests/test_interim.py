@@ -50,11 +50,14 @@ def test_the_vector_index_holds_rows_made_in_memory():
 
 def test_status_tells_the_interim_tiers_progress():
     progress = {"done": 300, "total": 1200, "per_s": 30.0, "eta_s": 30}
+    recent = {"days": 7.0, "chunks": 10, "full": 4, "interim": 6}
     tier = type("Tier", (), {"progress": lambda self: progress})()
-    shown = embedding_progress(40, 1160, 2.0, tier)
+    db = type("Db", (), {"interim": tier, "recent_coverage": lambda self: recent})()
+    shown = embedding_progress(40, 1160, 2.0, db)
     assert shown["interim"] == progress and shown["total"] == 1200
+    assert shown["recent"] == recent
     assert "interim" not in embedding_progress(40, 1160, 2.0)
-    assert embedding_progress(1200, 0, 2.0, tier) is None  # nothing waits: nothing shown
+    assert embedding_progress(1200, 0, 2.0, db) is None  # nothing waits: nothing shown
 
 
 @needs_local

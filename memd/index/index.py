@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 import memd.embed.numpy_lazy as np
 from memd.config import Chunking, Config
 from memd.embed.providers import Embedder, Kind
-from memd.errors import IndexCorrupt, MemdError
+from memd.errors import IndexCorrupt
 from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
@@ -366,24 +366,12 @@ class Index:
         first (``memd.index.interim``). Slow (it embeds each new word); only reads."""
         from memd.index.interim import InterimTier, reading_order  # a large back-fill's
 
-        nbytes = self._vector_bytes()
+        key, nbytes = self.vector_key, self._vector_bytes()
         chunks, files = self.read(
-            lambda store: (
-                store.pending_chunks(self.vector_key, 1 << 40, None, nbytes),
-                store.file_times(),
-            )
+            lambda store: (store.pending_chunks(key, 1 << 40, None, nbytes), store.file_times())
         )
-        chunks = reading_order(chunks, files)
-        self.interim = tier = InterimTier(self.embedder, self.chunking.hide)
-        started = time.perf_counter()
-        try:
-            tier.build(chunks, cancel)
-        except MemdError as exc:  # what it made so far still serves
-            log.warning("interim_vectors_failed", workspace=self.workspace.name, error=str(exc))
-            return
-        ms = round((time.perf_counter() - started) * 1000)
-        log.info("interim_vectors_made", workspace=self.workspace.name, chunks=tier.done,
-                 words=len(tier.words.table), ms=ms)  # fmt: skip
+        self.interim = InterimTier(self.embedder, self.chunking.hide, self.workspace.name)
+        self.interim.build(reading_order(chunks, files), cancel)
 
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""

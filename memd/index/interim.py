@@ -17,10 +17,14 @@ from collections.abc import Collection, Mapping
 import memd.embed.numpy_lazy as np
 from memd.embed.interim import INTERIM_BAND, WORD_BATCH, WordVectors, words
 from memd.embed.providers import Embedder
+from memd.errors import MemdError
+from memd.log import get_logger
 from memd.sources.markdown import links
 from memd.sources.mtimes import written_together
 from memd.sources.passages import passages
 from memd.store.vectors import VectorIndex
+
+log = get_logger()
 
 _SLICE = 400  # chunks made searchable at a time
 _EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
@@ -31,13 +35,14 @@ class InterimTier:
 
     band = INTERIM_BAND
 
-    def __init__(self, embedder: Embedder, hide: Collection[str]) -> None:
+    def __init__(self, embedder: Embedder, hide: Collection[str], name: str = "") -> None:
         dims = embedder.dimensions or 0
         self.words = WordVectors(
             lambda batch, first: embedder.embed(batch, "passage", WORD_BATCH, first), dims
         )
         self.vectors = VectorIndex("interim")
         self._hide = hide
+        self._name = name  # the workspace's, for the log
         self.done = 0  # chunks with interim vectors
         self.total = 0  # chunks it is making them for
         self._started: float | None = None  # monotonic time the first slice began
@@ -57,8 +62,18 @@ class InterimTier:
     def build(self, chunks: list[tuple], cancel: threading.Event) -> None:
         """Vectors for ``chunks`` (``Store.pending_chunks`` rows, in the order to make
         them: ``reading_order``), a slice at a time, each searchable as soon as it is made;
-        stops early when ``cancel`` is set. Embeds (minutes for a large vault); may raise
-        ``BackendUnavailable``."""
+        stops early when ``cancel`` is set. Embeds (minutes for a large vault); when the
+        model fails, what was made so far still serves."""
+        try:
+            self._build(chunks, cancel)
+        except MemdError as exc:
+            log.warning("interim_vectors_failed", workspace=self._name, error=str(exc))
+            return
+        ms = round((time.monotonic() - (self._started or 0.0)) * 1000)
+        log.info("interim_vectors_made", workspace=self._name, chunks=self.done,
+                 words=len(self.words.table), ms=ms)  # fmt: skip
+
+    def _build(self, chunks: list[tuple], cancel: threading.Event) -> None:
         self.total = len(chunks)
         self._started = time.monotonic()
         # The words' idf over the whole back-fill, as FTS5's is over the index; passages

@@ -65,7 +65,7 @@ def reconcile(
     known = store.files()
     # A file the index holds as it is on disk is only named by the walk (a stat and a
     # lookup), unless the rules of what is memory or how it is chunked changed since.
-    trusted = not full and store.get_meta("layout") == workspace.rules()
+    trusted = not full and store.get_meta("layout") == _rules(workspace)
     trusted = trusted and store.get_meta("chunking") == _settings(chunking)
     entries, unchanged = workspace.scan_against(known if trusted else None)
     present = {e.path for e in entries}.union(unchanged)
@@ -77,7 +77,7 @@ def reconcile(
     )
     if not report.cancelled and not trusted:
         with store.transaction():
-            store.set_meta("layout", workspace.rules())
+            store.set_meta("layout", _rules(workspace))
     return report
 
 
@@ -184,6 +184,13 @@ def _sync(
         else:  # a watcher's few files: one a save, so a summary a minute
             _WATCHED_PASSES.add(**fields)
     return report
+
+
+def _rules(workspace: Workspace) -> str:
+    """What decides which files are memory (folders, globs): an index kept under other
+    rules has its files classified again, not taken as they were."""
+    config = workspace.config
+    return repr((config.path, config.extra_paths, config.exclude))
 
 
 def _settings(chunking: Chunking) -> str:

@@ -14,7 +14,6 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import fcntl
 import gc
 import os
 import signal
@@ -30,21 +29,22 @@ from memd import __version__
 from memd.config import Config
 from memd.configfile import load_config
 from memd.embed.providers import Embedder, make_embedder
-from memd.errors import ConfigError, DaemonError, MemdError
+from memd.errors import ConfigError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.search.bounds import join_warnings, not_caught_up
 from memd.serve import heap
 from memd.serve.configwatch import POLL_S, ConfigFile
+from memd.serve.interimplan import hand_over
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.pools import Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
+from memd.serve.statelock import take_lock
 from memd.serve.watcher import wait_event
 from memd.socketcache import remember
 from memd.sources.layout import MEMORY_DIR
-from memd.store.private import private_folder
 
 log = get_logger()
 T = TypeVar("T")
@@ -190,7 +190,7 @@ class Daemon:
         loop.set_default_executor(self._background)
         self._stop = asyncio.Event()
         try:
-            self._lock_fd = _take_lock(self.config.state_dir)
+            self._lock_fd = take_lock(self.config.state_dir)
             _create_default_workspace(self.config)
             self._embedder = make_embedder(self.config.embeddings)
             self.runners = await self._open_runners(self.config)
@@ -300,14 +300,16 @@ class Daemon:
         async with self._reloading:  # signals in a row: one reload after the other
             await self._reload_once()
 
+    def _reload_failed(self, exc: ConfigError) -> None:
+        log.error("config_reload_failed", error=str(exc), kept="previous config")
+        self.config_file.failed(str(exc))
+
     async def _reload_once(self) -> None:
         self.config_file.read()
         try:
             new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
-            log.error("config_reload_failed", error=str(exc), kept="previous config")
-            self.config_file.failed(str(exc))
-            return
+            return self._reload_failed(exc)
         self.config_file.loaded()
         if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
             log.warning("config_reload_partial", reason="socket and state_dir change on restart")
@@ -323,20 +325,10 @@ class Daemon:
         try:
             embedder = self._embedder if keep else make_embedder(new.embeddings)
         except ConfigError as exc:  # e.g. provider local without memd[local]
-            log.error("config_reload_failed", error=str(exc), kept="previous config")
-            self.config_file.failed(str(exc))
-            return
+            return self._reload_failed(exc)
         configure_logging(new.log.level, new.log.format)
         old = self.runners
-        # Same model, same files, same chunks: the interim tier being made goes on.
-        handed = {
-            name: runner.hand_over()
-            for name, runner in old.items()
-            if keep
-            and new.chunking == self.config.chunking
-            and name in {ws.name for ws in new.workspaces}
-            and new.workspace(name) == self.config.workspace(name)
-        }
+        handed = hand_over(old, self.config, new) if keep else {}
         await self._close_runners()
         retired: list[Memory | Embedder] = [r.memory for r in old.values()]
         if not keep and self._embedder is not None:
@@ -345,7 +337,7 @@ class Daemon:
         self.config = new
         self.runners = await self._open_runners(new)
         for name, state in handed.items():
-            self.runners[name].take_over(state)
+            self.runners[name].interim.take_over(state)
         self._start_runners()
         self._retired.append((self._epoch, retired))
         self._epoch += 1
@@ -402,24 +394,3 @@ def _release(memories: list[Memory | Embedder]) -> None:
     memories.clear()
     gc.collect()
     heap.trim()
-
-
-def _take_lock(state_dir: Path) -> int:
-    """Hold ``memd.lock`` in the state folder for the life of the process."""
-    try:
-        private_folder(state_dir)
-        fd = os.open(state_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        os.fchmod(fd, 0o600)  # a lock file left readable by an older memd
-    except OSError as exc:
-        raise DaemonError(f"cannot use state folder {state_dir}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise DaemonError(
-            f"memd is already running (pid {holder}) with state folder {state_dir}"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd

@@ -20,6 +20,7 @@ from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.log import get_logger
 from memd.memory import Memory
 from memd.records import Activity, IndexReport
+from memd.serve.interimplan import InterimPlan
 from memd.serve.publisher import Publisher
 from memd.serve.reviews import ReviewSchedule
 from memd.serve.supervise import Supervised, supervise
@@ -33,10 +34,6 @@ _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 _SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
 _RATE_WINDOW = 60.0  # seconds of embedding steps the rate is measured over
-# A back-fill this large gets the interim tier (memd.index.interim) once the full model has
-# given the newest week its vectors, or after this long of it at most; a smaller back-fill
-# ends soon enough without it.
-_INTERIM_MIN, _INTERIM_AFTER_S = 500, 60.0
 
 
 class Runner:
@@ -77,8 +74,6 @@ class Runner:
         self.pending_embeddings: int | None = None  # None: counted when asked
         # (started, ended, chunks) of the embedding steps of the last _RATE_WINDOW seconds.
         self._steps: deque[tuple[float, float, int]] = deque()
-        self._backfill_since: float | None = None  # when the full model began this back-fill
-        self._interim_stop = threading.Event()  # set when the runner closes
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -98,6 +93,7 @@ class Runner:
             catch_up=lambda _seconds: True,  # waited in dispatch, which tells if it was late
             embedder=embedder,  # the daemon's: kept across reloads that keep ``embeddings``
         )
+        self.interim = InterimPlan(self.memory.db, config.embeddings)
         self.publisher = (
             Publisher(self.memory, config.team, self.stop, self.first_pass)
             if config.team.publishes(name)
@@ -185,21 +181,9 @@ class Runner:
             for kind, run, record in loops
         ]
 
-    def hand_over(self) -> tuple:
-        """The interim tier (made or being made) and its back-fill's clock, for the runner
-        that replaces this one on a reload that keeps the model: it goes on being made,
-        and closing this runner no longer stops it (``take_over``)."""
-        state = (self.memory.db.interim, self._backfill_since, self._interim_stop)
-        self._interim_stop = threading.Event()
-        return state
-
-    def take_over(self, state: tuple) -> None:
-        """Serve and finish the interim tier of the runner this one replaces."""
-        self.memory.db.interim, self._backfill_since, self._interim_stop = state
-
     async def close(self) -> None:
         self.stop.set()
-        self._interim_stop.set()
+        self.interim.stop.set()
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
@@ -353,26 +337,6 @@ class Runner:
                 self.publisher.kick.set()
         return report
 
-    def _interim_due(self, pending: int) -> bool:
-        """Whether a large back-fill, having given the newest notes their full vectors, now
-        makes the interim tier (once); lets it go when the full model reached every chunk."""
-        if not pending:
-            self._backfill_since = self.memory.db.interim = None
-            return False
-        if not self.config.embeddings.interim or pending < _INTERIM_MIN:
-            return False
-        if self._backfill_since == float("inf"):
-            return False  # made, or being made, for this back-fill
-        now = time.monotonic()
-        self._backfill_since = self._backfill_since or now
-        if now - self._backfill_since < _INTERIM_AFTER_S:
-            # Decided, not raced: the newest notes get the full model's vectors first.
-            recent = self.memory.db.recent_coverage()
-            if recent["full"] < recent["chunks"]:
-                return False
-        self._backfill_since = float("inf")  # once per back-fill
-        return True
-
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
         growing cool-down while the provider fails. Keyword search never waits for this."""
@@ -385,9 +349,9 @@ class Runner:
                 await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
-                if self._interim_due(pending):  # minutes: the full model waits for it
+                if self.interim.due(pending):  # minutes: the full model waits for it
                     self.embeddings = "making interim vectors"
-                    await asyncio.to_thread(memory.db.build_interim, self._interim_stop)
+                    await asyncio.to_thread(memory.db.build_interim, self.interim.stop)
                     continue
                 quiet_since = time.time() - settings.debounce_ms / 1000
                 saved = 0

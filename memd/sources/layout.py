@@ -12,18 +12,17 @@ workspace or the root being walked (a link to ``/`` or to ``..``).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping
-from operator import attrgetter
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import Any, NamedTuple
+from typing import Any
 
 from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
+from memd.sources.entries import FileEntry, Known, Scan, stat_stamp
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
 
@@ -46,39 +45,6 @@ NOTE_SUFFIXES = (".md", ".canvas")
 def is_note(path: str) -> bool:
     """Whether a file name is of a kind memd reads (in an extra root)."""
     return path.endswith(NOTE_SUFFIXES)
-
-
-class FileEntry(NamedTuple):
-    """One indexable Markdown file as found on disk (a tuple: a walk makes one per file,
-    and a frozen dataclass took several times as long to build)."""
-
-    path: str  # shown in results: relative, '/'-separated
-    abspath: str  # as walked (may pass through symlinks)
-    realpath: str
-    source: str  # core | daily | memory | extra
-    date: str | None  # YYYY-MM-DD for daily notes
-    size: int
-    mtime_ns: int
-    stamp: int | None = None  # ``stat_stamp`` of the stat the walk took (None: not taken)
-
-
-class Scan(NamedTuple):
-    """A walk against what the index holds: the files to look at, and the result paths of
-    those the index holds exactly as they are on disk (nothing to do for them)."""
-
-    changed: list[FileEntry]
-    unchanged: list[str]
-
-
-_BY_NAME = attrgetter("name")
-
-
-def stat_stamp(st: os.stat_result) -> int:
-    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
-    ctime and inode together. An edit that keeps the size and puts the old mtime back
-    still moves ctime (which no one can set), and a save by rename changes the inode."""
-    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
 
 
 def daily_date(name: str) -> str | None:
@@ -192,17 +158,9 @@ class Workspace:
         """Every indexable file, each real file once; raises if the workspace is gone."""
         return self.scan_against(None).changed
 
-    def rules(self) -> str:
-        """What decides which files are memory (folders, globs): an index kept under other
-        rules has its files classified again, not taken as they were."""
-        return repr((self.config.path, self.config.extra_paths, self.config.exclude))
-
-    def scan_against(self, known: Mapping[str, Any] | None) -> Scan:
-        """Walk the files, comparing each plain file's directory entry with ``known``
-        (result path to a row with ``realpath``, ``size`` and ``mtime_ns``, the index's
-        stamp, as ``Store.files`` gives them, kept under these ``rules``): one that matches
-        costs a stat and a lookup and is only named; the rest are classified and stat'ed as
-        ``scan`` does. Raises if the workspace is gone."""
+    def scan_against(self, known: Known) -> Scan:
+        """``scan``, but a plain file whose entry matches its row in ``known`` (``Store.files``,
+        kept under the same rules) costs a stat and a lookup and is only named."""
         self.config.check_folder()
         seen_files: set[str] = set()
         seen_dirs: set[str] = set()
@@ -219,9 +177,7 @@ class Workspace:
                     same.append(entry.path)
         return Scan(found, same)
 
-    def _walk_root(
-        self, root: Root, seen_dirs: set[str], known: Mapping[str, Any] | None = None
-    ) -> Iterator[Any]:
+    def _walk_root(self, root: Root, seen_dirs: set[str], known: Known) -> Iterator[Any]:
         if root.is_file:
             if not is_note(root.path.name):
                 log.warning("extra_path_not_markdown", path=str(root.path))
@@ -242,15 +198,8 @@ class Workspace:
             yield from self._walk_dir(root, root.path, "", seen_dirs, known)
 
     def _walk_dir(
-        self,
-        root: Root,
-        folder: Path,
-        rel: str,
-        seen: set[str],
-        known: Mapping[str, Any] | None = None,
-    ) -> Iterator[Any]:
-        """The folder's files: a ``FileEntry`` for each to look at, and (with ``known``)
-        the index's own row for each it holds as it is."""
+        self, root: Root, folder: Path, rel: str, seen: set[str], known: Known
+    ) -> Iterator[Any]:  # a FileEntry to look at, or the row of a file held as it is
         real = os.path.realpath(folder)
         if real in seen:  # a symlink loop, or a second link to a folder already walked
             return
@@ -260,7 +209,7 @@ class Workspace:
             return
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=_BY_NAME)
+                entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             log.warning("folder_unreadable", folder=str(folder), error=exc.strerror)
             return
@@ -288,14 +237,9 @@ class Workspace:
                 # that walk of every path component was most of a no-change pass.
                 plain = None if e.is_symlink() or not plain_ok else inside + e.name
                 row = known.get(shown + child) if known is not None and plain else None
-                if row is not None and row.realpath == plain:
-                    # Held as it is? Then nothing else is needed of it: no classify, no
-                    # entry (the Python per file was most of a pass that found no change).
-                    try:
-                        st = e.stat()
-                    except OSError:
-                        continue
-                    if row.size == st.st_size and row.mtime_ns == stat_stamp(st):
+                if row is not None and row.realpath == plain:  # held as it is: no more work
+                    st = _stat(e)
+                    if st is not None and (row.size, row.mtime_ns) == (st.st_size, stat_stamp(st)):
                         yield row
                         continue
                 if entry := self._entry(root, child, e.path, plain, walked=True):
@@ -425,6 +369,13 @@ def _under(path: str, folder: str) -> bool:
 
 def _system(real: str) -> bool:
     return any(_under(real, folder) for folder in _SYSTEM_FOLDERS)
+
+
+def _stat(e: os.DirEntry) -> os.stat_result | None:
+    try:
+        return e.stat()
+    except OSError:
+        return None
 
 
 def _ignored(name: str) -> bool:
