@@ -87,17 +87,22 @@ def _main(argv: Sequence[str] | None, parsed: argparse.Namespace | None = None) 
             print(json.dumps({"socket": str(config.socket)}) if as_json else config.socket)
             return 0
         return _run(args, config, verbose)
-    except InvalidParams as exc:
+    except (MemdError, KeyboardInterrupt) as exc:
+        return failed(exc)
+
+
+def failed(exc: MemdError | KeyboardInterrupt) -> int:
+    """Say on stderr why a command stopped; its exit code (2 usage, 1 error, 130 Ctrl-C)."""
+    if isinstance(exc, InvalidParams):
         print(f"memd: {exc}", file=sys.stderr)
         return 2
-    except MemdError as exc:
+    if isinstance(exc, MemdError):
         print(f"memd: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        if sys.stderr.isatty():
-            cli_format.Progress.clear()
-        print("memd: interrupted", file=sys.stderr)
-        return 130
+    if sys.stderr.isatty():
+        cli_format.Progress.clear()
+    print("memd: interrupted", file=sys.stderr)
+    return 130
 
 
 def load_and_remember(config_arg: str | None) -> Config:

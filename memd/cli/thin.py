@@ -19,7 +19,7 @@ from typing import Any
 
 from memd import socketcache
 from memd.client import Client, WrongDaemon, mismatch
-from memd.errors import DaemonUnavailable, InvalidParams, MemdError
+from memd.errors import DaemonUnavailable, MemdError
 
 THIN = ("search", "get", "status", "context", "recall")
 _VALUED = ("--config", "--workspace")  # global options that take a value
@@ -118,22 +118,15 @@ def _answer(
         from memd.cli.hookrun import run_hook
 
         return run_hook(command, args, client)  # always 0, as without the thin client
-    from memd.cli.main import run_command
+    from memd.cli.main import failed, run_command
 
     router = _Connected(client, target)
     try:
         return run_command(args, router)  # type: ignore[arg-type]
     except (DaemonUnavailable, WrongDaemon):
         return None  # no daemon for this config (any more): the full command answers
-    except InvalidParams as exc:
-        print(f"memd: {exc}", file=sys.stderr)
-        return 2
-    except MemdError as exc:
-        print(f"memd: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("memd: interrupted", file=sys.stderr)
-        return 130
+    except (MemdError, KeyboardInterrupt) as exc:
+        return failed(exc)
     finally:
         client.close()
 
