@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -199,11 +198,10 @@ class Index:
         return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
 
     def recent_coverage(self, days: float = RECENT_DAYS) -> dict:
-        """How the newest ``days`` of notes are searchable by meaning: ``{days, chunks,
-        full, interim}``, chunks with the full model's vectors and those with only the
-        interim tier's."""
-        since = time.time() - days * 86400
-        rows = self.read(lambda store: store.recent_chunks(self.vector_key, since))
+        """How the newest ``days`` of notes (back from the newest) are searchable by
+        meaning: ``{days, chunks, full, interim}``, chunks with the full model's vectors
+        and those with only the interim tier's."""
+        rows = self.read(lambda store: store.recent_chunks(self.vector_key, days))
         missing = [chunk_id for chunk_id, full in rows if not full]
         tier = self.interim
         interim = len(tier.vectors.holds(missing)) if tier is not None and missing else 0

@@ -71,19 +71,20 @@ class VectorTables:
         return list(self.db.execute(_PENDING, args))
 
     @guard
-    def recent_chunks(self, model: str, since: float) -> list[tuple[int, bool]]:
-        """``(chunk id, has a vector for model)`` of the notes dated (or, undated, last
-        modified) since the epoch time ``since``: the newest week a person looks for
-        first. Mtimes written together (a checkout) make no note recent."""
+    def recent_chunks(self, model: str, days: float) -> list[tuple[int, bool]]:
+        """``(chunk id, has a vector for model)`` of the newest ``days`` of notes, counted
+        back from the newest note's date (or, undated, its mtime): what a person looks for
+        first. Mtimes written together (a checkout) date no note."""
         modified = (m for (m,) in self.db.execute("SELECT modified FROM files") if m is not None)
         bulk = written_together(modified) or (None, None)
         rows = self.db.execute(
+            "WITH t AS (SELECT f.id, coalesce(julianday(f.date) + 1, julianday(CASE WHEN "
+            "f.modified BETWEEN :bulk_lo AND :bulk_hi THEN NULL ELSE f.modified END, "
+            "'unixepoch')) AS day FROM files f WHERE f.source != 'sessions') "
             "SELECT c.id, EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id "
-            "AND v.model = :model AND v.part = 0) FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE f.source != 'sessions' AND coalesce(julianday(f.date) + 1, julianday(CASE "
-            "WHEN f.modified BETWEEN :bulk_lo AND :bulk_hi THEN NULL ELSE f.modified END, "
-            "'unixepoch')) >= julianday(:since, 'unixepoch')",
-            {"model": model, "since": since, "bulk_lo": bulk[0], "bulk_hi": bulk[1]},
+            "AND v.model = :model AND v.part = 0) FROM chunks c JOIN t ON t.id = c.file_id "
+            "WHERE t.day >= (SELECT max(day) FROM t) - :days",
+            {"model": model, "days": days, "bulk_lo": bulk[0], "bulk_hi": bulk[1]},
         )
         return [(chunk_id, bool(has)) for chunk_id, has in rows]
 
