@@ -127,6 +127,12 @@ class Soak:
         with self.lock:
             self.counts[key] = self.counts.get(key, 0) + n
 
+    def answered(self, answer: dict) -> None:
+        """Count a search answer that fell back to keyword search for want of the model."""
+        self.count("search answers")
+        if "query embedding took over" in (answer.get("warning") or ""):
+            self.count("keyword fallbacks (query embedding too slow)")
+
     def readers_now(self) -> int:
         phase = int((time.monotonic() - self.started) / READER_PHASE_S)
         return READER_COUNTS[phase % len(READER_COUNTS)]
@@ -194,7 +200,7 @@ class Soak:
 
             def step() -> None:
                 nonlocal n
-                c.call("memory_search", {"query": qs[n % len(qs)]})
+                self.answered(c.call("memory_search", {"query": qs[n % len(qs)]}))
                 n += 1
                 self.count("searches")
 
@@ -237,7 +243,7 @@ class Soak:
                 if slot >= self.readers_now():
                     self.stop.wait(0.2)
                     continue
-                c.call("memory_search", {"query": qs[n % len(qs)]})
+                self.answered(c.call("memory_search", {"query": qs[n % len(qs)]}))
                 n += 1
                 self.stop.wait(0.01)
 
@@ -481,7 +487,8 @@ def main() -> int:
         finally:
             if proc.poll() is None:
                 proc.kill()
-        log_lines = log.read_text(errors="replace").count("\n")
+        logged = log.read_text(errors="replace")
+        log_lines = logged.count("\n")
 
     half = [s for s in samples if s["t_s"] >= samples[-1]["t_s"] / 2]
     soak_s = samples[-1]["t_s"]
@@ -505,6 +512,12 @@ def main() -> int:
         "log_lines": log_lines,
         "log_mb_per_h": round(samples[-1]["log_mb"] / max(soak_s, 1) * 3600, 2),
         "reloads_during_soak": soak.reloads - reloads["reloads"],
+        # The soak's reloads change only search.max_results: the model stays (target 0).
+        "model_reloads": logged.count('"model": "replaced"'),
+        "reloads_model_kept": logged.count('"model": "kept"'),
+        "interim_vectors_failed": logged.count('"interim_vectors_failed"'),
+        "keyword_fallbacks": soak.counts.get("keyword fallbacks (query embedding too slow)", 0),
+        "search_answers": soak.counts.get("search answers", 0),
         "reload_growth": reloads,
         "counts": dict(sorted(soak.counts.items())),
         "deleted_checked": min(50, len(soak.deleted)),

@@ -1,3 +1,3 @@
-from memd.cli.main import main
+from memd.cli.thin import main
 
 raise SystemExit(main())

@@ -146,6 +146,30 @@ class Client:
         """How long each later read or write may wait (a caller with a deadline)."""
         self._sock.settimeout(seconds)
 
+    def pipeline(self, calls: list[tuple[str, dict[str, Any]]]) -> list[dict | MemdError]:
+        """Send several requests at once and read their answers, in order: each a result,
+        or the error it raised (one round trip where ``call`` takes one each)."""
+        requests = []
+        for method, params in calls:
+            request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+            if params:
+                request["params"] = {k: v for k, v in params.items() if v is not None}
+            requests.append(json.dumps(request).encode() + b"\n")
+        answers: list[dict | MemdError] = []
+        try:
+            self._file.write(b"".join(requests))
+            self._file.flush()
+            for _ in requests:
+                line = self._file.readline()
+                if not line:
+                    raise DaemonUnavailable(f"memd at {self.path} closed the connection")
+                response = json.loads(line)
+                error = response.get("error")
+                answers.append(exception_from(error) if error else response["result"])
+        except OSError as exc:
+            raise DaemonUnavailable(f"lost the connection to memd at {self.path}: {exc}") from exc
+        return answers
+
     def send(self, method: str, params: dict[str, Any]) -> None:
         """Send a request and do not wait for its answer: the daemon carries it out even
         when this side has gone (a hook that must return at once)."""

@@ -36,6 +36,8 @@ from memd.config import (
     Watch,
     WorkspaceConfig,
 )
+from memd.configpath import config_file, expand_home, home
+from memd.configpath import default_config_path as default_config_path  # where it was
 from memd.errors import ConfigError
 
 # Top-level keys that are not sections, each with its one-line meaning (docs/gen_reference.py).
@@ -65,18 +67,10 @@ _SECTIONS: dict[str, type] = {
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def default_config_path(env: Mapping[str, str]) -> Path:
-    """Where memd looks for its config: ``$MEMD_CONFIG``, else the XDG config folder."""
-    if env.get("MEMD_CONFIG"):
-        return _expand_home(env["MEMD_CONFIG"], env)
-    base = env.get("XDG_CONFIG_HOME") or f"{_home(env)}/.config"
-    return _expand_home(base, env) / "memd" / "config.yaml"
-
-
 def default_state_dir(env: Mapping[str, str]) -> Path:
     """Where memd keeps its databases: ``$XDG_STATE_HOME/memd``, else ``~/.local/state/memd``."""
-    base = env.get("XDG_STATE_HOME") or f"{_home(env)}/.local/state"
-    return _expand_home(base, env) / "memd"
+    base = env.get("XDG_STATE_HOME") or f"{home(env)}/.local/state"
+    return expand_home(base, env) / "memd"
 
 
 def default_socket(env: Mapping[str, str], state_dir: Path) -> Path:
@@ -86,25 +80,13 @@ def default_socket(env: Mapping[str, str], state_dir: Path) -> Path:
     return Path(runtime) / "memd" / "memd.sock" if runtime else state_dir / "memd.sock"
 
 
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
-
-
-def _expand_home(path: str, env: Mapping[str, str]) -> Path:
-    """``~`` and ``~/x`` from the given environment's HOME (other users' ``~name`` too)."""
-    if path == "~" or path.startswith("~/"):
-        return Path(_home(env) + path[1:])
-    return Path(path).expanduser()
-
-
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Load the config from ``path``, ``$MEMD_CONFIG`` or the default file, else defaults.
 
     An explicit ``path`` that does not exist is an error; a missing default file is not.
     """
     env = os.environ if env is None else env
-    explicit = path is not None or bool(env.get("MEMD_CONFIG"))
-    file = _expand_home(str(path), env) if path is not None else default_config_path(env)
+    file, explicit = config_file(path, env)
     if not file.exists():
         if explicit:
             raise ConfigError(f"config file {file} does not exist")
@@ -220,7 +202,7 @@ class _Context:
         return _ENV_REF.sub(sub, value)
 
     def path(self, value: Any, key: str) -> Path:
-        path = _expand_home(self.string(value, key), self.env)
+        path = expand_home(self.string(value, key), self.env)
         if not path.is_absolute():
             # Relative paths mean relative to the config file, so a config and its
             # workspace can travel together; without a file, to the current folder.

@@ -339,7 +339,7 @@ class Memory:
             socket=str(self.config.socket),
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
-            embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db.interim),
+            embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db),
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None,

@@ -299,18 +299,21 @@ class Status(_Record):
     embedding: dict | None = field(default=None, metadata={"optional": True})
 
 
-def embedding_progress(
-    done: int, pending: int, per_s: float | None, interim: Any = None
-) -> dict | None:
-    """Embedding progress while chunks wait: counts, rate and the seconds left; with the
-    interim tier's chunks done of its total (``memd.index.interim``) while it is made."""
+def embedding_progress(done: int, pending: int, per_s: float | None, db: Any = None) -> dict | None:
+    """Embedding progress while chunks wait: counts, rate and the seconds left; with index
+    ``db``, its interim tier's progress (``InterimTier.progress``: done, total, rate,
+    seconds left) while it is made, and ``recent``: how many of the newest week's chunks
+    have the full model's vectors and how many only the interim tier's
+    (``Index.recent_coverage``)."""
     if not pending:
         return None
     rate = round(per_s, 2) if per_s else None
     eta = round(pending / rate) if rate else None  # what the numbers shown give
     out: dict = {"done": done, "total": done + pending, "per_s": rate, "eta_s": eta}
-    if interim is not None:
-        out["interim"] = {"done": interim.done, "total": interim.total}
+    if db is not None and db.interim is not None:
+        out["interim"] = db.interim.progress()
+    if db is not None:  # which tier covers how much of the newest week
+        out["recent"] = db.recent_coverage()
     return out
 
 

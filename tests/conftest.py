@@ -23,7 +23,8 @@ def isolated_home(tmp_path_factory, monkeypatch):
     """Point HOME and XDG folders at a temp dir so no test reads or writes the real ones."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("MEMD_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+    for var in ("MEMD_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+                "XDG_CACHE_HOME"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 

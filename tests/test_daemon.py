@@ -242,6 +242,34 @@ def test_sighup_reloads_config(serve, notes):
     assert len(d.call("memory_search", query="postgres")["results"]) == 1
 
 
+def test_a_reload_that_keeps_the_embeddings_section_keeps_the_model(serve, notes, embed_server):
+    """A reload that changes only a search setting keeps the model (and with it the
+    back-fill and the interim tier); one that changes the embeddings section replaces it."""
+    embeddings = (
+        f"embeddings: {{provider: openai, model: concepts-1, base_url: {embed_server.url}, "
+        "retries: 0, timeout_s: 5, debounce_ms: 0"
+    )
+    d = serve(f"{embeddings}}}\n")
+    d.wait_for(lambda: d.call("status")["embedded_chunks"] == 2, 30, "the vectors")
+    text = d.config_path.read_text()
+
+    def reload(extra: str, n: int) -> str:
+        d.config_path.write_text(text + extra)
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for(lambda: d.log().count('"config_reloaded"') >= n, 30, "a reload")
+        return [line for line in d.log().splitlines() if '"config_reloaded"' in line][-1]
+
+    assert '"model": "kept"' in reload("search: {max_results: 2}\n", 1)
+    answer = d.call("memory_search", query="which database do we use", min_score=0)
+    assert answer["mode"] == "hybrid"
+    replaced = text.replace(embeddings, embeddings + ", batch_size: 8")
+    d.config_path.write_text(replaced)
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_for(lambda: '"model": "replaced"' in d.log(), 30, "a reload with a new model")
+    answer = d.call("memory_search", query="which database do we use", min_score=0)
+    assert answer["mode"] == "hybrid"
+
+
 def test_sd_notify_ready_watchdog_stopping(serve, notes, tmp_path):
     path = str(tmp_path / "notify.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -92,7 +92,7 @@ def test_status_shows_embedding_progress_with_a_rate_and_time_left(
     memd = [sys.executable, "-m", "memd", "--config", str(d.config_path), "status"]
     shown = json.loads(subprocess.run([*memd, "--json"], env=env, capture_output=True,
                                       text=True, timeout=60, check=True).stdout)  # fmt: skip
-    assert set(shown["embedding"]) == {"done", "total", "per_s", "eta_s"}
+    assert set(shown["embedding"]) == {"done", "total", "per_s", "eta_s", "recent"}
     human = subprocess.run(memd, env=env, capture_output=True, text=True, timeout=60, check=True)
     line = next(x for x in human.stdout.splitlines() if x.startswith("embedding "))
     assert re.search(r"\d+/\d+ chunks, [\d.]+/s, about \d+ (s|min|h)", line), line
@@ -121,3 +121,20 @@ def test_a_search_while_back_filling_says_what_share_was_searched_by_meaning(ope
         while m.embed_step(32):
             pass
         assert "meaning_share" not in m.search("ledger", min_score=0).as_dict()["index"]
+
+
+def test_notes_written_together_queue_by_their_dates_not_their_equal_mtimes(openai_config, ws):
+    """After a git checkout every note has the same mtime: the dated notes come first,
+    newest first, not the undated ones that the checkout made look newest."""
+    checkout = 1_760_000_000
+    for rel in ["a/topic.md", "memory/2026-02-01.md", "memory/2025-01-01.md", "z/other.md"]:
+        path = ws.write(rel, f"# {rel}\n\nwords of {rel}\n")
+        os.utime(path, (checkout, checkout))
+    config = openai_config(extra_paths=[str(ws.root / "a"), str(ws.root / "z")])
+    with Memory(config) as memory:
+        memory.index()
+        queue = memory.db.read(
+            lambda store: store.pending_chunks(memory.db.vector_key, 10, None, None)
+        )
+    paths = [row[4] for row in queue]
+    assert paths[:2] == ["memory/2026-02-01.md", "memory/2025-01-01.md"], paths

@@ -148,10 +148,10 @@ def test_file_that_vanishes_between_listing_and_reading(ws, config):
     ws.write("memory/gone.md", "# G\ngone\n")
 
     class Vanishing(Workspace):
-        def scan(self):
-            entries = super().scan()
+        def scan_against(self, known):
+            found = super().scan_against(known)
             os.remove(ws.root / "memory" / "gone.md")
-            return entries
+            return found
 
     store = SqliteStore.open(config.state_dir / "v.sqlite")
     report = reconcile(store, Vanishing(config.workspace()), Chunking())
@@ -235,3 +235,42 @@ def test_a_damaged_index_is_moved_aside_and_rebuilt(ws, config):
         assert found(m, "word7") == {"memory/n7.md"}
     assert any(e["event"] == "index_corrupt" for e in logs)
     assert any(".corrupt-" in p.name for p in path.parent.iterdir())
+
+
+def test_a_pass_that_finds_nothing_changed_classifies_no_file(ws, memory, monkeypatch):
+    """A file the index holds as its directory entry says is only named by the walk: no
+    classify, no entry; a changed one (same size, mtime put back) is still read."""
+    for n in range(5):
+        ws.write(f"memory/2026-01-0{n + 1}.md", f"# Day {n}\nnote {n}\n")
+    memory.index()
+    classified = []
+    real = Workspace.classify
+
+    def counting(self, root, rel, walked=False):
+        if rel.startswith("memory/"):  # not MEMORY.md, looked for by name
+            classified.append(rel)
+        return real(self, root, rel, walked)
+
+    monkeypatch.setattr(Workspace, "classify", counting)
+    again = memory.index()
+    assert (again.unchanged, again.changed, classified) == (5, 0, [])
+    path = ws.root / "memory/2026-01-03.md"
+    st = os.stat(path)
+    path.write_text("# Day 2\nnote X\n")  # the same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    edited = memory.index()
+    assert (edited.unchanged, edited.changed, classified) == (4, 1, ["memory/2026-01-03.md"])
+    assert found(memory, "X") == {"memory/2026-01-03.md"}
+
+
+def test_a_new_exclude_glob_removes_files_the_index_held_unchanged(ws, make_config):
+    """Files the index holds as they are on disk are still checked against the rules when
+    the rules changed: an excluded one leaves the index."""
+    ws.write("MEMORY.md", "# Core\nWe use Postgres.\n")
+    ws.write("memory/plans.draft.md", "# Draft\nsecret plans\n")
+    with Memory(make_config()) as memory:
+        assert memory.index().added == 2
+    with Memory(make_config(exclude=["*.draft.md"])) as memory:
+        report = memory.index()
+        assert (report.removed, report.unchanged) == (1, 1)
+        assert found(memory, "secret") == set()

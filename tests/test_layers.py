@@ -11,7 +11,14 @@ PACKAGE = Path(__file__).parent.parent / "memd"
 # The top-level modules are the public face: the base everyone uses, the facade above the
 # stages it fronts, the client beside it, and the package itself at the very top.
 ORDER = [
-    {"memd.errors", "memd.records", "memd.config", "memd.configfile", "memd.log"},
+    {
+        "memd.errors",
+        "memd.records",
+        "memd.config",
+        "memd.configfile",
+        "memd.log",
+        "memd.configpath",
+    },
     {"memd.sources"},
     {"memd.embed"},
     {"memd.store"},
@@ -19,7 +26,7 @@ ORDER = [
     {"memd.search"},
     {"memd.write"},
     {"memd.review"},
-    {"memd.memory", "memd.client"},
+    {"memd.memory", "memd.client", "memd.socketcache"},
     {"memd.agent"},
     {"memd.serve"},
     {"memd.cli"},

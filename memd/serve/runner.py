@@ -15,11 +15,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from memd.config import Config
+from memd.embed.providers import Embedder
 from memd.errors import BackendUnavailable, MemdError, WorkspaceMissing
 from memd.log import get_logger
 from memd.memory import Memory
 from memd.records import Activity, IndexReport
 from memd.serve.currency import CurrencyLoop
+from memd.serve.interimplan import InterimPlan
 from memd.serve.publisher import Publisher
 from memd.serve.reviews import ReviewSchedule
 from memd.serve.supervise import supervise
@@ -33,9 +35,6 @@ _EMBED_BATCH = 32
 _COOLDOWN_MIN, _COOLDOWN_MAX = 5.0, 300.0
 _SETTLED_CHECK = 32  # up to this many waiting files are checked against the index
 _RATE_WINDOW = 60.0  # seconds of embedding steps the rate is measured over
-# A back-fill this large gets the interim tier (memd.index.interim), after this long of
-# the full model on the newest notes; a smaller one ends soon enough without it.
-_INTERIM_MIN, _INTERIM_AFTER_S = 500, 30.0
 
 
 class Runner:
@@ -49,6 +48,7 @@ class Runner:
         loop: asyncio.AbstractEventLoop,
         commit: Callable[[Callable[[], T]], T],
         cancel: threading.Event,
+        embedder: Embedder | None = None,
     ) -> None:
         self.config = config
         self.cancel = cancel  # set when the daemon stops: an index pass ends early
@@ -75,8 +75,6 @@ class Runner:
         self.pending_embeddings: int | None = None  # None: counted when asked
         # (started, ended, chunks) of the embedding steps of the last _RATE_WINDOW seconds.
         self._steps: deque[tuple[float, float, int]] = deque()
-        self._backfill_since: float | None = None  # when the full model began this back-fill
-        self._interim_stop = threading.Event()  # set when the runner closes
         self.kick = asyncio.Event()
         self.embed_kick = asyncio.Event()
         self.stop = asyncio.Event()
@@ -94,7 +92,9 @@ class Runner:
             on_corrupt=lambda: self.rescan(True),
             on_written=lambda: self.loop.call_soon_threadsafe(self._chunks_written),
             catch_up=lambda _seconds: True,  # waited in dispatch, which tells if it was late
+            embedder=embedder,  # the daemon's: kept across reloads that keep ``embeddings``
         )
+        self.interim = InterimPlan(self.memory.db, config.embeddings)
         self.publisher = (
             Publisher(self.memory, config.team, self.stop, self.first_pass)
             if config.team.publishes(name)
@@ -181,7 +181,7 @@ class Runner:
 
     async def close(self) -> None:
         self.stop.set()
-        self._interim_stop.set()
+        self.interim.stop.set()
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
@@ -336,21 +336,6 @@ class Runner:
         self.currency.note(None if sweep or rebuild else paths)  # what is current, after
         return report
 
-    def _interim_due(self, pending: int) -> bool:
-        """Whether a large back-fill, having given the newest notes their full vectors, now
-        makes the interim tier (once); lets it go when the full model reached every chunk."""
-        if not pending:
-            self._backfill_since = self.memory.db.interim = None
-            return False
-        if not self.config.embeddings.interim or pending < _INTERIM_MIN:
-            return False
-        now = time.monotonic()
-        self._backfill_since = self._backfill_since or now
-        if now - self._backfill_since < _INTERIM_AFTER_S:
-            return False
-        self._backfill_since = float("inf")  # once per back-fill
-        return True
-
     async def _embed_loop(self) -> None:
         """Back-fill vectors: files quiet for ``embeddings.debounce_ms``, in batches, with a
         growing cool-down while the provider fails. Keyword search never waits for this."""
@@ -363,8 +348,9 @@ class Runner:
                 await asyncio.to_thread(memory.db.learn_dimensions)  # once: stale sizes
                 pending = (await asyncio.to_thread(memory.db.vector_counts))[1]
                 self.pending_embeddings = pending
-                if self._interim_due(pending):  # minutes: the full model waits for it
-                    await asyncio.to_thread(memory.db.build_interim, self._interim_stop)
+                if self.interim.due(pending):  # minutes: the full model waits for it
+                    self.embeddings = "making interim vectors"
+                    await asyncio.to_thread(memory.db.build_interim, self.interim.stop)
                     continue
                 quiet_since = time.time() - settings.debounce_ms / 1000
                 saved = 0

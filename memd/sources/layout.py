@@ -15,17 +15,17 @@ workspace or the root being walked (a link to ``/`` or to ``..``).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import NamedTuple
+from typing import Any
 
 from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
+from memd.sources.entries import FileEntry, Known, Scan, stat_stamp
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
 from memd.sources.vault import looks_like_vault
@@ -49,28 +49,6 @@ NOTE_SUFFIXES = (".md", ".canvas")
 def is_note(path: str) -> bool:
     """Whether a file name is of a kind memd reads (in an extra root)."""
     return path.endswith(NOTE_SUFFIXES)
-
-
-class FileEntry(NamedTuple):
-    """One indexable Markdown file as found on disk (a tuple: a walk makes one per file,
-    and a frozen dataclass took several times as long to build)."""
-
-    path: str  # shown in results: relative, '/'-separated
-    abspath: str  # as walked (may pass through symlinks)
-    realpath: str
-    source: str  # core | daily | memory | extra
-    date: str | None  # YYYY-MM-DD for daily notes
-    size: int
-    mtime_ns: int
-    stamp: int | None = None  # ``stat_stamp`` of the stat the walk took (None: not taken)
-
-
-def stat_stamp(st: os.stat_result) -> int:
-    """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
-    ctime and inode together. An edit that keeps the size and puts the old mtime back
-    still moves ctime (which no one can set), and a save by rename changes the inode."""
-    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
 
 
 def daily_date(name: str) -> str | None:
@@ -185,18 +163,28 @@ class Workspace:
 
     def scan(self) -> list[FileEntry]:
         """Every indexable file, each real file once; raises if the workspace is gone."""
+        return self.scan_against(None).changed
+
+    def scan_against(self, known: Known) -> Scan:
+        """``scan``, but a plain file whose entry matches its row in ``known`` (``Store.files``,
+        kept under the same rules) costs a stat and a lookup and is only named."""
         self.config.check_folder()
         seen_files: set[str] = set()
         seen_dirs: set[str] = set()
         found: list[FileEntry] = []
+        same: list[str] = []
         for root in self.roots:
-            for entry in self._walk_root(root, seen_dirs):
-                if entry.realpath not in seen_files:
-                    seen_files.add(entry.realpath)
+            for entry in self._walk_root(root, seen_dirs, known):
+                if entry.realpath in seen_files:
+                    continue
+                seen_files.add(entry.realpath)
+                if type(entry) is FileEntry:
                     found.append(entry)
-        return found
+                else:
+                    same.append(entry.path)
+        return Scan(found, same)
 
-    def _walk_root(self, root: Root, seen_dirs: set[str]) -> Iterator[FileEntry]:
+    def _walk_root(self, root: Root, seen_dirs: set[str], known: Known) -> Iterator[Any]:
         if root.is_file:
             if not is_note(root.path.name):
                 log.warning("extra_path_not_markdown", path=str(root.path))
@@ -212,11 +200,13 @@ class Workspace:
                     yield entry
             start = root.path / MEMORY_DIR
             if start.is_dir():
-                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs)
+                yield from self._walk_dir(root, start, MEMORY_DIR, seen_dirs, known)
         else:
-            yield from self._walk_dir(root, root.path, "", seen_dirs)
+            yield from self._walk_dir(root, root.path, "", seen_dirs, known)
 
-    def _walk_dir(self, root: Root, folder: Path, rel: str, seen: set[str]) -> Iterator[FileEntry]:
+    def _walk_dir(
+        self, root: Root, folder: Path, rel: str, seen: set[str], known: Known
+    ) -> Iterator[Any]:  # a FileEntry to look at, or the row of a file held as it is
         real = os.path.realpath(folder)
         if real in seen:  # a symlink loop, or a second link to a folder already walked
             return
@@ -234,6 +224,7 @@ class Workspace:
         # check (three prefix tests a file) is left to files reached through a link.
         plain_ok = not _system(real)
         inside = real.rstrip("/") + "/"
+        shown = f"{root.prefix}/" if root.prefix else ""
         for e in entries:
             if _ignored(e.name):
                 continue
@@ -247,12 +238,18 @@ class Workspace:
                     root.exclude and root.exclude.match(child)
                 )
                 if not pruned:
-                    yield from self._walk_dir(root, Path(e.path), child, seen)
+                    yield from self._walk_dir(root, Path(e.path), child, seen, known)
             elif is_note(e.name):
                 # A plain file in a folder whose real path is known needs no realpath():
                 # that walk of every path component was most of a no-change pass.
-                known = None if e.is_symlink() or not plain_ok else inside + e.name
-                if entry := self._entry(root, child, e.path, known, walked=True):
+                plain = None if e.is_symlink() or not plain_ok else inside + e.name
+                row = known.get(shown + child) if known is not None and plain else None
+                if row is not None and row.realpath == plain:  # held as it is: no more work
+                    st = _stat(e)
+                    if st is not None and (row.size, row.mtime_ns) == (st.st_size, stat_stamp(st)):
+                        yield row
+                        continue
+                if entry := self._entry(root, child, e.path, plain, walked=True):
                     yield entry
 
     def follows(self, folder: str) -> bool:
@@ -379,6 +376,13 @@ def _under(path: str, folder: str) -> bool:
 
 def _system(real: str) -> bool:
     return any(_under(real, folder) for folder in _SYSTEM_FOLDERS)
+
+
+def _stat(e: os.DirEntry) -> os.stat_result | None:
+    try:
+        return e.stat()
+    except OSError:
+        return None
 
 
 def _ignored(name: str) -> bool:

@@ -171,6 +171,12 @@ class SqliteStore(QueryTables, VectorTables):
         return {r[1]: FileRow(*r) for r in rows}
 
     @guard
+    def file_times(self) -> dict[str, tuple[str, str | None, float | None]]:
+        """Each file's ``(source, date, modified)``: what orders notes newest first."""
+        rows = self.db.execute("SELECT path, source, date, modified FROM files")
+        return {path: (source, date, modified) for path, source, date, modified in rows}
+
+    @guard
     def files_at(self, paths: Sequence[str]) -> dict[str, FileRow]:
         """What the index knows about just these paths."""
         rows = self.db.execute(

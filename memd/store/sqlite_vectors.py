@@ -9,6 +9,7 @@ from pathlib import Path
 
 import apsw
 
+from memd.sources.mtimes import written_together
 from memd.store.sqlite_errors import guard
 
 # The embedding queue serves people first: a file edited since ``:edited`` (newest edit
@@ -18,9 +19,9 @@ FILE_ORDER = (
     "(:edited IS NOT NULL AND f.indexed_at > :edited) DESC, "
     "CASE WHEN :edited IS NOT NULL AND f.indexed_at > :edited THEN -f.indexed_at END, "
     "CASE f.source WHEN 'core' THEN 0 WHEN 'sessions' THEN 2 ELSE 1 END, "
-    "coalesce(julianday(f.date) + 1, julianday(coalesce(f.modified, f.indexed_at), "
-    "'unixepoch')) DESC, f.id"
-)
+    "coalesce(julianday(f.date) + 1, julianday(CASE WHEN f.modified BETWEEN :bulk_lo AND "
+    ":bulk_hi THEN NULL ELSE coalesce(f.modified, f.indexed_at) END, 'unixepoch')) DESC, f.id"
+)  # mtimes written together (a git checkout: memd.sources.mtimes) order nothing: NULL, last
 _NO_VECTOR = (
     "NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id AND v.model = :model"
     " AND (:nbytes IS NULL OR length(v.vector) = :nbytes))"
@@ -63,9 +64,29 @@ class VectorTables:
         (of ``nbytes`` when given: one of another size is stale), people's first
         (``FILE_ORDER``); with ``quiet_since``, only from files last indexed before that
         time; with ``edited_since``, files indexed after it (edits) come before all."""
-        args = {"model": model, "nbytes": nbytes, "quiet": quiet_since,
-                "edited": edited_since, "limit": limit}  # fmt: skip
+        modified = (m for (m,) in self.db.execute("SELECT modified FROM files") if m is not None)
+        bulk = written_together(modified) or (None, None)
+        args = {"model": model, "nbytes": nbytes, "quiet": quiet_since, "edited": edited_since,
+                "limit": limit, "bulk_lo": bulk[0], "bulk_hi": bulk[1]}  # fmt: skip
         return list(self.db.execute(_PENDING, args))
+
+    @guard
+    def recent_chunks(self, model: str, days: float) -> list[tuple[int, bool]]:
+        """``(chunk id, has a vector for model)`` of the newest ``days`` of notes, counted
+        back from the newest note's date (or, undated, its mtime): what a person looks for
+        first. Mtimes written together (a checkout) date no note."""
+        modified = (m for (m,) in self.db.execute("SELECT modified FROM files") if m is not None)
+        bulk = written_together(modified) or (None, None)
+        rows = self.db.execute(
+            "WITH t AS (SELECT f.id, coalesce(julianday(f.date) + 1, julianday(CASE WHEN "
+            "f.modified BETWEEN :bulk_lo AND :bulk_hi THEN NULL ELSE f.modified END, "
+            "'unixepoch')) AS day FROM files f WHERE f.source != 'sessions') "
+            "SELECT c.id, EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id "
+            "AND v.model = :model AND v.part = 0) FROM chunks c JOIN t ON t.id = c.file_id "
+            "WHERE t.day >= (SELECT max(day) FROM t) - :days",
+            {"model": model, "days": days, "bulk_lo": bulk[0], "bulk_hi": bulk[1]},
+        )
+        return [(chunk_id, bool(has)) for chunk_id, has in rows]
 
     @guard
     def paths_without_vectors(self, model: str, paths: Sequence[str]) -> set[str]:
