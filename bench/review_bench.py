@@ -83,6 +83,7 @@ def updates_found(memory: Memory) -> list[tuple[str, str]]:
     """The updates the index keeps after a pass (``memd.review.currency``): between daily
     notes they label search results; a review proposes only those that correct MEMORY.md."""
     memory.index()
+    memory.currency.refresh()
     return [(u.older.citation, u.newer.citation) for u in memory.currency.updates]
 
 

@@ -115,6 +115,7 @@ def main() -> None:
                    "flush": {"timezone": "UTC"}}  # fmt: skip
             with Memory(parse_config(raw, env={"HOME": tmp})) as memory:
                 memory.index()
+                memory.currency.refresh()
                 started = time.perf_counter()
                 answer = memory.reviewer.run().as_dict()
                 seconds = time.perf_counter() - started

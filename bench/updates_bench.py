@@ -181,6 +181,7 @@ def search_check(data: dict, provider: str) -> dict:
                    "embeddings": {"provider": provider}, "review": {"enabled": False}}  # fmt: skip
             with Memory(parse_config(raw, env={"HOME": tmp})) as memory:
                 memory.index()
+                memory.currency.refresh()
                 if provider != "none":
                     memory.embed_all()
                 where = {}

@@ -185,23 +185,25 @@ class Memory:
         cancel: threading.Event | None = None,
     ) -> IndexReport:
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all."""
-        return self._kept_current(self._commit(lambda: self.db.sync(full, progress, cancel)))
+        return self._commit(lambda: self.db.sync(full, progress, cancel))
 
     def index_paths(
         self, paths: Iterable[str], cancel: threading.Event | None = None
     ) -> IndexReport:
         """Re-index after a watcher reported changes at these absolute paths."""
         paths = list(paths)
-        return self._kept_current(self._commit(lambda: self.db.sync_paths(paths, cancel)), paths)
+        return self._commit(lambda: self.db.sync_paths(paths, cancel))
 
     def rebuild(self) -> IndexReport:
         """Move the database aside and index every file into a new one."""
         self._currency = None  # its first-seen times were the old database's
-        return self._kept_current(self._commit(self.db.rebuild))
+        return self._commit(self.db.rebuild)
 
     @property
     def currency(self) -> Currency:
-        """What is current (``memd.review.currency``): the updates among the notes."""
+        """What is current (``memd.review.currency``): the updates among the notes. The
+        daemon refreshes it after its passes; alone, ``memd index`` does (call
+        ``currency.refresh()`` after ``index``: it reads every note the first time)."""
         with self._made_lock:
             if self._currency is None:
                 from memd.review.currency import Currency
@@ -209,13 +211,6 @@ class Memory:
                 now = self.config.flush.now
                 self._currency = Currency(self.workspace, self.db, self._commit, now)
             return self._currency
-
-    def _kept_current(self, report: IndexReport, paths: list[str] | None = None) -> IndexReport:
-        """Alone (library, CLI), what is current follows each pass; the daemon's own loop
-        does it after its passes (``memd.serve.runner``)."""
-        if not self.db.serving and not report.cancelled:
-            self.currency.refresh(paths, only_if_changed=not report.touched)
-        return report
 
     def embed_step(
         self, limit: int = 32, quiet_since: float | None = None, edited_since: float | None = None

@@ -271,6 +271,7 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> in
     on_terminal = sys.stderr.isatty() and not as_json
     progress = cli_format.Progress("indexing", "files") if on_terminal else None
     result = memory.index(full=full, progress=progress).as_dict()
+    memory.currency.refresh()  # what later notes replaced, as the daemon keeps it
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0
