@@ -270,9 +270,8 @@ class Memory:
         )
 
     def _index_now(self, seconds: float) -> bool:
-        """Without a daemon nothing watches: catching up is one index pass (what is
-        current is left as the last ``index`` found it: its marks check their lines)."""
-        self._commit(lambda: self.db.sync())
+        """Without a daemon nothing watches: catching up is one index pass."""
+        self.index()
         return True
 
     def get(

@@ -66,8 +66,9 @@ def context(
     root = view.root
     core = _note_items(root, view.core_file)
     dailies = _dailies(root, today)
-    parts = session_parts(view, core, dailies, today, cwd, source, replaced_lines(view))
-    return fit(parts, budget)
+    shown = {i.statement.path for _, found in dailies[:_RECENT_DAYS] for i in found}
+    replaced = replaced_lines(view, sorted({view.core_file, *shown}))  # what shows as written
+    return fit(session_parts(view, core, dailies, today, cwd, source, replaced), budget)
 
 
 def session_parts(

@@ -10,10 +10,11 @@ from memd.store.rows import Supersession, lines_digest
 Replaced = dict[tuple[str, int], Supersession]
 
 
-def replaced_lines(view: MemoryView) -> Replaced:
-    """What later notes replaced, by (path, first line) of the older statement, where its
-    lines still say what was read (a file edited since is read again first)."""
-    rows = view.superseded()
+def replaced_lines(view: MemoryView, paths: list[str]) -> Replaced:
+    """What later notes replaced in the notes at ``paths``, by (path, first line) of the
+    older statement, where its lines still say what was read (a file edited since the
+    index last looked is read again)."""
+    rows = view.superseded(paths)
     lines: dict[str, list[str]] = {}
     out: Replaced = {}
     for r in rows:

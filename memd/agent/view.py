@@ -44,8 +44,9 @@ class MemoryView(Protocol):
         """How many review proposals wait."""
         ...
 
-    def superseded(self) -> list[Supersession]:
-        """What later notes replaced (``memd.review.currency``), as the index keeps it."""
+    def superseded(self, paths: list[str]) -> list[Supersession]:
+        """What later notes replaced in these files (``memd.review.currency``), as the
+        index keeps it."""
         ...
 
     def clock(self) -> dt.datetime:
@@ -77,8 +78,8 @@ class LiveView:
     def waiting(self) -> int:
         return (self.memory.reviewer.waiting() or {}).get("waiting", 0)
 
-    def superseded(self) -> list[Supersession]:
-        return self.memory.db.read(lambda store: store.superseded_at())
+    def superseded(self, paths: list[str]) -> list[Supersession]:
+        return self.memory.db.read(lambda store: store.superseded_at(paths))
 
     def clock(self) -> dt.datetime:
         return self.memory.config.flush.now()
@@ -137,8 +138,8 @@ class DiskView:
     def waiting(self) -> int:
         return review_waiting(self.config, self._workspace.name)
 
-    def superseded(self) -> list[Supersession]:
-        return self._store.superseded_at()
+    def superseded(self, paths: list[str]) -> list[Supersession]:
+        return self._store.superseded_at(paths)
 
     def clock(self) -> dt.datetime:
         return self.config.flush.now()

@@ -69,15 +69,11 @@ class Currency:
         """No refresh reads or writes the index from now on (it is about to close)."""
         self.closed = True
 
-    def refresh(self, paths: Iterable[str] | None = None, only_if_changed: bool = False) -> bool:
+    def refresh(self, paths: Iterable[str] | None = None) -> bool:
         """Read the notes at these absolute paths again (all, with None or at the first
-        call) and find the updates anew if any changed; whether anything did. With
-        ``only_if_changed`` (an index pass that changed nothing), nothing is read unless
-        what is current was never found for this index. A failure is logged: it costs
-        the labels on superseded results, never the index."""
+        call) and find the updates anew if any changed; whether anything did. A failure
+        is logged: it costs the labels on superseded results, never the index."""
         try:
-            if self.closed or (only_if_changed and self._begun() is not None):
-                return False
             return self._refresh(paths)
         except (MemdError, OSError) as exc:
             log.warning("currency_failed", workspace=self.workspace.name, error=str(exc))
@@ -105,10 +101,6 @@ class Currency:
                       updates=len(self.updates), superseded=len(rows),
                       ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
             return True
-
-    def replaced(self, path: str, line: int) -> Update | None:
-        """What last replaced the statement at ``path`` line ``line``, if anything."""
-        return self.latest.get((path, line))
 
     def statements(self) -> list[Statement]:
         """Every statement that can state a fact, as last read, in no particular order."""

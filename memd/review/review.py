@@ -38,17 +38,8 @@ def review(
     since: str | None = None,
     kinds: Sequence[str] = KINDS,
 ) -> list[Proposal]:
-    """Every proposal for ``notes``, best first; ``since`` (YYYY-MM-DD) keeps those whose
-    newest cited line is a daily note from that day on."""
-    return review_all(notes, since, kinds)
-
-
-def review_all(
-    notes: Sequence[Note],
-    since: str | None = None,
-    kinds: Sequence[str] = KINDS,
-) -> list[Proposal]:
-    """``review``'s proposals, all of them, best first (a report shows ``SHOWN``)."""
+    """Every proposal for ``notes``, best first (a report shows ``SHOWN``); ``since``
+    (YYYY-MM-DD) keeps those whose newest cited line is a daily note from that day on."""
     core: list[Statement] = []
     daily: list[Statement] = []
     other: list[Statement] = []

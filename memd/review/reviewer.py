@@ -27,7 +27,7 @@ from memd.index.prepare import spawned_pool
 from memd.log import get_logger
 from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
 from memd.review.promote import Embed, known_in_meaning
-from memd.review.review import KINDS, SHOWN, Note, review_all
+from memd.review.review import KINDS, SHOWN, Note, review
 from memd.review.statements import statements
 from memd.sources.layout import Workspace
 from memd.store.private import load_json, save_json
@@ -196,13 +196,13 @@ class Reviewer:
         """Every proposal, best first."""
         # A few megabytes of notes take a fraction of a second: not worth a process.
         if not self._isolated or sum(len(n.text) for n in notes) < ISOLATE_FROM_CHARS:
-            return review_all(notes, since, kinds)
+            return review(notes, since, kinds)
         with spawned_pool():
             pool = multiprocessing.get_context("spawn").Pool(1)  # never fork a threaded daemon
             self._pools.add(pool)
             pending = None
             try:
-                pending = pool.apply_async(review_all, (notes, since, kinds))
+                pending = pool.apply_async(review, (notes, since, kinds))
                 while True:
                     try:
                         return pending.get(timeout=0.2)

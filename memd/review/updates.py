@@ -45,7 +45,7 @@ class Update:
 
     older: Statement
     newer: Statement
-    kind: str  # the kind of value that changed ("num:minute", "day", "name", ...)
+    kind: str  # the kind of value that changed ("num", "day", "name", "value", ...)
     was: str
     now: str
     likely: bool  # no change word: found by subject and value alone
@@ -114,7 +114,7 @@ def _best(
     if not overlap:
         return []
     mine = when(s)
-    read: list[tuple[float, int, tuple[str, str, str] | None]] = []
+    readings: list[tuple[float, int, tuple[str, str, str] | None]] = []
     best: tuple[float, int, tuple[str, str, str] | None] | None = None
     for i, _ in overlap.most_common(_POOL):
         older, o = items[i]
@@ -124,7 +124,7 @@ def _best(
         if reading is None:
             continue
         score, change = reading
-        read.append((score, i, change))
+        readings.append((score, i, change))
         if (
             best is None
             or score > best[0] + _NEAR_TIE
@@ -133,7 +133,7 @@ def _best(
             best = (score, i, change)
     if best is None or best[2] is None:
         return []  # nothing older on this subject, or it says the same again
-    if sum(change is not None for _, _, change in read) >= _ROUTINE:
+    if sum(change is not None for _, _, change in readings) >= _ROUTINE:
         return []  # said with another value again and again: a log ("ran 5 km"), no fact
     frame = [df[w] for w in d.stems - d.value_stems if w in items[best[1]][1].stems]
     if frame and min(frame) >= _ROUTINE_DF:
@@ -143,7 +143,7 @@ def _best(
     kind, _, now = best[2]
     return [
         Update(items[i][0], s, change[0], change[1], change[2], not d.changed, round(score, 3))
-        for score, i, change in read
+        for score, i, change in readings
         if change is not None and change[0] == kind and change[2] == now
         and score >= best[0] - 2 * _NEAR_TIE
     ]  # fmt: skip
@@ -177,16 +177,16 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
         changes = _loose(o, d, idf)
     if not changes:
         if d.negated and not o.negated and d.changed:
-            return cover, ("negated", _as_written(o, o.value_stems), "no longer")
+            return cover, ("negated", o.written(o.value_stems), "no longer")
         return cover, None
     if len(changes) > 1 and (not d.changed or any(k == "name" for k, _, _ in changes)):
         return None  # two values differ at once (a name among them): another thing
-    if changes and not changes[0][1]:
+    if not changes[0][1]:
         return None  # only a list of new values
     if changes[0][0] != "name" and _named(d) - o.stems and _named(o) - d.stems and not d.changed:
         return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
-    return cover, (kind, _as_written(o, was), _as_written(d, now))
+    return cover, (kind, o.written(was), d.written(now))
 
 
 def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
@@ -201,10 +201,6 @@ def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
 
 def _named(d: Said) -> frozenset[str]:
     return d.values.get("name", frozenset())
-
-
-def _as_written(d: Said, values: frozenset[str]) -> str:
-    return d.written(values)
 
 
 def _weight(word: str, idf: dict[str, float]) -> float:

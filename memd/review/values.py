@@ -108,8 +108,8 @@ _RANGE = frozenset(("to", "-", "–", "and", "or", "bis", "und", "oder", "from")
 
 @dataclass(frozen=True)
 class Said:
-    """One statement taken apart: its content stems, its values by kind, the stems of its
-    label (``Label: value``), whether it says a change, and its length in stems."""
+    """One statement taken apart: its content stems, its values by kind, what a
+    ``Label:`` is set to, whether it says a change, and where its values stand."""
 
     stems: frozenset[str]  # every content word, values included (lower-case, stemmed)
     values: dict[str, frozenset[str]]  # kind -> normalised values
@@ -189,8 +189,9 @@ def said(text: str) -> Said:
         low = raw.lower().replace("’", "'")
         if i:
             before.append(tokens[i - 1].group(0).lower())
+        gap = text[tokens[i - 1].end() : m.start()] if i else ""
         # Only a word right before another (no stopword, number or mark between) modifies it.
-        adjacent = previous if i and not text[tokens[i - 1].end() : m.start()].strip() else ""
+        adjacent = previous if i and not gap.strip() else ""
         previous = ""
         after_label = label is not None and m.start() >= body_from
         if kind == "word":
@@ -211,7 +212,6 @@ def said(text: str) -> Said:
                 continue
             word = stem(bare)
             # After a label comes its value: a capital there is a name ("Font: Gotham").
-            gap = text[tokens[i - 1].end() : m.start()] if i else ""
             starts = first_word or _opens(gap, tokens[i - 1].group(0) if i else "")
             starts = starts and not (label is not None and m.start() == body_from)
             first_word = False

@@ -23,8 +23,8 @@ import re
 from collections.abc import Sequence
 
 from memd.search.ranking import Candidate
+from memd.search.timerank import terms
 from memd.store.base import Store
-from memd.store.fts import STOPWORDS
 from memd.store.rows import Hit, Supersession, lines_digest
 
 SUPERSEDED = 0.8
@@ -33,7 +33,6 @@ LOWER_FROM = 0.9
 # Measured precision by kind of relation (bench/results/updates.json, report half).
 PRECISION = {"stated": 0.75, "likely": 0.58}
 _CITATION = re.compile(r"^(?P<path>.+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
-_WORD = re.compile(r"[^\W_]+")
 
 
 def mark_superseded(store: Store, cands: Sequence[Candidate], query: str = "") -> None:
@@ -41,7 +40,7 @@ def mark_superseded(store: Store, cands: Sequence[Candidate], query: str = "") -
     if not cands:
         return
     found = store.superseded_in([c.hit.chunk_id for c in cands])
-    asked = _stems(query)
+    asked = terms(query)
     for c in cands:
         for s in found.get(c.hit.chunk_id, ()):
             if still_says(c.hit, s) and not _holds(c.hit, s.by) and matched_on(c.hit, s, asked):
@@ -86,16 +85,12 @@ def matched_on(hit: Hit, s: Supersession, asked: set[str]) -> bool:
         return True
     lines = hit.text.split("\n")
     inside = range(s.start_line - hit.start_line, s.end_line - hit.start_line + 1)
-    scores = [len(asked & _stems(line)) for line in lines]
+    scores = [len(asked & terms(line)) for line in lines]
     best = max(scores, default=0)
     if best > 0:
         return max(scores[i] for i in inside) == best
     filled = [i for i, line in enumerate(lines) if line.strip()]
     return 2 * sum(i in inside for i in filled) >= len(filled)
-
-
-def _stems(text: str) -> set[str]:
-    return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
 
 
 def _holds(hit: Hit, citation: str) -> bool:

@@ -240,7 +240,7 @@ def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
     words are left in their order. Notes are compared with notes and transcripts with
     transcripts.
     """
-    asked = _terms(query)
+    asked = terms(query)
     dated = sorted((c for c in cands if c.hit.date), key=lambda c: c.hit.date, reverse=True)
     said: dict[int, set[str]] = {}
 
@@ -263,7 +263,7 @@ def newer_first(cands: list[Candidate], margin: float, query: str) -> None:
                     lowered = True
 
 
-def _terms(text: str) -> set[str]:
+def terms(text: str) -> set[str]:
     """Content words, cut to five letters (a crude stem: 'provider' ~ 'providers')."""
     return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
 
@@ -276,7 +276,7 @@ def statement(text: str, asked: set[str]) -> set[str]:
         held = sum(term in line for term in asked)  # substrings: cheap, and close enough
         if held > score:
             best, score = line, held
-    return _terms(best)
+    return terms(best)
 
 
 def same_statement(a: set[str], b: set[str]) -> bool:
