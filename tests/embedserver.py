@@ -25,6 +25,7 @@ CONCEPTS = {
     "api": "api apis endpoint endpoints rest graphql http interface",
     "food": "lunch ramen food meal dinner restaurant",
     "release": "deploy deployed deployment release released ship shipped rollout",
+    "bloods": "blood bloods phlebotomy venepuncture",
 }
 _WORD = {w: concept for concept, words in CONCEPTS.items() for w in words.split()}
 _STOP = set("a an the we did do which what who for of to in on at is are was were our it".split())

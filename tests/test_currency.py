@@ -84,6 +84,9 @@ def test_a_line_added_while_memd_watched_can_be_updated_by_a_later_note(ws, serv
         ("Logs are kept 30 days.", "Changed log retention to 14 days."),
         ("Receipts go out through Postmark.", "We use Mailgun for receipts now."),
         ("We use Mailgun for receipts now.", "Receipts go out through Postmark again."),
+        ("The standup is at 9:30.", "Standup ~~9:30~~ 10:00"),
+        ("Rotation interval: 30 days.", "rotation interval 30 → 14 days"),
+        ("Lunch deliveries cost £12 a week.", "Lunch deliveries — £14 a week within 3 miles."),
     ],
 )  # fmt: skip
 def test_updates_worded_in_ways_no_list_foresaw(older, newer):
@@ -108,8 +111,47 @@ def test_updates_worded_in_ways_no_list_foresaw(older, newer):
         "The standup moves to:",
         "- [ ] move the standup to 10",
         "Should the standup be at 10?",
+        "is the standup at 10? ask Sam tomorrow",
     ],
 )
 def test_session_turns_headings_intros_tasks_and_questions_are_no_facts(line):
     said = statements("memory/2026-03-08.md", f"# 2026-03-08\n\n{line}\n", "2026-03-08")
     assert not [s for s in said if eligible(s)]
+
+
+def test_a_subject_in_other_words_is_found_by_its_meaning(ws, serve, embed_server):
+    """Words alone do not tie "blood tests" to "phlebotomy"; with an embedding model the
+    daemon asks what the two mean, and the old room is marked as replaced."""
+    ws.write("MEMORY.md", "# Memory\n\n- Blood tests are in room 3.\n")
+    ws.write("memory/2026-03-02.md", "# 2026-03-02\n\n- Phlebotomy is in room 6.\n")
+    alone = find_updates(
+        [Statement("MEMORY.md", 3, None, "", "Blood tests are in room 3."),
+         Statement("memory/2026-03-02.md", 3, "2026-03-02", "", "Phlebotomy is in room 6.")],
+        lambda s: s.date or "",
+    )  # fmt: skip
+    assert alone == []  # one word in common ("room") is no subject by itself
+    embeddings = (f"embeddings: {{provider: openai, model: concepts-1, base_url: "
+                  f"{embed_server.url}, cosine_band: [0.2, 0.6], debounce_ms: 0}}\n")  # fmt: skip
+    d = serve(f"review: {{enabled: false}}\n{embeddings}")
+
+    def marked():
+        found = [r for r in d.search("blood tests room") if r["path"] == "MEMORY.md"]
+        return found and "superseded_by" in found[0] and found[0]
+
+    old = d.wait_for(marked, timeout=60, what="the MEMORY.md line marked by meaning")
+    assert old["superseded_by"] == "memory/2026-03-02.md#L3"
+    assert old["superseded"] == "likely"  # no change word: found by subject and value
+
+
+def test_meaning_never_ties_two_subjects_that_share_only_a_word(ws, serve, embed_server):
+    ws.write("MEMORY.md", "# Memory\n\n- Blood tests are in room 3.\n")
+    ws.write("memory/2026-03-02.md", "# 2026-03-02\n\n- Spare chairs are in room 6.\n")
+    embeddings = (f"embeddings: {{provider: openai, model: concepts-1, base_url: "
+                  f"{embed_server.url}, cosine_band: [0.2, 0.6], debounce_ms: 0}}\n")  # fmt: skip
+    d = serve(f"review: {{enabled: false}}\n{embeddings}")
+    d.wait_for(lambda: d.search("spare chairs"), timeout=60, what="indexed")
+    # The meaning was asked (the pair shares "room" and changes a number) and said no.
+    asked = ("Blood tests are in room 3.", "Spare chairs are in room 6.")
+    d.wait_for(lambda: set(asked) <= set(embed_server.texts), timeout=60, what="asked")
+    found = [r for r in d.search("blood tests room") if r["path"] == "MEMORY.md"]
+    assert found and "superseded_by" not in found[0]

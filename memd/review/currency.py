@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
 from memd.log import get_logger
+from memd.review.meaning import Meaning
 from memd.review.statements import Statement, statements
 from memd.review.updates import Update, current, pair, read
 from memd.review.values import Said
@@ -64,6 +65,9 @@ class Currency:
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
         self.closed = False  # set before the index closes: a refresh in flight reads no more
+        self._meaning: Meaning | None = None
+        if index.embedder.enabled and index.embedder.cosine_band is not None:
+            self._meaning = Meaning(index, lambda kept: commit(lambda: index.save_cached(kept)))
 
     def close(self) -> None:
         """No refresh reads or writes the index from now on (it is about to close)."""
@@ -85,11 +89,12 @@ class Currency:
                 return False
             started = time.perf_counter()
             entries, gone = self._changed(paths)
-            if not entries and not gone and self._loaded:
+            waiting = self._meaning is not None and self._meaning.pending
+            if not entries and not gone and self._loaded and not waiting:
                 return False
             first = self._loaded is False and self._begun() is None
             fresh_seen = self._read(entries, gone, first)
-            self.updates = pair((sd for f in self._files.values() for sd in f.said), self._when)
+            self.updates = self._pair()
             self.latest = current(self.updates)
             rows = self._rows()
             self._loaded = True
@@ -101,6 +106,20 @@ class Currency:
                       updates=len(self.updates), superseded=len(rows),
                       ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
             return True
+
+    def _pair(self) -> list[Update]:
+        taken = [sd for f in self._files.values() for sd in f.said]
+        updates = pair(taken, self._when, self._meaning)
+        if self._meaning is not None and self._meaning.fill():
+            # Pairs the words alone could not settle, asked again with their meaning (the
+            # rest of a large first batch at the next refresh).
+            updates = pair(taken, self._when, self._meaning)
+        return updates
+
+    @property
+    def pending(self) -> bool:
+        """Whether statements wait for their meaning: a refresh with no edit has work."""
+        return self._meaning is not None and self._meaning.pending
 
     def statements(self) -> list[Statement]:
         """Every statement that can state a fact, as last read, in no particular order."""

@@ -24,6 +24,7 @@ from memd.review.values import Said, said
 # A session's turns, however the dump labels them: what was asked and answered, not facts.
 TURNS = frozenset("user assistant system human ai bot agent tool model claude gpt".split())
 _PROSE = 300  # characters: a statement longer than this is prose, as is one of 4 sentences
+_ASKS = re.compile(r"\?(?:\s|$)")  # a question, wherever it stands ("is 85% too low? check")
 _SENTENCES = re.compile(r"[.!?]\s+(?=[A-Z])")
 _ROUTINE = 5  # older statements on one subject with other values: past this, a log
 _ROUTINE_DF = 8  # statements holding even the rarest of its subject words: past this, routine
@@ -55,17 +56,24 @@ class Update:
 def eligible(s: Statement) -> bool:
     """A statement that can state a fact: not a task or question, not a session's turn,
     not a line that introduces what follows."""
-    if s.task or s.text.rstrip().endswith((":", "?")) or len(s.text) > _PROSE:
+    if s.task or s.text.rstrip().endswith(":") or _ASKS.search(s.text) or len(s.text) > _PROSE:
         return False  # a paragraph of prose states many things, not one value for a subject
     if len(_SENTENCES.findall(s.text)) > 2:
         return False
     return not (s.speaker and s.speaker.lower().split()[0] in TURNS)
 
 
-def find_updates(every: Sequence[Statement], when: Callable[[Statement], str]) -> list[Update]:
+# How alike two statements' texts are in meaning (a cosine placed on the model's band:
+# 0 unrelated, 1 related), or None when unknown (``memd.review.meaning``).
+Near = Callable[[str, str], "float | None"]
+
+
+def find_updates(
+    every: Sequence[Statement], when: Callable[[Statement], str], near: Near | None = None
+) -> list[Update]:
     """Every update among ``every``: each statement's nearest older one that it gives
     another value. ``when`` orders them (a daily note's date; "" for the oldest)."""
-    return pair(read(every), when)
+    return pair(read(every), when, near)
 
 
 def read(every: Iterable[Statement]) -> list[tuple[Statement, Said]]:
@@ -74,7 +82,11 @@ def read(every: Iterable[Statement]) -> list[tuple[Statement, Said]]:
     return [(s, d) for s, d in items if not d.past_event and d.stems]
 
 
-def pair(taken: Iterable[tuple[Statement, Said]], when: Callable[[Statement], str]) -> list[Update]:
+def pair(
+    taken: Iterable[tuple[Statement, Said]],
+    when: Callable[[Statement], str],
+    near: Near | None = None,
+) -> list[Update]:
     """``find_updates`` over statements already taken apart (``read``)."""
     items = sorted(taken, key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
     n = len(items)
@@ -90,7 +102,7 @@ def pair(taken: Iterable[tuple[Statement, Said]], when: Callable[[Statement], st
     for j, (_, d) in enumerate(items):
         rare = [w for w in d.stems if df[w] <= common]
         if d.values or d.slot or d.changed:
-            found += _best(j, items, d, rare, postings, idf, df, when)
+            found += _best(j, items, d, rare, postings, idf, df, when, near)
         for w in rare:
             postings[w].append(j)
     return found
@@ -105,6 +117,7 @@ def _best(
     idf: dict[str, float],
     df: Counter[str],
     when: Callable[[Statement], str],
+    near: Near | None,
 ) -> list[Update]:
     s = items[j][0]
     overlap: Counter[int] = Counter()
@@ -120,7 +133,7 @@ def _best(
         older, o = items[i]
         if when(older) >= mine:
             continue  # the same day (or both there before memd looked): neither is older
-        reading = _compare(o, d, idf)
+        reading = _compare(o, d, idf, near)
         if reading is None:
             continue
         score, change = reading
@@ -149,7 +162,15 @@ def _best(
     ]  # fmt: skip
 
 
-def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | None] | None:
+# Meaning (``near``: a cosine on the model's band, 0 unrelated .. 1 related), set on the
+# tune half of bench/updates.json: one subject in other words from here up; apart below.
+_SAME = 0.9
+_APART = 0.67
+
+
+def _compare(
+    o: Said, d: Said, idf: dict[str, float], near: Near | None = None
+) -> tuple[float, tuple | None] | None:
     """How much of one subject two statements share, and the value the newer ``d`` changes
     (None: the same values); None when they are not about one subject."""
     if o.owners and d.owners and not o.owners & d.owners:
@@ -157,21 +178,20 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
     changes = _changes(o, d)
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved
-    if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
-                      and shared <= o.value_stems | d.value_stems):  # fmt: skip
-        return None  # one number, time or date in common ("15") is no subject
     if _told_apart(o, d, shared):
         return None  # "Phone lines" and "Prescription line", "Ref fee" and "Linesman fee"
     weight = sum(_weight(w, idf) for w in shared)
     mine = sum(_weight(w, idf) for w in d.stems - moved)
     theirs = sum(_weight(w, idf) for w in o.stems - moved)
     cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
-    if cover < _COVER:
-        return None
-    labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
-    if len(shared) == 1 and (cover < _WHOLE or shared <= labels):
-        # One word in common: only when it is nearly all one of them is about, and never
-        # a label alone ("Repo:", "Model:" over lines about different things).
+    one = _one_subject(o, d, shared, cover)
+    if near is not None and (changes or d.changed) and (alike := near(o.text, d.text)):
+        # Where a value changed, the meaning says whether the two are about one subject:
+        # in other words for it ("blood tests" and "phlebotomy"), or only in a word
+        # ("5F PE" and "5F: 28 on roll").
+        if alike < _APART or (not one and alike < _SAME):
+            return None
+    elif not one:
         return None
     if not changes and d.changed:
         changes = _loose(o, d, idf)
@@ -189,10 +209,24 @@ def _compare(o: Said, d: Said, idf: dict[str, float]) -> tuple[float, tuple | No
     return cover, (kind, o.written(was), d.written(now))
 
 
+def _one_subject(o: Said, d: Said, shared: set[str], cover: float) -> bool:
+    """Whether the words two statements share (values aside) make one subject."""
+    if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
+                      and shared <= o.value_stems | d.value_stems):  # fmt: skip
+        return False  # one number, time or date in common ("15") is no subject
+    if cover < _COVER:
+        return False
+    labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
+    # One word in common: only when it is nearly all one of them is about, and never a
+    # label alone ("Repo:", "Model:" over lines about different things).
+    return not (len(shared) == 1 and (cover < _WHOLE or shared <= labels))
+
+
 def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
     """Whether a word both say is modified differently in each: the word before it in one
     is not said at all in the other, and the other way round (two items framed alike)."""
-    for w in shared - {o.last, d.last}:  # not a value's own head ("blue cluster")
+    heads = {o.last, d.last} if d.changed else set()  # a value's own head ("blue cluster")
+    for w in shared - heads:
         a, b = o.before.get(w), d.before.get(w)
         if a and b and a != b and a not in d.stems and b not in o.stems:
             return True
@@ -212,11 +246,18 @@ def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]
     """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides."""
     out = []
     for kind in o.values.keys() & d.values.keys():
-        if kind == "num" and o.units and d.units and not o.units & d.units:
-            continue  # "3 bags" and "2 hours": not one quantity
-        before = o.values[kind] - o.left or o.values[kind]  # what the older one says holds
+        mine, theirs = o.values[kind], d.values[kind]
+        if kind == "num" and o.units and d.units:
+            # A number is compared with one counting the same thing: "£18 a week" and
+            # "£19.50 ... inside 5 miles" change the price, not the miles.
+            same = o.units & d.units
+            if not same:
+                continue  # "3 bags" and "2 hours": not one quantity
+            mine = frozenset(v for v in mine if o.unit_of.get(v, next(iter(same))) in same)
+            theirs = frozenset(v for v in theirs if d.unit_of.get(v, next(iter(same))) in same)
+        before = mine - o.left or mine  # what the older one says holds
         named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
-        new = d.values[kind] - d.left - o.stems  # not said at all in the older one
+        new = theirs - d.left - o.stems  # not said at all in the older one
         if not new:
             continue
         if len(new) > len(before) and not named and not d.changed:

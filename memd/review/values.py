@@ -83,6 +83,8 @@ _LEAVING = frozenset(
     "instead than off was were not longer statt anstatt vorher früher nicht".split()
 )
 _MOVING = re.compile(r"\bfrom\b.+\b(?:to|onto|into)\b|\bvon\b.+\b(?:auf|zu|nach)\b", re.I)
+_ARROW = re.compile(r"\s(?:→|->|=>|⇒)\s")
+_STRUCK = re.compile(r"~~[^~]+~~")
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _BEFORE = re.compile(r"\s*(?:was|were|not|previously|formerly|before|vorher|statt|früher)\b", re.I)
 _IRREGULAR_PAST = frozenset(
@@ -122,6 +124,7 @@ class Said:
     shown: dict[str, str] = field(default_factory=dict)  # a stem or value as written
     left: frozenset[str] = frozenset()  # values it names as left behind ("from X", "was X")
     units: frozenset[str] = frozenset()  # what its numbers count ("minutes", "requests")
+    unit_of: dict[str, str] = field(default_factory=dict)  # a number -> what it counts
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # value -> where, in text
     text: str = ""  # what was read (the reason and asides left out)
     before: dict[str, str] = field(default_factory=dict)  # a word -> the word just before it
@@ -158,13 +161,19 @@ def said(text: str) -> Said:
     value_stems: set[str] = set()
     owners: set[str] = set()
     slot: set[str] = set()
-    changed = negated = False
+    negated = False
     shown: dict[str, str] = {}
     left: set[str] = set()
     units: set[str] = set()
+    unit_of: dict[str, str] = {}
     # "from" leaves a value behind only where a change is said ("moved from A to B"), not
     # where it says a source ("beans come from Ozone").
     moving = bool(_MOVING.search(text))
+    # "Tue/Fri → Mon/Thu", "~~12 May~~ 19 May": what stands before an arrow, or is struck
+    # through, is what was.
+    arrow = max((m.start() for m in _ARROW.finditer(text)), default=-1)
+    struck = [m.span() for m in _STRUCK.finditer(text)]
+    changed = arrow >= 0 or bool(struck)
     tokens = list(_TOKEN.finditer(text))
     first_word = True
     before: list[str] = []  # the two words before this token, lower-case
@@ -180,7 +189,8 @@ def said(text: str) -> Said:
         value_stems.add(word)
         stems.add(norm)  # "sun" beside "sunday": a value is said in its common form too
         near = before[-2:]
-        if any(w in _LEAVING for w in near) or ("from" in near and moving):
+        behind = m.start() < arrow or any(a <= m.start() < b for a, b in struck)
+        if behind or any(w in _LEAVING for w in near) or ("from" in near and moving):
             left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
 
     for i, m in enumerate(tokens):
@@ -248,6 +258,7 @@ def said(text: str) -> Said:
                 stems.add(unit)  # "30 days" and "14 days": the unit is said by both
             if unit and counted:  # what it counts, not the word before ("gate 90")
                 units.add(unit)
+                unit_of.setdefault(norm, unit)
         elif kind == "time":
             shown.setdefault(_clock(norm), raw.strip())
             put("time", _clock(norm), norm)
@@ -280,6 +291,7 @@ def said(text: str) -> Said:
         shown,
         frozenset(left),
         frozenset(units),
+        unit_of,
         spans,
         text,
         modifiers,

@@ -43,4 +43,6 @@ class CurrencyLoop:
             every, self._all = self._all, False
             started = time.monotonic()
             await asyncio.to_thread(self.memory.currency.refresh, None if every else paths)
+            if self.memory.currency.pending:
+                self.due.set()  # statements wait for their meaning: the next batch after a rest
             await wait_event(self.stop, _REST * (time.monotonic() - started))
