@@ -171,7 +171,10 @@ def said(text: str) -> Said:
     moving = bool(_MOVING.search(text))
     # "Tue/Fri → Mon/Thu", "~~12 May~~ 19 May": what stands before an arrow, or is struck
     # through, is what was.
-    arrow = max((m.start() for m in _ARROW.finditer(text)), default=-1)
+    arrows = [m.start() for m in _ARROW.finditer(text) if _to_value(text[m.end() :])]
+    arrow = arrows[-1] if arrows else -1
+    # What was: the one or two tokens right before the arrow ("Tue/Fri", "02:00").
+    was_from = ([t.start() for t in _TOKEN.finditer(text[:arrow])][-2:] or [arrow])[0]
     struck = [m.span() for m in _STRUCK.finditer(text)]
     changed = arrow >= 0 or bool(struck)
     tokens = list(_TOKEN.finditer(text))
@@ -189,7 +192,7 @@ def said(text: str) -> Said:
         value_stems.add(word)
         stems.add(norm)  # "sun" beside "sunday": a value is said in its common form too
         near = before[-2:]
-        behind = m.start() < arrow or any(a <= m.start() < b for a, b in struck)
+        behind = was_from <= m.start() < arrow or any(a <= m.start() < b for a, b in struck)
         if behind or any(w in _LEAVING for w in near) or ("from" in near and moving):
             left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
 
@@ -297,6 +300,14 @@ def said(text: str) -> Said:
         modifiers,
         previous_word,
     )
+
+
+def _to_value(after: str) -> bool:
+    """Whether an arrow leads to a value ("→ Mon/Thu", "-> 03:30", "→ Olive & Ember"), not
+    to a consequence ("→ need a kitchen", "→ keine Statusseite nötig")."""
+    words = list(_TOKEN.finditer(re.split(r"[,;.(]\s", after, maxsplit=1)[0]))
+    german = sum(t.group(0).lower() in _GERMAN for t in words) >= 1
+    return 0 < len(words) <= 2 and any(_is_value(t, german) for t in words)
 
 
 def _opens(gap: str, previous: str) -> bool:
