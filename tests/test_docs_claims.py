@@ -32,8 +32,9 @@ def found(pattern: str) -> list[tuple[str, str]]:
 
 
 def test_no_page_installs_memd_from_pypi():
-    """PyPI's ``memd`` is another project: memd installs from its checkout."""
-    told = r"pip3? install (?:-U |--upgrade )?['\"]?memd(?:\[[\w,]+\])?['\"]?(?=[\s`)]|$)"
+    """PyPI's ``memd`` is another project: memd installs from its checkout (or from the
+    repository, ``'memd[local] @ git+https://…'``, which is no PyPI name)."""
+    told = r"pip3? install (?:-U |--upgrade )?['\"]?memd(?:\[[\w,]+\])?['\"]?(?=[\s`)]|$)(?!\s*@)"
     bad = [
         (str(page.relative_to(REPO)), line)
         for page in PAGES
