@@ -39,17 +39,22 @@ def write_config(tmp_path, ws) -> str:
     return str(path)
 
 
-def test_readme_library_example_runs(tmp_path, ws, capsys):
-    """The README's library example runs as printed and finds the note it wrote."""
-    ws.write("MEMORY.md", "# Memory\n")
-    (ws.root / "memory").mkdir()
-    namespace = {"config_path": write_config(tmp_path, ws)}
-    exec(compile(code_block("python", "memd.open(config_path)"), "README.md", "exec"), namespace)
+def test_the_library_example_runs(tmp_path, monkeypatch, capsys):
+    """The library page's example runs as printed, in a folder of its own, and finds the
+    note it wrote (keyword only here, so the test needs no model)."""
+    monkeypatch.chdir(tmp_path)
+    example = code_block("python", "memd.open(folder").replace(
+        'state_dir: state\\n"', 'state_dir: state\\nembeddings: {provider: none}\\n"'
+    )
+    assert "provider: none" in example
+    namespace: dict = {}
+    exec(compile(example, "docs/library.md", "exec"), namespace)
     answer = namespace["answer"]
     assert isinstance(answer, SearchAnswer)
     assert answer.results[0].path.startswith("memory/") and answer.results[0].score > 0
     out = capsys.readouterr().out
-    assert "We picked Postgres 16" in out and "['editor']" in out
+    assert "We picked Postgres 16" in out and "['editor'] False" in out
+    assert (tmp_path / "memd-try" / "notes" / "MEMORY.md").exists()  # nowhere else
 
 
 def test_a_library_user_sees_nothing_on_stdout(tmp_path, ws):

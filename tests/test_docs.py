@@ -83,3 +83,44 @@ def test_the_socket_page_says_where_socat_and_nc_come_from():
     socket_section = text[text.index("## The socket") : text.index("From Python, `memd.client`")]
     assert "command -v socat nc" in socket_section and "apt install socat" in socket_section
     assert "netcat-openbsd" in socket_section
+
+
+def paragraphs(text: str) -> list[str]:
+    """A page's prose: each paragraph and each list item on its own, without code blocks
+    and tables."""
+    text = re.sub(r"(?ms)^\s*```.*?^\s*```", "", text)
+    pieces = []
+    for block in re.split(r"\n\s*\n", text):
+        prose = "\n".join(line for line in block.splitlines() if not line.lstrip().startswith("|"))
+        pieces += re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", prose)
+    return pieces
+
+
+# The generated references list every option and key; the changelog is the project's record.
+PROSE = [p for p in PAGES if "reference" not in p.parts and p.name != "changelog.md"]
+
+
+@pytest.mark.parametrize("page", PROSE, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_page_reads_in_sections_and_short_paragraphs(page):
+    """A reader finds their way by ``##`` sections, and no paragraph or list item runs to
+    150 words (a wall of text hides what a reader came for)."""
+    text = page.read_text(encoding="utf-8")
+    assert re.search(r"(?m)^## ", text), f"{page.name} has no ## section"
+    long = [(len(p.split()), p.strip()[:60]) for p in paragraphs(text) if len(p.split()) >= 150]
+    assert not long, f"{page.name}: split these paragraphs: {long}"
+
+
+def test_the_benchmarks_page_says_how_each_figure_was_measured():
+    """Each section of figures names its command and how it was measured; earlier figures
+    live in bench/results/HISTORY.md, which keeps the same sections."""
+    page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    sections = re.split(r"(?m)^(?=##+ )", page)[1:]
+    for section in sections:
+        title = section.splitlines()[0]
+        if "|" not in section or title == "## How to read this page":
+            continue  # a section without a table of figures, or the page's own guide
+        assert "python bench/" in section or "farm-bench" in section, f"{title}: no command"
+        assert "**How measured:**" in section, f"{title}: not said how it was measured"
+    history = (REPO / "bench" / "results" / "HISTORY.md").read_text(encoding="utf-8")
+    for title in re.findall(r"(?m)^## (.+)$", page)[1:]:
+        assert title in history, f"{title} has no section in bench/results/HISTORY.md"

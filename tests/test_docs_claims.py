@@ -32,8 +32,9 @@ def found(pattern: str) -> list[tuple[str, str]]:
 
 
 def test_no_page_installs_memd_from_pypi():
-    """PyPI's ``memd`` is another project: memd installs from its checkout."""
-    told = r"pip3? install (?:-U |--upgrade )?['\"]?memd(?:\[[\w,]+\])?['\"]?(?=[\s`)]|$)"
+    """PyPI's ``memd`` is another project: memd installs from its checkout (or from the
+    repository, ``'memd[local] @ git+https://…'``, which is no PyPI name)."""
+    told = r"pip3? install (?:-U |--upgrade )?['\"]?memd(?:\[[\w,]+\])?['\"]?(?=[\s`)]|$)(?!\s*@)"
     bad = [
         (str(page.relative_to(REPO)), line)
         for page in PAGES
@@ -138,18 +139,36 @@ def test_config_yaml_holds_every_key():
             assert here or elsewhere, f"{name}.{f.name} is not in config.yaml"
 
 
+def benchmark_sections() -> dict[str, str]:
+    """docs/benchmarks.md's sections by their anchor, each with its subsections."""
+    page = text_of(REPO / "docs" / "benchmarks.md")
+    heads = list(re.finditer(r"(?m)^(#{2,4}) (.+)$", page))
+    sections = {}
+    for n, head in enumerate(heads):
+        level = len(head.group(1))
+        end = next((h.start() for h in heads[n + 1 :] if len(h.group(1)) <= level), len(page))
+        anchor = re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", head.group(2).lower())).strip("-")
+        sections[anchor] = page[head.start() : end]
+    return sections
+
+
 def test_the_readme_headline_figures_are_the_benchmarks_page_s():
-    """Each number of README's headline table is quoted from docs/benchmarks.md, where its
-    command and setup are: one source for a figure quoted twice."""
+    """Each figure of README's headline table is quoted from the section of
+    docs/benchmarks.md its row links to, where its command and setup are: one source for a
+    figure quoted twice."""
     readme = text_of(REPO / "README.md")
-    bench = text_of(REPO / "docs" / "benchmarks.md")
+    sections = benchmark_sections()
     table = readme[readme.index("## Headline figures") :].split("\n## ")[0]
     rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| measure")]
     assert len(rows) >= 8
     for row in rows:
-        for value in row.split("|")[2:]:
+        cells = row.split("|")[1:-1]
+        anchor = re.search(r"\(docs/benchmarks\.md#([\w-]+)\)", cells[0])
+        assert anchor and anchor.group(1) in sections, f"{cells[0]}: no link to a section"
+        section = sections[anchor.group(1)]
+        for value in cells[1:]:
             for number in re.findall(r"\d[\d,]*(?:\.\d+)?", value):
-                assert number in bench, f"{number} ({row[:60]}...) is not on the benchmarks page"
+                assert number in section, f"{number} ({cells[0][:50]}) is not in its section"
 
 
 def test_every_environment_variable_memd_reads_is_documented():
