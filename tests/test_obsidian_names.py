@@ -128,6 +128,8 @@ def test_stubs_are_records_cited_from_line_1(mem):
     (hit, *_) = results(mem, "capable")
     assert hit["citation"] == "vault/Notes/Able.md#L1-L4"
     assert "aliases: [capable]" in hit["snippet"]
+    assert hit["backlinks"] == ["vault/Notes/Uses.md#L1-L1"]  # what links to it
+    assert all("backlinks" not in r for r in results(mem, "castle", min_score=0))
     assert paths(mem, "term", tags=["term"]) == ["vault/Notes/Able.md"]  # its tag filters
     (empty, *_) = results(mem, "blank page")
     assert empty["citation"] == "vault/Notes/Blank Page.md#L1-L1" and empty["snippet"] == ""
@@ -196,6 +198,9 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
         assert answer["mode"] == "hybrid"
         top = answer["results"][0]
         assert top["path"] == f"vault/Notes/{note}" and top["score"] == 1.0, (query, answer)
+        assert top.get("backlinks") == (
+            ["vault/Notes/Uses.md#L1-L1"] if note == "Able.md" else None
+        )
     assert d.search("castle", tags=["Courtyard"], min_score=0) == []
     found = d.search("plugin", tags=["placeholder"], max_results=4)
     assert [r["path"] for r in found] == ["vault/Notes/Plugins.md"] and found[0]["more_chunks"]
@@ -208,6 +213,12 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["results"]) == 4
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "search", "capable"],
+        capture_output=True, text=True, timeout=60, env={"HOME": str(tmp_path), "PATH": ""},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "-- linked from vault/Notes/Uses.md#L1-L1" in out.stdout  # a stub's backlinks
     lines = (ws.root / "memory/long.md").read_text().splitlines()
 
     def long_note(**params):  # an agent's note, hybrid, on the socket
