@@ -24,9 +24,9 @@ again and again; names with accents, apostrophes, hyphens and underscores typed 
 Obsidian's switcher takes them (folded); stubs (front matter only, or empty); notes that
 link to their own headings (``[[#Heading]]``, ``[text](#anchor)``) and other notes' parts;
 long notes whose every section holds the same words. Reports, in each mode, name @1 and
-alias @1, stubs found by name and by alias, tags that came from links, and how many
-results in a top 10 repeat a note already shown (with and without ``all_chunks``). Writes
-bench/results/vault-shapes.json.
+alias @1, stubs found by name and by alias (and listing the note that links to them), tags
+that came from links, and how many results in a top 10 repeat a note already shown (with
+and without ``all_chunks``). Writes bench/results/vault-shapes.json.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
     (root / ".obsidian").mkdir(parents=True)
     (root / ".obsidian" / "app.json").write_text("{}\n")
     asks: dict = {"names": [], "aliases": [], "stubs": [], "stub_aliases": [], "tags": {},
-                  "repeats": []}  # fmt: skip
+                  "repeats": [], "stub_links": []}  # fmt: skip
     for name, alias, tag, count in _CROWDS:
         folder = root / "Crowd" / tag
         folder.mkdir(parents=True)
@@ -205,6 +205,10 @@ def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
             asks["stub_aliases"].append((alias, f"Stubs/{name}.md"))
             asks["aliases"].append((alias, f"Stubs/{name}.md"))
         asks["tags"][f"Stubs/{name}.md"] = {"term"} if kind in (0, 3) else set()
+        # Every other stub is linked to from the glossary; its result says so.
+        asks["stub_links"].append((name, f"Stubs/{name}.md", "Glossary.md" if i % 2 else None))
+    glossary = [f"- [[{name}]]" for name, _, linked in asks["stub_links"] if linked]
+    (root / "Glossary.md").write_text("# Glossary\n\n" + "\n".join(glossary) + "\n")
     (root / "Castles").mkdir()
     for i in range(60):
         title = f"Castle {i:02d} {_pseudo(rng, 3, used)}"
@@ -266,6 +270,7 @@ def shapes(args: argparse.Namespace) -> int:
                 "alias@1": _at(memory, asks["aliases"], mode, 1),
                 "stubs by name@1": _at(memory, asks["stubs"], mode, 1),
                 "stubs by alias@1": _at(memory, asks["stub_aliases"], mode, 1),
+                "stubs listing what links to them": _linked(memory, asks["stub_links"], mode),
                 "repeated notes in top 10": _repeats(memory, asks["repeats"], mode, False),
                 "repeated notes in top 10, all_chunks": _repeats(
                     memory, asks["repeats"], mode, True
@@ -296,6 +301,9 @@ def _prefixed(asks: dict, prefix: str) -> dict:
     out = {key: [(q, prefix + note) for q, note in asks[key]] for key in pairs}
     out["tags"] = {prefix + path: tags for path, tags in asks["tags"].items()}
     out["repeats"] = asks["repeats"]
+    out["stub_links"] = [
+        (q, prefix + note, linked and prefix + linked) for q, note, linked in asks["stub_links"]
+    ]
     return out
 
 
@@ -385,6 +393,18 @@ def _at(
         results = memory.search(question, mode=mode, max_results=max(k, 3), **options).results
         hits += note in [r.path for r in results[:k]]
     return round(hits / len(asked), 3)
+
+
+def _linked(memory: Memory, asked: list[tuple[str, str, str | None]], mode: str) -> float:
+    """The share of stubs whose result lists the note that links to it (and nothing when
+    none does)."""
+    right = 0
+    for question, note, linking in asked:
+        top = memory.search(question, mode=mode, max_results=3).results[:1]
+        if top and top[0].path == note:
+            linked = {b.split("#")[0] for b in top[0].backlinks or ()}
+            right += linked == ({linking} if linking else set())
+    return round(right / len(asked), 3)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from memd.errors import (
 
 if TYPE_CHECKING:  # the CLI imports this module to talk to a daemon: keep it light
     from memd.config import Config
+    from memd.socketcache import Target
 
 
 PARSE_ERROR = -32700
@@ -218,7 +219,7 @@ def connect(config: Config, timeout: float | None = 60.0) -> Client | None:
     return client
 
 
-def mismatch(health: dict, config: Config) -> tuple[str, bool] | None:
+def mismatch(health: dict, config: Config | Target) -> tuple[str, bool] | None:
     """Why the daemon that answered ``health`` does not serve ``config`` (and whether they
     share a state folder), or None when it does. A daemon too old to say is trusted."""
     if "state_dir" not in health or "workspaces" not in health:
@@ -226,16 +227,30 @@ def mismatch(health: dict, config: Config) -> tuple[str, bool] | None:
     theirs = {name: _real(path) for name, path in health["workspaces"].items()}
     ours = {ws.name: _real(str(ws.path)) for ws in config.workspaces}
     same_state = _real(health["state_dir"]) == _real(str(config.state_dir))
-    if same_state and theirs == ours:
+    # Vectors of another model in the same state folder: another config, though its
+    # folders are these (a daemon or a remembered config too old to say is trusted).
+    vectors = _vectors(config)
+    other_vectors = None not in (vectors, health.get("vectors")) and health["vectors"] != vectors
+    if same_state and theirs == ours and not other_vectors:
         return None
     who = describe(health)
     if not same_state:
         why = f"state folder {health['state_dir']}, not {config.state_dir}"
-    else:
+    elif theirs != ours:
         shown = ", ".join(f"{n}={p}" for n, p in health["workspaces"].items())
         mine = ", ".join(f"{w.name}={w.path}" for w in config.workspaces)
         why = f"workspaces {shown}, not {mine}"
+    else:
+        why = f"embeddings '{health['vectors']}', where this config's are '{vectors}'"
     return f"the memd daemon on {config.socket} ({who}) serves {why}", same_state
+
+
+def _vectors(config: Config | Target) -> str | None:
+    if not hasattr(config, "embeddings"):  # a remembered Target says it
+        return config.vectors  # type: ignore[union-attr]
+    from memd.embed.providers import vector_space  # not on the thin client's path
+
+    return vector_space(config.embeddings)
 
 
 def describe(health: dict) -> str:

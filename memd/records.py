@@ -59,6 +59,9 @@ class SearchResult(_Record):
     # How many other chunks of the same note matched and were folded into this one (a
     # result list gives each note one place unless ``all_chunks`` asks for every chunk).
     more_chunks: int | None = field(default=None, metadata={"optional": True})
+    # A note with no body (a stub: its name, aliases and tags) says what links to it:
+    # the citations of the linking chunks, as ``memory_get`` gives them.
+    backlinks: list[str] | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)

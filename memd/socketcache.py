@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # What a config's paths depend on besides the file: the defaults, and ``~``.
 _ENV = ("HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
 _ENV_REF = re.compile(rb"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_VERSION = 1
+_VERSION = 2
 
 
 class CachedWorkspace(NamedTuple):
@@ -39,12 +39,13 @@ class CachedWorkspace(NamedTuple):
 
 class Target(NamedTuple):
     """What a command needs to reach and check the daemon of a config (as ``Config`` has
-    it: ``memd.client.mismatch`` reads these four)."""
+    it: ``memd.client.mismatch`` reads these)."""
 
     socket: Path
     state_dir: Path
     workspaces: tuple[CachedWorkspace, ...]
     source: Path | None  # the config file, None for the built-in defaults
+    vectors: str | None = None  # where its vectors come from (memd.embed.providers)
 
     def workspace_path(self, name: str | None) -> Path | None:
         """The folder of workspace ``name`` (the first when None), None if unknown."""
@@ -79,6 +80,8 @@ def last_good(config_arg: str | None, env: Mapping[str, str]) -> Target | None:
 def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, str]) -> None:
     """Keep what reaching ``config``'s daemon needs, for the next commands; never raises
     (a read-only home only costs the next command a config load)."""
+    from memd.embed.providers import vector_space  # the config is loaded: so is most
+
     try:
         file = _file(config_arg, env)
         refs = _refs(file)
@@ -91,6 +94,7 @@ def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, st
             "state_dir": str(config.state_dir),
             "workspaces": [[ws.name, str(ws.path)] for ws in config.workspaces],
             "source": None if config.source is None else str(config.source),
+            "vectors": vector_space(config.embeddings),
         }
         path = _entry_path(file, env)
         if _load(path) == entry:
@@ -157,6 +161,7 @@ def _target(entry: dict) -> Target | None:
             state_dir=Path(entry["state_dir"]),
             workspaces=tuple(CachedWorkspace(n, Path(p)) for n, p in entry["workspaces"]),
             source=None if entry["source"] is None else Path(entry["source"]),
+            vectors=entry["vectors"],
         )
     except (KeyError, TypeError, ValueError):
         return None

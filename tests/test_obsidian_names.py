@@ -128,6 +128,8 @@ def test_stubs_are_records_cited_from_line_1(mem):
     (hit, *_) = results(mem, "capable")
     assert hit["citation"] == "vault/Notes/Able.md#L1-L4"
     assert "aliases: [capable]" in hit["snippet"]
+    assert hit["backlinks"] == ["vault/Notes/Uses.md#L1-L1"]  # what links to it
+    assert all("backlinks" not in r for r in results(mem, "castle", min_score=0))
     assert paths(mem, "term", tags=["term"]) == ["vault/Notes/Able.md"]  # its tag filters
     (empty, *_) = results(mem, "blank page")
     assert empty["citation"] == "vault/Notes/Blank Page.md#L1-L1" and empty["snippet"] == ""
@@ -181,6 +183,8 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
 
     vault = _vault(tmp_path / "vault")
     ws.write("MEMORY.md", "# Memory\n")
+    items = "\n".join(f"- item {i}: the kiwi vine grows by the shed" for i in range(90))
+    ws.write("memory/long.md", f"# Long\n\n{items}\n")
     d = serve_embedded(serve, embed_server, vault)
     for query, note in (
         ("Konigsberg", "Königsberg.md"),
@@ -194,6 +198,9 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
         assert answer["mode"] == "hybrid"
         top = answer["results"][0]
         assert top["path"] == f"vault/Notes/{note}" and top["score"] == 1.0, (query, answer)
+        assert top.get("backlinks") == (
+            ["vault/Notes/Uses.md#L1-L1"] if note == "Able.md" else None
+        )
     assert d.search("castle", tags=["Courtyard"], min_score=0) == []
     found = d.search("plugin", tags=["placeholder"], max_results=4)
     assert [r["path"] for r in found] == ["vault/Notes/Plugins.md"] and found[0]["more_chunks"]
@@ -206,6 +213,21 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["results"]) == 4
+    out = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "search", "capable"],
+        capture_output=True, text=True, timeout=60, env={"HOME": str(tmp_path), "PATH": ""},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "-- linked from vault/Notes/Uses.md#L1-L1" in out.stdout  # a stub's backlinks
+    lines = (ws.root / "memory/long.md").read_text().splitlines()
+
+    def long_note(**params):  # an agent's note, hybrid, on the socket
+        found = d.search("kiwi vine", max_results=20, **params)
+        return [(r["start_line"], r["end_line"]) for r in found if r["path"] == "memory/long.md"]
+
+    shown, every = _cited(long_note(), lines), long_note(all_chunks=True)
+    assert set(shown.values()) == {1} and len(every) > 1  # no line twice
+    assert shown.keys() == _cited(every, lines).keys()
     (vault / "Notes" / "Fresh Stub.md").write_text("---\naliases: [Überzeugung]\n---\n")
     d.wait_for(
         lambda: (
@@ -217,29 +239,42 @@ def test_the_daemon_finds_names_and_stubs_first_and_gives_a_note_one_place(
     )
 
 
-def test_agent_memory_folds_only_chunks_that_overlap(make_config, ws):
-    """MEMORY.md, daily notes and memory/ files hold separate entries, each an answer: only
-    the same lines twice (a long section cut with overlap) fold."""
+def _cited(ranges, lines):
+    """The lines with text that ``ranges`` (start, end) cite, each with how many cite it."""
+    counts = {}
+    for start, end in ranges:
+        for n in range(start, end + 1):
+            if lines[n - 1].strip():
+                counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
+def _ranges(found):
+    return [(r.start_line, r.end_line) for r in found]
+
+
+def test_agent_memory_shows_no_line_twice_and_loses_none(make_config, ws):
+    """MEMORY.md, daily notes and memory/ files hold separate entries, each an answer: a
+    chunk that repeats lines of a better one (a long section cut with overlap) keeps only
+    the lines it adds, so no line is cited twice and none that matched is dropped."""
     ws.write("MEMORY.md", "# Memory\n")
     items = "\n".join(
         f"- item {i}: the kiwi vine grows slowly on the wall by the shed" for i in range(90)
     )
-    ws.write("memory/long.md", f"# Long\n\n{items}\n")
+    lines = ws.write("memory/long.md", f"# Long\n\n{items}\n").read_text().splitlines()
     ws.write("memory/days.md", "".join(f"## Day {i}\n\nA pomelo entry {i}.\n\n" for i in range(3)))
-
-    def overlapping(found):
-        return sum(
-            a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
-            for n, a in enumerate(found)
-            for b in found[n + 1 :]
-        )
 
     with Memory(make_config()) as m:
         m.index()
         every = m.search("kiwi vine", all_chunks=True, max_results=20, min_score=0).results
-        assert overlapping(every) > 0
+        assert max(_cited(_ranges(every), lines).values()) > 1  # the chunks overlap
         folded = m.search("kiwi vine", max_results=20, min_score=0).results
-        assert overlapping(folded) == 0 and 1 < len(folded) < len(every)
+        assert set(_cited(_ranges(folded), lines).values()) == {1}  # no line twice
+        assert (
+            _cited(_ranges(folded), lines).keys() == _cited(_ranges(every), lines).keys()
+        )  # none lost
         assert sum(r.more_chunks or 0 for r in folded) == len(every) - len(folded)
+        for r in folded:  # a cut result's snippet is its own lines
+            assert r.snippet.split("\n")[0] == lines[r.start_line - 1]
         days = m.search("pomelo entry", max_results=10, min_score=0).results
         assert [r.path for r in days] == ["memory/days.md"] * 3

@@ -54,6 +54,30 @@ def test_a_daemon_of_another_config_is_not_asked(serve, ws, tmp_path):
     assert f"serves workspaces default={ws.root}, not default={other.root}" in out.stderr
     assert "give this config its own state_dir" in out.stderr
 
+    # The same state folder and workspace but other embeddings: another config, said so
+    # (by a command that loads the config, and by one that remembered it).
+    vectors = tmp_path / "vectors.yaml"
+    vectors.write_text(
+        f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\nsocket: {d.socket}\n"
+        "embeddings: {provider: openai, model: concepts-1, base_url: 'http://127.0.0.1:9/v1'}\n"
+    )
+    for command in ("search", "status", "search"):
+        out = memd(
+            "--config",
+            str(vectors),
+            command,
+            *(["walruses"] if command == "search" else []),
+            env=env,
+        )
+        assert out.returncode == 1 and "serving this config" not in out.stdout, out.stdout
+        assert (
+            "serves embeddings 'none (keyword search only)', where this config's are "
+            "'openai concepts-1 at http://127.0.0.1:9/v1'"
+        ) in out.stderr, out.stderr
+        assert "give this config its own state_dir" in out.stderr
+    out = memd("--config", str(vectors), "doctor", env=env)
+    assert "serves embeddings 'none (keyword search only)'" in out.stdout
+
     # Its own config, even spelled differently: the daemon answers.
     out = memd("--config", str(d.config_path), "status", env=env)
     assert out.returncode == 0 and f"pid {d.proc.pid}, serving this config" in out.stdout

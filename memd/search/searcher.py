@@ -31,6 +31,7 @@ from memd.search.candidates import (
     lift,
     named,
     query_terms,
+    stubs_linked,
     vector_candidates,
 )
 from memd.search.collapse import one_per_note
@@ -274,6 +275,7 @@ class Searcher:
 
         results = select(cands, n, req.min_score, ranking, now.date(), order,
                          fill=req.min_results or 0)  # fmt: skip
+        results = stubs_linked(store, results)
         below, best = floored(cands, req.min_score) if not results else (None, None)
         return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
 

@@ -83,7 +83,7 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
         "on a result whose statement a later note replaced (the citation of the newer one; "
         "`now`: what it says; `superseded`: 'stated' or 'likely'): trust the newer one, "
         "`more_chunks` when other chunks of the same note matched (each note has one place "
-        "unless all_chunks), "
+        "unless all_chunks), `backlinks` on a note with no body (what links to it), "
         "`index` saying "
         "whether recent edits may be missing, and `time` when words such as 'last week' "
         "narrowed the days preferred.",

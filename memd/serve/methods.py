@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from memd import __version__
+from memd.embed.providers import vector_space
 from memd.errors import InvalidParams, UnknownMethod
 from memd.search.bounds import HEAVY_QUERY_CHARS, MAX_WAIT_FRESH
 from memd.search.request import SearchRequest
@@ -239,6 +240,7 @@ def _health(open_memory: OpenMemory, p: Params) -> dict:
         "state_dir": str(config.state_dir),
         "socket": str(config.socket),
         "workspaces": {ws.name: str(ws.path) for ws in config.workspaces},
+        "vectors": vector_space(config.embeddings),
     }
 
 

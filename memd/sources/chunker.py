@@ -168,6 +168,12 @@ def stub_chunk(doc: Document, name: str) -> Chunk:
     return Chunk(1, max(doc.body_start, 1), f"# {name}", text, count_tokens(text) if text else 0)
 
 
+def is_stub(name: str, start_line: int, heading: str, text: str) -> bool:
+    """Whether a chunk of the note named ``name`` is its stub record (``stub_chunk``)."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0].strip()
+    return start_line == 1 and heading == f"# {name}" and (not text.strip() or first == "---")
+
+
 def _has_body(shown: list[str], blocks: list[Block]) -> bool:
     """Whether a section holds any line of text besides its heading (not an embed alone)."""
     start, end = _trim(shown, blocks[0].start, blocks[-1].end)
