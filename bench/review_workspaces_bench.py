@@ -41,6 +41,7 @@ JUDGED: dict[tuple[str, str], tuple[bool | None, str]] = {
     ("ops-de", "memory/2026-01-19.md#L4-L6"): (False, "a complaint and a decision still open"),
     ("ops-de", "MEMORY.md#L60"): (False, "a reminder from the same contact, no change"),
     ("ops-de", "MEMORY.md#L33"): (False, "a question and a measurement, no change"),
+    ("ops-de", "MEMORY.md#L23"): (False, "a handover from Lena to Kemal, not Lena's days"),
     ("ops-de", "MEMORY.md#L62"): (True, "the customer's 429 complaints are over: the line is old"),
     ("ops-de", "memory/2026-01-28.md#L7"): (True, "the backup retention policy: lasting"),
     ("ops-de", "memory/2026-02-16.md#L14"): (False, "an agenda item, not a fact"),
