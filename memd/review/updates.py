@@ -34,6 +34,7 @@ _COVER = 0.45  # the share of a statement's subject (IDF-weighted) the other mus
 _NEAR_TIE = 0.1  # candidates this close in overlap: the newer is the nearer
 _FEW = 3  # values of one kind a statement gives at most, to be one value for another
 _SLOT = 4  # a Label: set to more words than this is a sentence, not a value
+_LABEL_SHARE = 0.6  # of two labels' words, shared: one slot (Jaccard)
 _WHOLE = 0.7  # one shared word is a subject only when it is (nearly) all of one side
 # Verbs that frame a value rather than name a subject ("we use", "goes to", "is kept"):
 # counted at a fraction of their weight.
@@ -272,9 +273,15 @@ def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]
             out.append((kind, gone or before, new))
     if not out and o.slot and d.slot and len(o.slot) <= _SLOT and len(d.slot) <= _SLOT:
         new, gone = d.slot - o.slot, o.slot - d.slot
-        if new and gone and (o.stems - o.slot) & (d.stems - d.slot):
+        if new and gone and _same_label(o.stems - o.slot, d.stems - d.slot):
             out.append(("value", gone, new))
     return out
+
+
+def _same_label(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two labels name one slot when they share most of their words: "Backup target" and
+    "Backup target", not "A&J guest count" and "A&J wedding" (one client, two slots)."""
+    return bool(a & b) and len(a & b) >= _LABEL_SHARE * len(a | b)
 
 
 def _loose(o: Said, d: Said, idf: dict[str, float]) -> list:

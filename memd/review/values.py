@@ -56,6 +56,7 @@ _GERMAN = frozenset("""
     der die das den dem des ein eine einen einem und ist sind nicht mit auf für von zu im
     am bei nach wir ich er sie es wird werden wurde jetzt noch auch nur aus beim zum zur
     ab seit kein keine unter über oder aber wenn dass weil bis als wie schon sich nur mal
+    mein meine meinen meiner unser unsere unseren dein deine
     nach gehen laufen läuft geht wer eine einer eines sofort bisher uhr
 """.split())
 # fmt: on
@@ -234,6 +235,7 @@ def said(text: str) -> Said:
                 put("day", day, day)
                 if after_label:
                     slot.add(day)
+                previous = day  # "the Wednesday egg round": a day can name which one
                 continue
             stems.add(word)
             if adjacent:
