@@ -292,7 +292,8 @@ def combine(a: IndexReport, b: IndexReport) -> IndexReport:
     out = IndexReport()
     for f in dataclasses.fields(IndexReport):
         x, y = getattr(a, f.name), getattr(b, f.name)
-        setattr(out, f.name, x or y if isinstance(x, bool) else x + y)
+        joined = x | y if isinstance(x, dict) else x + y
+        setattr(out, f.name, x or y if isinstance(x, bool) else joined)
     return out
 
 
