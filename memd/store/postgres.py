@@ -164,7 +164,8 @@ class PostgresStore(TextRows, VectorRows):
             self._analyze_at = 2 * self._written
             # Through memd's function (at most once a minute, whoever asks): a host role
             # may not ANALYZE, since what allows it also allows locking out every host.
-            self._q("SELECT memd_analyze()")
+            with contextlib.suppress(StoreError):  # better plans, not a publish's worth
+                self._q("SELECT memd_analyze()")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         (value,) = self._q("SELECT memd_get_meta(%s, %s)", (self.workspace, key))[0]

@@ -10,7 +10,8 @@ the oldest snapshot, which keeps vacuum from cleaning anything. memd bounds it f
 longer than the host's ``max_hold_s`` (default ``HOLD_S``), and every publishing daemon calls
 it each time it renews its lease (six times a lease). It runs as the tables' owner, who
 needs ``pg_signal_backend`` and ``pg_read_all_stats`` (a superuser has both; ``memd team
-init`` warns otherwise, and nothing is ended).
+init`` warns otherwise, and nothing is ended). ``memd_analyze``, the one turn hosts share,
+is never waited for: while one holds it the others skip it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from memd.store.postgres_functions import DEFINER
 # A host's transaction (or statement) open longer than this is ended. Twice what a
 # daemon's own session allows a statement, and far more than a publish transaction takes.
 HOLD_S = 120
+# One that holds ``memd_analyze``'s turn longer than this is ended (ANALYZE samples 30,000
+# rows: seconds at a million chunks).
+ANALYZE_HOLD_S = 30
+_ANALYZE_TURN = 0x6D656D61  # the advisory lock memd_analyze takes (migrations take another)
 
 V6 = f"""
 ALTER TABLE memd_hosts ADD COLUMN max_hold_s integer;
@@ -35,8 +40,11 @@ CREATE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
             AND a.backend_type = 'client backend'
             AND a.usename IN (SELECT role FROM @s.memd_hosts
                 UNION SELECT grantee FROM @s.memd_grants)
-            AND a.xact_start < clock_timestamp() - coalesce((SELECT h.max_hold_s
-                FROM @s.memd_hosts h WHERE h.role = a.usename), {HOLD_S}) * interval '1 s'
+            AND (a.xact_start < clock_timestamp() - coalesce((SELECT h.max_hold_s
+                    FROM @s.memd_hosts h WHERE h.role = a.usename), {HOLD_S}) * interval '1 s'
+                OR a.xact_start < clock_timestamp() - interval '{ANALYZE_HOLD_S} s'
+                AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted
+                    AND l.locktype = 'advisory' AND l.objid = {_ANALYZE_TURN}))
         LOOP
             BEGIN
                 IF pg_terminate_backend(p) THEN ended := ended + 1; END IF;
@@ -46,6 +54,23 @@ CREATE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
         RETURN ended;
     END $$;
 REVOKE EXECUTE ON FUNCTION memd_reap() FROM PUBLIC;
+
+-- The planner's statistics after a bulk write, at most once in 30 s whoever asks, one at a
+-- time and never waited for: while a host holds its turn (or autovacuum the tables) the
+-- others skip it, where they waited for the lock and failed their publishing.
+CREATE OR REPLACE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql {DEFINER}
+    AS $$ BEGIN
+        IF NOT @s.memd_may_write(NULL) OR NOT pg_try_advisory_xact_lock({_ANALYZE_TURN})
+            OR EXISTS (SELECT 1 FROM @s.memd_analyzed WHERE at > now() - interval '30 s') THEN
+            RETURN false;
+        END IF;
+        INSERT INTO @s.memd_analyzed VALUES (true, now())
+            ON CONFLICT (one) DO UPDATE SET at = excluded.at;
+        ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
+        RETURN true;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END $$;
 """
 
 
