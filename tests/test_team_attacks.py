@@ -948,6 +948,7 @@ def test_a_host_that_lifts_its_own_timeouts_is_ended_past_its_bound(tmp_path, te
         assert not _analyze_held(team.admin)
         team.sql("admin", "SET lock_timeout = '1s'; ANALYZE memd_chunks")  # waits for no one
         d.wait_for(lambda: '"team_sessions_ended"' in d.log(), 30, "the daemon to say so")
+        assert SECRET_TEXT not in d.log()
         holding.join(30)
         if how.startswith("idle"):
             with pytest.raises(psycopg.OperationalError):
