@@ -49,6 +49,7 @@ from memd.search.bounds import MAX_WAIT_FRESH, bound_request, join_warnings, not
 from memd.search.candidates import backlinks
 from memd.search.request import SearchRequest
 from memd.search.searcher import Searcher
+from memd.sources.entries import shown_name
 from memd.sources.layout import Workspace, is_session_path
 from memd.sources.reading import read_lines
 from memd.store.base import Store
@@ -334,6 +335,8 @@ class Memory:
             team=activity.team,
             review=activity.review or self.reviewer.waiting(),
             embedding=embedding_progress(embedded, waiting, activity.embed_per_s, self.db),
+            skipped_files=[f"{shown_name(p)} ({why})" for p, why in sorted(self.db.skipped.items())]
+            or None,
         )
 
     def publish(self, remote: Store, progress: Callable[[], None] | None = None,

@@ -300,6 +300,9 @@ class Status(_Record):
     # While chunks wait for vectors: {done, total, per_s, eta_s}, the rate (chunks a second)
     # measured by the daemon over its last minute of embedding (None until it has).
     embedding: dict | None = field(default=None, metadata={"optional": True})
+    # Files the index could not take, each "path (why)": too large, unreadable, a name
+    # that is not UTF-8 (its bytes as \xff); the rest are indexed.
+    skipped_files: list[str] | None = field(default=None, metadata={"optional": True})
 
 
 def embedding_progress(done: int, pending: int, per_s: float | None, db: Any = None) -> dict | None:
@@ -333,10 +336,14 @@ class IndexReport:
     cancelled: bool = False
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    # path -> why, for status (not sent: ``warnings`` says it with names printable).
+    skipped_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def touched(self) -> bool:
         return bool(self.added or self.changed or self.removed)
 
     def as_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "seconds": round(self.seconds, 3)}
+        out = {**dataclasses.asdict(self), "seconds": round(self.seconds, 3)}
+        del out["skipped_files"]
+        return out

@@ -14,6 +14,7 @@ import pytest
 
 from memd.client import Client
 from memd.errors import NotFound, UnknownMethod
+from memd.sources.entries import UNNAMED
 
 
 @pytest.fixture
@@ -561,3 +562,42 @@ def test_a_mistyped_secret_in_the_followed_config_is_never_shown(serve, notes):
     said = [json.dumps(d.call("status")), json.dumps(d.call("health")), d.log()]
     said += [repr(c) for c in doctor.run_checks(str(d.config_path), None, d.env)]
     assert not [s for s in said if secret in s]
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named_and_the_rest_indexed(serve, ws):
+    """A name in bytes that are not UTF-8 (os.fsdecode gives lone surrogates): the index
+    and the watcher used to crash on it, over and over; now it is named and skipped."""
+    memory = os.fsencode(ws.root / "memory")
+    ws.write("MEMORY.md", "# Memory\n\nThe deploy runs at noon.\n")
+    ws.write("memory/2026-01-20.md", "# Jan 20\n\nThe gateway returned 502s.\n")
+    with open(os.path.join(memory, b"odd-\xff.md"), "wb") as f:
+        f.write(b"# Odd\n\nkestrel harbor\n")
+    os.mkdir(os.path.join(memory, b"folder-\xfa"))
+    with open(os.path.join(memory, b"folder-\xfa", b"inside.md"), "wb") as f:
+        f.write(b"# Inside\n\nkestrel harbor\n")
+    d = serve()
+    d.wait_for(lambda: d.search("gateway"), 30, "the other files indexed")
+    status = d.wait_for(lambda: (s := d.call("status"))["watcher"] == "running" and s, 30)
+    assert status["files"] == 2
+    assert status["skipped_files"] == [
+        f"memory/folder-\\xfa/inside.md ({UNNAMED})",
+        f"memory/odd-\\xff.md ({UNNAMED})",
+    ]
+    # Edits after the start: a good file is seen by the watcher, a bad one named.
+    ws.write("memory/2026-01-21.md", "# Jan 21\n\nThe queue drained overnight.\n")
+    d.wait_for(lambda: d.search("drained"), 30, "a later file indexed")
+    with open(os.path.join(memory, b"late-\xfe.md"), "wb") as f:
+        f.write(b"# Late\n\nkestrel harbor\n")
+    d.wait_for(lambda: len(d.call("status").get("skipped_files") or []) == 3, 30, "it named")
+    ws.write("memory/2026-01-22.md", "# Jan 22\n\nThe backups moved to Tuesday.\n")
+    d.wait_for(lambda: d.search("backups"), 30, "a file after it indexed")
+    assert d.call("status")["watcher"] == "running"
+    assert d.search("kestrel") == []
+    doctor = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "doctor", "--json"],
+        capture_output=True, text=True, env=d.env,
+    )  # fmt: skip
+    [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "files default"]
+    assert check["state"] == "warn" and "memory/late-\\xfe.md" in check["detail"]
+    log = d.log()
+    assert "task_crashed" not in log and "watcher_failed" not in log, log[-3000:]

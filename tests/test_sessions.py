@@ -304,3 +304,18 @@ def test_an_extra_folder_named_sessions_does_not_take_the_transcripts_prefix(
         assert find(m, "offsite agenda", min_score=0)[0].path == "sessions-2/plan.md"
         assert find(m, "offsite agenda", sources=("memory",), min_score=0)
         assert find(m, "invoices", sources=("sessions",), min_score=0)[0].source == "sessions"
+
+
+def test_a_transcript_named_in_bytes_that_are_not_utf8_is_skipped_and_said(mem, folders):
+    """Its name cannot be stored (the pass used to fail on it); the rest are indexed."""
+    folder = os.fsencode(folders / "jsonl" / "support-bot")
+    line = json.dumps({"role": "user", "content": "the wombat ledger"}) + "\n"
+    with open(os.path.join(folder, b"odd-\xff.jsonl"), "w") as f:
+        f.write(line)
+    (folders / "jsonl" / "support-bot" / "2026-02-01.jsonl").write_text(
+        json.dumps({"role": "user", "content": "the platypus ledger"}) + "\n"
+    )
+    report = mem.index()
+    assert report.skipped == 1
+    assert any("odd-\\xff.jsonl: its name is not valid UTF-8" in w for w in report.warnings)
+    assert find(mem, "platypus") and not find(mem, "wombat")

@@ -31,7 +31,7 @@ from memd.store.fts import match_query
 from memd.store.postgres import PostgresStore
 from memd.store.postgres_lease import THIS_PROCESS
 from memd.store.postgres_schema import SCHEMA_VERSION
-from memd.store.rows import FileMeta, chunk_rows
+from memd.store.rows import FileMeta, SessionState, chunk_rows
 from tests.conftest import as_role
 from tests.test_team import daemon, published, wait_published
 
@@ -444,6 +444,76 @@ def test_a_host_stores_no_more_than_its_share(team):
         store.close()
 
 
+# The storage seam's paths that read or write the tables themselves (a tail replaced,
+# transcripts' read positions, the embedding queue, sizes): what a local index (SQLite)
+# does, never what a host's daemon asks of the team store, which publishes files whole and
+# reads through memd's functions. A host role is refused each of them by the database.
+_M = FileMeta("MEMORY.md", "/ws/MEMORY.md", "/ws/MEMORY.md", "memory", None, 1, 1, "h2", 1)
+_ROWS = chunk_rows(_M, [Chunk(1, 1, "", "x", 1)])
+OWNER_ONLY = {
+    "touch_file": lambda s, f, c: s.touch_file(f, 9, 9),
+    "replace_tail": lambda s, f, c: s.replace_tail(_M, 1, _ROWS),
+    "append_chunks": lambda s, f, c: s.append_chunks(f, _ROWS),
+    "replace_fts": lambda s, f, c: s.replace_fts(c, ("forged", "forged", "", "")),
+    "session_files": lambda s, f, c: s.session_files(),
+    "save_session": lambda s, f, c: s.save_session(SessionState(f, 1, 1, 1, 1, "", 0, "x", None)),
+    "pending_chunks": lambda s, f, c: s.pending_chunks("m", 10),
+    "count_vectors": lambda s, f, c: s.count_vectors("m"),
+    "paths_without_vectors": lambda s, f, c: s.paths_without_vectors("m", ["MEMORY.md"]),
+    "count_vector_rows": lambda s, f, c: s.count_vector_rows("m"),
+    "vectors_after": lambda s, f, c: s.vectors_after("m", 0),
+    "count_vectors_after": lambda s, f, c: s.count_vectors_after("m", 0),
+    "size_bytes": lambda s, f, c: s.size_bytes(),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("who", ["a", "c"])
+def test_the_store_paths_that_read_the_tables_are_refused_to_host_roles(team, who):
+    [(file_id, chunk_id)] = team.sql(
+        "admin", "SELECT f.id, c.id FROM memd_files f JOIN memd_chunks c ON c.file_id = f.id "
+        "WHERE f.host = 'laptop-a' AND f.workspace = 'secret'",
+    )  # fmt: skip
+    before = team.lines_of_laptop_a()
+    host = {"a": "laptop-a", "c": "desk-c"}[who]
+    store = PostgresStore.open(team.dsn(who), host, "secret")
+    try:
+        for name, call in OWNER_ONLY.items():
+            with pytest.raises(StoreError, match="permission denied") as refused:
+                call(store, file_id, chunk_id)
+            assert SECRET_TEXT not in str(refused.value), name
+    finally:
+        store.close()
+    assert team.lines_of_laptop_a() == before
+
+
+def test_a_daemons_whole_publishing_needs_none_of_them(team, openai_config, ws):
+    """Publishing as a host role, vectors, edits and removals included: every call the
+    publisher makes goes through memd's functions (one of the paths above would fail)."""
+    ws.write("MEMORY.md", "# Memory\n\nWe picked Postgres.\n")
+    ws.write("memory/2026-01-20.md", "# Jan 20\n\nThe gateway returned 502s.\n")
+    memory = Memory(openai_config())
+    remote = PostgresStore.open(team.dsn("c"), "desk-c", "default")
+    try:
+        edits = [lambda: None, lambda: (ws.root / "memory" / "2026-01-20.md").unlink()]
+        for edit in edits:  # a whole publish, then a file added and one removed
+            edit()
+            memory.index()
+            memory.embed_all()
+            report = memory.publish(remote)
+            assert not report.refused and report.outbox == 2
+            assert remote.counts() == memory.db.store.counts()
+            ws.write("memory/2026-01-21.md", "# Jan 21\n\nBackups moved.\n")
+        owner = PostgresStore.open(team.admin, "desk-c", "default")
+        try:
+            local = memory.db.store.count_vector_rows(memory.db.vector_key)
+            assert local > 0 and owner.count_vector_rows(memory.db.vector_key) == local
+        finally:
+            owner.close()
+    finally:
+        remote.close()
+        memory.close()
+
+
 # -- secrets in what memd prints -----------------------------------------------------------
 
 
@@ -654,6 +724,28 @@ def test_an_idle_daemon_keeps_its_lease_and_a_second_one_deletes_nothing(tmp_pat
             assert second.stop() == 0
 
 
+def test_the_first_restart_after_an_upgrade_takes_the_old_lease_at_once(tmp_path, team_dsn):
+    """An older memd named its daemon by a uuid kept in the state folder (team-holder);
+    the upgraded one, named by its machine and state folder, waited out that lease once."""
+    state = tmp_path / "laptop-a" / "state"
+    state.mkdir(parents=True, mode=0o700)
+    (state / "team-holder").write_text("5f0c1d2e3a4b5c6d7e8f901a2b3c4d5e\n")
+    admin.init(team_dsn)
+    with psycopg.connect(team_dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO memd_leases VALUES ('laptop-a', 'default', "
+                     "'5f0c1d2e3a4b5c6d7e8f901a2b3c4d5e', 'the memd before the upgrade', "
+                     "now() + interval '180 s')")  # fmt: skip
+    d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
+    try:
+        assert wait_published(d, timeout=40)["outbox"] == 0
+        assert set(published(team_dsn, "laptop-a")) == {"MEMORY.md"}
+        with psycopg.connect(team_dsn) as conn:
+            [(holder,)] = conn.execute("SELECT holder FROM memd_leases").fetchall()
+        assert holder != "5f0c1d2e3a4b5c6d7e8f901a2b3c4d5e"  # under its own name now
+    finally:
+        assert d.stop() == 0
+
+
 def test_a_daemon_whose_state_folder_is_made_anew_takes_its_lease_back(tmp_path, team_dsn):
     d = daemon(tmp_path, "laptop-a", team_dsn, {"ws/MEMORY.md": "# Memory\n\nOne.\n"})
     try:
@@ -792,3 +884,126 @@ def test_a_dsn_is_given_without_its_password_on_the_command_line(team, tmp_path)
     )  # fmt: skip
     assert "can be read by anyone on this machine" in out.stderr
     assert "S3cretLeak3" not in out.stdout + out.stderr
+
+
+# -- holding the server --------------------------------------------------------------------
+
+
+def _sessions_of(dsn: str, role: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE usename = %s"
+        return conn.execute(query, (role,)).fetchone()[0]
+
+
+def _analyze_held(dsn: str) -> bool:
+    """Whether someone's ANALYZE holds memd_chunks (a lock no transaction of memd's keeps)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return (
+            conn.execute(
+                "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE "
+                "c.relname = 'memd_chunks' AND l.mode = 'ShareUpdateExclusiveLock' AND l.granted"
+            ).fetchone()[0]
+            > 0
+        )
+
+
+@pytest.mark.parametrize("how", ["idle in its transaction", "in one long statement"])
+def test_a_host_that_lifts_its_own_timeouts_is_ended_past_its_bound(tmp_path, team, how):
+    """PostgreSQL lets any role SET its own statement, idle and transaction timeouts to 0
+    (a SET inside memd's functions does not bound a statement already running). So held,
+    memd_analyze's locks failed every other host's analyze, and kept autovacuum off the
+    tables, for as long as the host liked: now a publishing daemon ends its session, and
+    no host waits for another's analyze."""
+    admin.add_host(team.admin, team.roles["c"], "desk-c", max_hold_s=3)
+    attacker = psycopg.connect(team.dsn("c"))
+    for name in ("statement_timeout", "idle_in_transaction_session_timeout",
+                 "transaction_timeout"):  # fmt: skip
+        attacker.execute(f"SET {name} = 0")
+    attacker.commit()
+    ended: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            attacker.execute("SELECT memd_analyze()" if how.startswith("idle") else
+                             "SELECT memd_analyze(), pg_sleep(600)")  # fmt: skip
+        except psycopg.OperationalError as exc:
+            ended.append(exc)
+
+    holding = threading.Thread(target=hold)
+    holding.start()
+    d = None
+    try:
+        while not _analyze_held(team.admin):
+            time.sleep(0.05)
+        with psycopg.connect(team.dsn("b"), autocommit=True) as other:
+            # Another host's analyze skips the turn held (it used to wait, then fail the
+            # publish that asked); the tables' ANALYZE and autovacuum must wait.
+            assert other.execute("SELECT memd_analyze()").fetchone() == (False,)
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            team.sql("admin", "SET lock_timeout = '1s'; ANALYZE memd_chunks")
+        d = daemon(tmp_path, "desk-d", team.admin, {"ws/MEMORY.md": "# Memory\n\nOne.\n"},
+                   team=", lease_s: 12")  # fmt: skip
+        d.wait_for(lambda: _sessions_of(team.admin, team.roles["c"]) == 0, 60,
+                   "the attacker's session ended")  # fmt: skip
+        assert not _analyze_held(team.admin)
+        team.sql("admin", "SET lock_timeout = '1s'; ANALYZE memd_chunks")  # waits for no one
+        d.wait_for(lambda: '"team_sessions_ended"' in d.log(), 30, "the daemon to say so")
+        assert SECRET_TEXT not in d.log()
+        holding.join(30)
+        if how.startswith("idle"):
+            with pytest.raises(psycopg.OperationalError):
+                attacker.execute("SELECT 1")
+        else:
+            assert ended, "the long statement was not ended"
+    finally:
+        attacker.close()
+        holding.join(5)
+        if d is not None:
+            assert d.stop() == 0
+
+
+def test_hosts_connection_limits_add_up_within_the_servers_share(team, tmp_path):
+    """Each host role had 32 connections whatever the server allows: a few hosts' limits
+    added up past max_connections, and together could take every connection."""
+    from memd.errors import InvalidParams
+    from memd.store import postgres_roles as roles
+
+    def limits() -> dict[str, int]:
+        rows = team.sql("admin", "SELECT r.rolname, r.rolconnlimit FROM memd_hosts h "
+                        "JOIN pg_roles r ON r.rolname = h.role")  # fmt: skip
+        return dict(rows)
+
+    with psycopg.connect(team.admin, autocommit=True) as conn:
+        share = roles.connections(conn)
+    assert share.usable < 100 and share.budget == int(share.usable * 0.75)
+    assert sum(limits().values()) <= share.budget and min(limits().values()) > 0
+    refused = None
+    for n in range(20):  # more hosts until the share is used up: then one is refused
+        role = f"memd_more_{n}_{uuid.uuid4().hex[:6]}"
+        team.sql("admin", f"CREATE ROLE {role} LOGIN")
+        try:
+            admin.add_host(team.admin, role, f"more-{n}")
+        except InvalidParams as exc:
+            refused = str(exc)
+            break
+    assert refused is not None and "max_connections" in refused, refused
+    assert f"of the {share.usable} the server allows" in refused
+    assert share.budget - roles.MIN_CONNECTIONS < sum(limits().values()) <= share.budget
+    assert role not in limits()  # the refused one is not a host
+    # Asked for more than is left: refused, and said on the command line.
+    config = tmp_path / "memd.yaml"
+    config.write_text(f"workspace: {tmp_path}\nteam: {{dsn: '{team.admin}', host: x}}\n")
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memd", "--config", str(config), "team",
+                               *args], capture_output=True, text=True)  # fmt: skip
+
+    out = memd("add-host", role, "more-x", "--connections", "50")
+    assert out.returncode == 2 and "may not open 50 connections" in out.stderr
+    # Limits set outside memd that add up past the share: init says so.
+    team.sql("admin", f"ALTER ROLE {team.roles['a']} CONNECTION LIMIT 90")
+    out = memd("init")
+    assert out.returncode == 0 and "team_connections_over" in out.stderr, out.stderr
+    shown = memd("status")
+    assert f"host laptop-a: role {team.roles['a']} (" in shown.stdout
+    assert "90 connections" in shown.stdout

@@ -83,6 +83,8 @@ def run_checks(
     for ws in workspaces:
         if status is not None:  # without a daemon nothing watches: the daemon line says so
             yield _watcher(ws, status[ws.name])
+            if skipped := status[ws.name].get("skipped_files"):
+                yield _skipped(ws, skipped)
             if (refused := refused_files(ws, status[ws.name])) is not None:
                 yield refused
     if sys.platform.startswith("linux"):
@@ -335,6 +337,16 @@ def _watcher(ws: WorkspaceConfig, status: dict) -> Check:
         f"{status['watcher']}: edits are not picked up until the next sweep",
         f"check that {ws.path} exists; the daemon's log says why "
         "(journalctl --user -u memd, or the terminal running memd serve)",
+    )
+
+
+def _skipped(ws: WorkspaceConfig, skipped: list[str]) -> Check:
+    more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return Check(
+        f"files {ws.name}",
+        "warn",
+        f"{len(skipped)} not indexed, the rest are: {'; '.join(skipped[:5])}{more}",
+        "fix what each names (rename a file whose name is not UTF-8); it is indexed then",
     )
 
 

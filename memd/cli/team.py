@@ -43,7 +43,8 @@ def team(args: argparse.Namespace, config: Config) -> int:
         if action == "add-host" and given:
             raise InvalidParams("workspace", "add-host takes ROLE and HOST only")
         if action == "add-host":
-            admin.add_host(dsn, args.role, args.host, args.max_bytes)
+            admin.add_host(dsn, args.role, args.host, args.max_bytes, args.max_hold_s,
+                           args.connections)  # fmt: skip
             print(f"role {args.role} publishes as {args.host}")
         elif action == "grant":
             admin.grant(dsn, args.role, args.host, workspace)
@@ -85,7 +86,12 @@ def _print_status(seen: dict) -> None:
     if not seen["workspaces"]:
         print("nothing published yet")
     for h in seen["hosts"]:
-        stored = f" ({h['bytes']:,} of {h['max_bytes']:,} bytes)" if h["max_bytes"] else ""
+        stored = (
+            f" ({h['bytes']:,} of {h['max_bytes']:,} bytes, transactions up to "
+            f"{h['max_hold_s']} s, {h['connections'] or 'unlimited'} connections)"
+            if h["max_bytes"]
+            else ""
+        )
         print(f"host {h['host']}: role {h['role']}{stored}")
     for g in seen["grants"]:
         print(f"grant: role {g['role']} reads {g['host']}/{g['workspace']}")

@@ -42,6 +42,20 @@ def team_options(p: argparse.ArgumentParser) -> None:
         help="add-host: the most this host may store (default 4 GiB)",
     )
     p.add_argument(
+        "--max-hold-s",
+        type=int,
+        metavar="SECONDS",
+        help="add-host: the longest this host's transaction may stay open before memd ends "
+        "its session, whatever the session sets (default 120)",
+    )
+    p.add_argument(
+        "--connections",
+        type=int,
+        metavar="N",
+        help="add-host: the most connections this host may open (default: its role's own "
+        "limit, else 10; the team's hosts together at most 3/4 of the server's)",
+    )
+    p.add_argument(
         "--dims",
         type=int,
         action="append",

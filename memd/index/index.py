@@ -24,6 +24,7 @@ from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, sa
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
 from memd.records import Activity, Freshness, IndexReport
+from memd.sources.entries import holdable
 from memd.sources.layout import Workspace, is_note
 from memd.sources.passages import FORMAT as PASSAGES
 from memd.sources.passages import passages
@@ -78,6 +79,7 @@ class Index:
         self._readers_lock = threading.Lock()
         self._epoch = 0  # bumped when the database file is replaced
         self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
+        self.skipped: dict[str, str] = {}  # path -> why: files the index could not take
 
     @property
     def serving(self) -> bool:
@@ -170,7 +172,7 @@ class Index:
         """Files whose stat differs from what the index holds (absolute paths), and whether
         any indexed file is gone: a read-only stat pass, no file is opened."""
         known = self.read(lambda store: store.files())
-        entries, unchanged = self.workspace.scan_against(known)
+        entries, unchanged, _ = self.workspace.scan_against(known)
         changed = {e.abspath for e in entries if not same_stat(known.get(e.path), e)}
         return changed, bool(set(known) - {e.path for e in entries}.union(unchanged))
 
@@ -180,7 +182,7 @@ class Index:
         located = {}
         for path in paths:
             found = self.workspace.locate(path) if is_note(path) else None
-            if found is not None and found[1] is not None:
+            if found is not None and found[1] is not None and holdable(found[0]):
                 located[found[0]] = (path, found[1])
         if not located:
             return set()
@@ -225,15 +227,8 @@ class Index:
         def run() -> IndexReport:
             if full:
                 self.store.check()
-            report = reconcile(
-                self.store,
-                self.workspace,
-                self.chunking,
-                full,
-                progress,
-                cancel=cancel,
-                tails=self.tails,
-            )
+            report = reconcile(self.store, self.workspace, self.chunking, full, progress,
+                               cancel=cancel, tails=self.tails, skipped=self.skipped)  # fmt: skip
             if self.sessions and not report.cancelled:
                 report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
             return report
@@ -258,13 +253,13 @@ class Index:
             shown = self.workspace.shown(path)
             # Editors also create and delete stray files (vim's '4913'): only a folder,
             # or a path that held indexed files, calls for a whole pass.
-            if os.path.isdir(path) or (shown and self.store.has_files_under(shown)):
+            held = shown and holdable(shown) and self.store.has_files_under(shown)
+            if os.path.isdir(path) or held:
                 return self.sync(cancel=cancel)
         md = [p for p in paths if is_note(p)]
+        kept = {"tails": self.tails, "skipped": self.skipped}
         return self._write(
-            lambda: reconcile_paths(
-                self.store, self.workspace, self.chunking, md, cancel=cancel, tails=self.tails
-            ),
+            lambda: reconcile_paths(self.store, self.workspace, self.chunking, md, cancel, **kept),
             cancel,
         )
 

@@ -13,12 +13,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memd.config import Chunking
 from memd.log import Tally, get_logger
 from memd.records import IndexReport
+from memd.sources.entries import UNNAMED, holdable, shown_name
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
@@ -57,11 +58,13 @@ def reconcile(
     workers: int | None = None,
     cancel: threading.Event | None = None,
     tails: Tails | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> IndexReport:
     """Bring the index of ``workspace`` in line with its files; returns what changed.
 
     ``cancel`` stops the pass between two write transactions (the daemon's shutdown).
     ``tails`` lets a file that only grew be re-chunked from its end (and is kept up).
+    ``skipped`` (path -> why; kept up) holds every file the index could not take.
     """
     started = time.perf_counter()
     known = store.files()
@@ -69,17 +72,22 @@ def reconcile(
     # lookup), unless the rules of what is memory or how it is chunked changed since.
     trusted = not full and store.get_meta("layout") == _rules(workspace)
     trusted = trusted and store.get_meta("chunking") == _settings(chunking)
-    entries, unchanged = workspace.scan_against(known if trusted else None)
+    entries, unchanged, unnamed = workspace.scan_against(known if trusted else None)
     present = {e.path for e in entries}.union(unchanged)
     # Session transcripts are not the workspace's files: memd.index.sessions keeps them.
     gone = [p for p in known if p not in present and not p.startswith(SESSIONS_DIR + "/")]
-    changes = _Changes(entries, gone, known, unchanged=len(unchanged))
+    changes = _Changes(entries, gone, known, unchanged=len(unchanged),
+                       unnamed=dict.fromkeys(unnamed, UNNAMED))  # fmt: skip
     report = _sync(
         store, workspace, chunking, changes, full, progress, workers, cancel, started, tails
     )
     if not report.cancelled and not trusted:
         with store.transaction():
             store.set_meta("layout", _rules(workspace))
+    if skipped is not None:
+        if not report.cancelled:  # a whole pass saw every file
+            skipped.clear()
+        skipped.update(report.skipped_files)
     return report
 
 
@@ -90,17 +98,25 @@ def reconcile_paths(
     paths: Iterable[str],
     cancel: threading.Event | None = None,
     tails: Tails | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> IndexReport:
     """Re-index only the given absolute paths (what a file watcher reported)."""
     started = time.perf_counter()
     located = [loc for path in dict.fromkeys(paths) if (loc := workspace.locate(path))]
+    unnamed = {s: UNNAMED for s, _ in located if not holdable(s)}
+    located = [(shown, entry) for shown, entry in located if shown not in unnamed]
     known = store.files_at([shown for shown, _ in located])
     entries = [entry for _, entry in located if entry is not None]
     gone = [shown for shown, entry in located if entry is None and shown in known]
     # A watcher event means the file changed, whatever its stat says (a same-size edit
     # that restores the old mtime): read it; an unchanged hash costs only a re-stamp.
-    changes = _Changes(entries, gone, known, trust_stat=False)
-    return _sync(store, workspace, chunking, changes, False, None, 1, cancel, started, tails)
+    changes = _Changes(entries, gone, known, trust_stat=False, unnamed=unnamed)
+    report = _sync(store, workspace, chunking, changes, False, None, 1, cancel, started, tails)
+    if skipped is not None:
+        for shown, _ in located:
+            skipped.pop(shown, None)
+        skipped.update(report.skipped_files)
+    return report
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,7 @@ class _Changes:
     known: dict[str, FileRow]
     trust_stat: bool = True
     unchanged: int = 0  # files the walk found as the index holds them (not in ``entries``)
+    unnamed: dict[str, str] = field(default_factory=dict)  # path -> why it is not indexed
 
 
 def _sync(
@@ -133,6 +150,8 @@ def _sync(
     if store.get_meta("chunking", settings) != settings:
         full = True  # chunks cut with other settings would not match the new ones
     known = changes.known
+    for path, why in changes.unnamed.items():
+        _skip(report, path, why)
     jobs = []
     for e in changes.entries:
         row = known.get(e.path)
@@ -208,9 +227,7 @@ def _apply(
         report.warnings.append(f"{p.entry.path}: {w}")
         log.warning("file_warning", path=p.entry.path, problem=w)
     if p.skipped:
-        report.skipped += 1
-        report.warnings.append(f"{p.entry.path}: {p.skipped}")
-        log.warning("file_skipped", path=p.entry.path, reason=p.skipped)
+        _skip(report, p.entry.path, p.skipped)
         if row:  # what the index held is no longer the file; do not serve it
             store.delete_files([row.id])
             report.removed += 1
@@ -235,6 +252,13 @@ def _apply(
         tails[p.entry.path] = p.tail
     elif not p.unchanged:
         tails.pop(p.entry.path, None)
+
+
+def _skip(report: IndexReport, path: str, why: str) -> None:
+    report.skipped += 1
+    report.skipped_files[path] = why
+    report.warnings.append(f"{shown_name(path)}: {why}")
+    log.warning("file_skipped", path=shown_name(path), reason=why)
 
 
 def same_stat(row: FileRow | None, e: FileEntry) -> bool:

@@ -27,6 +27,7 @@ from memd.config import Chunking, SessionSource
 from memd.errors import NotFound, PathRefused
 from memd.log import get_logger
 from memd.records import IndexReport, Lines
+from memd.sources.entries import UNNAMED, holdable, shown_name
 from memd.sources.layout import SESSIONS_DIR
 from memd.sources.markdown import split_lines
 from memd.sources.reading import read_lines
@@ -199,6 +200,11 @@ class Sessions:
             with store.transaction():
                 store.delete_files([known[p].file_id for p in gone])
             report.removed += len(gone)
+        for entry in [e for e in found if not holdable(e.path)]:  # as reconcile does
+            found.remove(entry)
+            report.skipped += 1
+            report.skipped_files[entry.path] = UNNAMED
+            report.warnings.append(f"{shown_name(entry.path)}: {UNNAMED}")
         for entry in found:
             state = known.get(entry.path)
             if not full and state and _same_stat(state, entry):
@@ -292,7 +298,8 @@ def combine(a: IndexReport, b: IndexReport) -> IndexReport:
     out = IndexReport()
     for f in dataclasses.fields(IndexReport):
         x, y = getattr(a, f.name), getattr(b, f.name)
-        setattr(out, f.name, x or y if isinstance(x, bool) else x + y)
+        joined = x | y if isinstance(x, dict) else x + y
+        setattr(out, f.name, x or y if isinstance(x, bool) else joined)
     return out
 
 

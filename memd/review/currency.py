@@ -26,6 +26,7 @@ from memd.review.meaning import Meaning
 from memd.review.statements import Statement, statements
 from memd.review.updates import Update, current, pair, read
 from memd.review.values import Said
+from memd.sources.entries import holdable
 from memd.sources.layout import FileEntry, Workspace, is_note
 from memd.store.rows import Supersession, lines_digest
 
@@ -143,6 +144,8 @@ class Currency:
                 if located is None:
                     continue
                 shown, entry = located
+                if not holdable(shown):  # the index names it among the files it skipped
+                    continue
                 if entry is None:
                     gone |= {shown} & set(self._files)
                 elif entry.source != "extra":

@@ -264,6 +264,7 @@ FIELDS = {
     "Status.database_bytes": "its size",
     "Status.socket": "the socket of the answering daemon",
     "Status.team": "publishing to the team store: host, state, outbox, published_at",
+    "Status.skipped_files": "files not indexed, each `path (why)`; the rest are",
     "IndexReport.added": "files new to the index",
     "IndexReport.changed": "files re-read",
     "IndexReport.removed": "files gone",

@@ -58,6 +58,7 @@ class Publisher:
             holder_id(memory.config.state_dir),
             f"{socket.gethostname()} pid {os.getpid()}, state folder {memory.config.state_dir}",
             team.lease_s,
+            former_holder(memory.config.state_dir),
         )
         self._passed = 0.0  # when the last publish pass began (monotonic)
         self.refused: dict[str, tuple[str, str]] = {}  # path -> (hash, why), as last refused
@@ -97,7 +98,7 @@ class Publisher:
                     if remote is None:
                         remote = await self._watched(self._open)
                     if not due:
-                        await self._watched(remote.renew_lease)
+                        self._ended(await self._watched(remote.renew_lease))
                         continue
                     self.state, self._passed = "publishing", time.monotonic()
                     report = await self._watched(self._pass, remote)
@@ -148,8 +149,13 @@ class Publisher:
     def _pass(self, remote: PostgresStore) -> PublishReport:
         """One publish pass (in a thread): the lease first, so that a pass with nothing to
         write holds it too."""
-        remote.renew_lease()
+        self._ended(remote.renew_lease())
         return self.memory.publish(remote, self._tick, self.refused)
+
+    def _ended(self, sessions: int) -> None:
+        if sessions:  # a host held the database past its bound (memd.store.postgres_sessions)
+            log.warning("team_sessions_ended", workspace=self.memory.workspace.name,
+                        sessions=sessions)  # fmt: skip
 
     def _tick(self) -> None:
         """A file published (in the pass's thread): progress, and the end of the pass when
@@ -229,6 +235,15 @@ def holder_id(state_dir: Path) -> str:
             break
     where = f"{machine}\0{Path(os.path.abspath(state_dir)).resolve(strict=False)}"
     return hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def former_holder(state_dir: Path) -> str | None:
+    """The name memd gave this daemon before it was named by its machine and state folder
+    (a uuid in ``team-holder``), if it ever did."""
+    try:
+        return (state_dir / "team-holder").read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _let_go(remote: PostgresStore) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from watchfiles import Change, awatch
+from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from memd.index.sessions import Sessions
 from memd.log import get_logger
@@ -58,6 +59,7 @@ class Watcher:
         self.on_started = on_started
         self.on_state = on_state
         self.check_seconds = check_seconds
+        self._undecodable: set[str] = set()  # watchfiles' errors for names not UTF-8, logged
 
     def _targets(self) -> tuple[list[str], list[str]]:
         """(folders to watch alone, folders to watch with everything below them)."""
@@ -211,18 +213,44 @@ class Watcher:
             stopper.cancel()
 
     async def _watch(self, paths: list[str], recursive: bool, halt: asyncio.Event) -> None:
-        async for changes in awatch(
-            *paths,
-            watch_filter=self._keep,
-            debounce=_EVENT_GROUP_MS,
-            step=_EVENT_STEP_MS,
-            stop_event=halt,
-            recursive=recursive,
-            ignore_permission_denied=True,
-        ):
-            self._report({path for _, path in changes})
-        if not halt.is_set():
-            raise RuntimeError(f"watching {', '.join(paths)} stopped")
+        while not halt.is_set():
+            try:
+                async for changes in awatch(
+                    *paths,
+                    watch_filter=self._keep,
+                    debounce=_EVENT_GROUP_MS,
+                    step=_EVENT_STEP_MS,
+                    stop_event=halt,
+                    recursive=recursive,
+                    ignore_permission_denied=True,
+                ):
+                    self._report({path for _, path in changes})
+            except Exception as exc:
+                # watchfiles gives up on the first changed file whose name is not UTF-8,
+                # with the other changes of its batch: watch again at once, and have a
+                # whole pass find what changed (one that skips that file, and names it).
+                said = _undecodable(exc)
+                if said is None:
+                    raise
+                if said not in self._undecodable:
+                    self._undecodable.add(said)
+                    log.warning("watch_name_not_utf8", workspace=self.workspace.name, error=said)
+                self.on_started()
+                await wait_event(halt, 0.2)  # never a busy loop, whatever fails
+                continue
+            if not halt.is_set():
+                raise RuntimeError(f"watching {', '.join(paths)} stopped")
+
+
+def _undecodable(exc: BaseException) -> str | None:
+    """What watchfiles said of a name that is not UTF-8, when that is all ``exc`` is
+    (anyio hands it on in an exception group); else None."""
+    if isinstance(exc, BaseExceptionGroup):
+        said = [_undecodable(e) for e in exc.exceptions]
+        return None if None in said else "; ".join(said)  # type: ignore[arg-type]
+    if isinstance(exc, WatchfilesRustInternalError) and "decode path" in str(exc):
+        return str(exc)
+    return None
 
 
 async def _open_tripwire(

@@ -29,6 +29,7 @@ class Scan(NamedTuple):
 
     changed: list[FileEntry]
     unchanged: list[str]
+    unnamed: tuple[str, ...] = ()  # paths of files named in bytes that are not UTF-8
 
 
 Known = Mapping[str, Any] | None  # result path: the index's row (realpath, size, mtime_ns)
@@ -40,3 +41,27 @@ def stat_stamp(st: os.stat_result) -> int:
     still moves ctime (which no one can set), and a save by rename changes the inode."""
     raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
     return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
+
+
+# Why a file whose name is not valid UTF-8 is not indexed (SQLite's text, JSON answers
+# and the team database hold no such name; os.fsdecode gave it as lone surrogates).
+UNNAMED = "its name is not valid UTF-8: rename the file to have it indexed"
+
+
+def holdable(path: str) -> bool:
+    """Whether the index can hold a file named ``path`` (its name is valid UTF-8)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: str) -> str:
+    """``path`` as it can be printed: bytes that are not UTF-8 as ``\\xff``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def named(e: FileEntry) -> bool:
+    """Whether the index can hold the file ``e`` (its names are UTF-8)."""
+    return holdable(e.path) and holdable(e.abspath) and holdable(e.realpath)

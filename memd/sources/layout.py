@@ -25,7 +25,7 @@ from typing import Any
 from memd.config import WorkspaceConfig
 from memd.errors import InvalidParams, NotFound, PathRefused
 from memd.log import get_logger
-from memd.sources.entries import FileEntry, Known, Scan, stat_stamp
+from memd.sources.entries import FileEntry, Known, Scan, named, stat_stamp
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
 from memd.sources.vault import looks_like_vault
@@ -173,16 +173,17 @@ class Workspace:
         seen_dirs: set[str] = set()
         found: list[FileEntry] = []
         same: list[str] = []
+        unnamed: list[FileEntry] = []  # names the index cannot hold: reconcile says so
         for root in self.roots:
             for entry in self._walk_root(root, seen_dirs, known):
                 if entry.realpath in seen_files:
                     continue
                 seen_files.add(entry.realpath)
-                if type(entry) is FileEntry:
-                    found.append(entry)
-                else:
+                if type(entry) is not FileEntry:
                     same.append(entry.path)
-        return Scan(found, same)
+                else:
+                    (found if named(entry) else unnamed).append(entry)
+        return Scan(found, same, tuple(e.path for e in unnamed))
 
     def _walk_root(self, root: Root, seen_dirs: set[str], known: Known) -> Iterator[Any]:
         if root.is_file:

@@ -21,6 +21,7 @@ from memd.store.postgres_errors import database_errors, refusals
 from memd.store.postgres_lease import THIS_PROCESS, Lease, renew
 from memd.store.postgres_schema import migrate
 from memd.store.postgres_search import TextRows
+from memd.store.postgres_sessions import reap
 from memd.store.postgres_text import HIT, WHOSE, like_prefix, refuse_unsendable
 from memd.store.postgres_vectors import VectorRows, register_embedding
 from memd.store.rows import ChunkRow, FileMeta, FileRow, Hit, SessionState, Supersession
@@ -56,11 +57,13 @@ def connect(dsn: str) -> Any:
 class PostgresStore(TextRows, VectorRows):
     """One (host, workspace) scope of a shared PostgreSQL database.
 
-    What a host's daemon does (publish its files, search and read what it may) goes
-    through memd's functions in the database (``postgres_functions``), the only thing a
-    host's role may use. The rest of the storage seam (tail replacement, transcripts'
-    read positions, the embedding queue) reads and writes the tables: the tables' owner's
-    tools, never a host's daemon."""
+    What a host's daemon does (publish its files whole, take its lease, search and read
+    what it may) goes through memd's functions in the database (``postgres_functions``),
+    the only thing a host's role may use. The rest of the storage seam (a tail replaced,
+    transcripts' read positions, the embedding queue, sizes) reads and writes the tables:
+    what a local index does, which the team store never is. Only the tables' owner may
+    use them; the database refuses them to a host's role (tests/test_team_attacks.py
+    tries each, and publishes whole as a host role)."""
 
     def __init__(self, dsn: str, host: str | None, workspace: str | None, conn: Any) -> None:
         self.dsn, self.host, self.workspace, self.db = dsn, host, workspace, conn
@@ -135,10 +138,13 @@ class PostgresStore(TextRows, VectorRows):
         with contextlib.suppress(Exception):
             self.db.close()
 
-    def renew_lease(self) -> None:
-        """Take or extend this scope's lease now, or raise ``LeaseHeld``."""
+    def renew_lease(self) -> int:
+        """End every host's session held past its bound (``postgres_sessions``), then take
+        or extend this scope's lease, or raise ``LeaseHeld``; how many sessions were ended."""
         with database_errors(self.dsn):
+            ended = reap(self.db)
             renew(self.db, self.host, self.workspace, self.lease)
+        return ended
 
     def release_lease(self) -> None:
         """Give the scope's lease up (this daemon stops): another may publish at once."""
@@ -158,7 +164,8 @@ class PostgresStore(TextRows, VectorRows):
             self._analyze_at = 2 * self._written
             # Through memd's function (at most once a minute, whoever asks): a host role
             # may not ANALYZE, since what allows it also allows locking out every host.
-            self._q("SELECT memd_analyze()")
+            with contextlib.suppress(StoreError):  # better plans, not a publish's worth
+                self._q("SELECT memd_analyze()")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         (value,) = self._q("SELECT memd_get_meta(%s, %s)", (self.workspace, key))[0]

@@ -11,10 +11,12 @@ from typing import Any
 
 from memd.config import HOST_NAME, HOST_NAME_RULE
 from memd.errors import InvalidParams, StoreError
+from memd.store import postgres_roles as roles
 from memd.store.postgres_errors import database_errors
 from memd.store.postgres_functions import HOST_MAX_BYTES
-from memd.store.postgres_roles import grant_host
+from memd.store.postgres_roles import grant_host, limit_connections
 from memd.store.postgres_schema import SCHEMA_VERSION, migrate
+from memd.store.postgres_sessions import HOLD_S, may_reap
 
 _TABLES = "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_leases"
 
@@ -75,7 +77,25 @@ def init(dsn: str, dims: tuple[int, ...] = (384,), lock_timeout_s: float = 10.0)
                 "they are done, or wait longer with --lock-timeout"
             ) from exc
         _close_side_doors(conn)
+        _warn_of_bounds(conn)
     return SCHEMA_VERSION
+
+
+def _warn_of_bounds(conn: Any) -> None:
+    """Warn where the server leaves a bound of hosts unkept: the owner may not end a
+    session held too long, or the hosts' connection limits add up past their share."""
+    from memd.log import get_logger
+
+    log = get_logger()
+    if not may_reap(conn):
+        log.warning("team_sessions_unbounded", role=conn.info.user, fix="GRANT pg_signal_backend, "
+                    f"pg_read_all_stats TO {conn.info.user} (as a superuser); until then a host "
+                    "that keeps a transaction open is not ended")  # fmt: skip
+    c = roles.connections(conn)
+    if c.held > c.budget:
+        log.warning("team_connections_over", hosts_may_open=c.held, share=c.budget,
+                    server_allows=c.usable, unlimited=", ".join(c.unlimited) or None,
+                    fix="lower hosts' limits: ALTER ROLE ... CONNECTION LIMIT N")  # fmt: skip
 
 
 def _lock_holders(conn: Any) -> str:
@@ -96,21 +116,29 @@ def _lock_holders(conn: Any) -> str:
     )
 
 
-HOST_CONNECTIONS = 32
 WORKSPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # as the config names them
 
 
-def add_host(dsn: str, role: str, host: str, max_bytes: int | None = None) -> None:
-    """Let PostgreSQL role ``role`` publish as ``host`` (its own rows only; at most
-    ``HOST_CONNECTIONS`` connections, unless the role has a limit of its own; at most
-    ``max_bytes`` stored, default ``HOST_MAX_BYTES``). Refuses a host name the config would
-    refuse, a role that does not exist, and a host another role publishes as."""
-    from psycopg import sql
-
+def add_host(
+    dsn: str,
+    role: str,
+    host: str,
+    max_bytes: int | None = None,
+    max_hold_s: int | None = None,
+    connections: int | None = None,
+) -> None:
+    """Let PostgreSQL role ``role`` publish as ``host``: its own rows only, at most
+    ``max_bytes`` stored (default ``HOST_MAX_BYTES``), no transaction open longer than
+    ``max_hold_s`` (default ``HOLD_S``), at most ``connections`` at once (default: the
+    role's own limit, else ``HOST_CONNECTIONS``), the team's hosts together within a share
+    of the server's. Refuses a host name the config would refuse, a role that does not
+    exist, a host another role publishes as, and connections the server cannot give."""
     if not HOST_NAME.fullmatch(host or ""):
         raise InvalidParams("host", f"{host!r}: {HOST_NAME_RULE}")
-    if max_bytes is not None and max_bytes <= 0:
-        raise InvalidParams("max-bytes", "must be a positive number of bytes")
+    for name, value in (("max-bytes", max_bytes), ("max-hold-s", max_hold_s),
+                        ("connections", connections)):  # fmt: skip
+        if value is not None and value <= 0:
+            raise InvalidParams(name, "must be a positive number")
     with _admin(dsn) as conn, conn.transaction():
         _known_role(conn, role)
         other = conn.execute(
@@ -118,11 +146,13 @@ def add_host(dsn: str, role: str, host: str, max_bytes: int | None = None) -> No
         ).fetchone()
         if other:
             raise InvalidParams("host", f"role {other[0]} publishes as {host} already")
+        new = not conn.execute("SELECT 1 FROM memd_hosts WHERE role = %s", (role,)).fetchone()
         conn.execute(
-            "INSERT INTO memd_hosts (role, host, max_bytes) VALUES (%s, %s, %s) "
+            "INSERT INTO memd_hosts (role, host, max_bytes, max_hold_s) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (role) DO UPDATE SET host = excluded.host, "
-            "max_bytes = coalesce(excluded.max_bytes, memd_hosts.max_bytes)",
-            (role, host, max_bytes),
+            "max_bytes = coalesce(excluded.max_bytes, memd_hosts.max_bytes), "
+            "max_hold_s = coalesce(excluded.max_hold_s, memd_hosts.max_hold_s)",
+            (role, host, max_bytes, max_hold_s),
         )
         conn.execute(  # what the host stores already (its files may predate the row)
             "UPDATE memd_hosts h SET used_bytes = (SELECT coalesce(sum(f.bytes), 0) "
@@ -130,13 +160,7 @@ def add_host(dsn: str, role: str, host: str, max_bytes: int | None = None) -> No
             (role,),
         )
         grant_host(conn, role)
-        # Enough for a daemon (a publisher per workspace, a few team searches, the CLI),
-        # not enough to take every connection the server has from the other hosts.
-        who = sql.Identifier(role)
-        limit = conn.execute("SELECT rolconnlimit FROM pg_roles WHERE rolname = %s", (role,))
-        if limit.fetchone()[0] < 0:
-            conn.execute(sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(
-                who, sql.Literal(HOST_CONNECTIONS)))  # fmt: skip
+        limit_connections(conn, role, connections, new)
 
 
 def _known_role(conn: Any, role: str) -> None:
@@ -216,7 +240,8 @@ def revoke(dsn: str, grantee: str, host: str, workspace: str = "*") -> None:
 def status(dsn: str) -> dict:
     """What the connection's role may see of the team: each published workspace it reads
     (its host, files, chunks, vectors and last publish), the hosts (role, host, bytes
-    stored and the most it may) and the grants; an administrator sees them all, a host its
+    stored and the most it may, the longest it may hold a transaction, its connection
+    limit) and the grants; an administrator sees them all, a host its
     own."""
     with _admin(dsn) as conn:
         published = conn.execute("SELECT * FROM memd_status()").fetchall()
@@ -226,16 +251,17 @@ def status(dsn: str) -> dict:
         ).fetchone()[0]
         if owner:
             hosts = conn.execute(
-                "SELECT h.role, h.host, h.used_bytes, coalesce(h.max_bytes, %s) "
-                "FROM memd_hosts h ORDER BY h.host",
-                (HOST_MAX_BYTES,),
+                "SELECT h.role, h.host, h.used_bytes, coalesce(h.max_bytes, %s), "
+                "coalesce(h.max_hold_s, %s), (SELECT rolconnlimit FROM pg_roles "
+                "WHERE rolname = h.role) FROM memd_hosts h ORDER BY h.host",
+                (HOST_MAX_BYTES, HOLD_S),
             ).fetchall()
             grants = conn.execute(
                 "SELECT grantee, host, workspace FROM memd_grants ORDER BY 1, 2, 3"
             ).fetchall()
         else:
             host, given = conn.execute("SELECT * FROM memd_me()").fetchone()
-            hosts = [(conn.info.user, host, None, None)] if host else []
+            hosts = [(conn.info.user, host, None, None, None, None)] if host else []
             grants = [(conn.info.user, *g.split("/", 1)) for g in given]
     return {
         "workspaces": [
@@ -250,8 +276,15 @@ def status(dsn: str) -> dict:
             for host, workspace, files, chunks, vectors, at in published
         ],
         "hosts": [
-            {"role": role, "host": host, "bytes": _int(used), "max_bytes": _int(most)}
-            for role, host, used, most in hosts
+            {
+                "role": role,
+                "host": host,
+                "bytes": _int(used),
+                "max_bytes": _int(most),
+                "max_hold_s": hold,
+                "connections": None if n is None or n < 0 else n,
+            }
+            for role, host, used, most, hold, n in hosts
         ],
         "grants": [{"role": r, "host": h, "workspace": w} for r, h, w in grants],
     }

@@ -302,8 +302,8 @@ REVOKE EXECUTE ON FUNCTION {functions}, memd_check_share(text, bigint, bigint),
 GRANT EXECUTE ON FUNCTION memd_me() TO PUBLIC;
 """
 
-# What a host role may call (and nothing more in memd's database), writing and reading.
-HOST_FUNCTIONS = (
+# What a host role could call at schema version 5, writing and reading.
+V5_FUNCTIONS = (
     "memd_caller()",
     "memd_reader()",
     "memd_me()",
@@ -331,4 +331,7 @@ HOST_FUNCTIONS = (
     "memd_analyze()",
 )
 
-V5_PRIVILEGES = V5_PRIVILEGES.replace("{functions}", ", ".join(HOST_FUNCTIONS))
+V5_PRIVILEGES = V5_PRIVILEGES.replace("{functions}", ", ".join(V5_FUNCTIONS))
+# What a host role may call (and nothing more in memd's database): the sixth version adds
+# ending sessions held past their bound (``postgres_sessions``).
+HOST_FUNCTIONS = (*V5_FUNCTIONS, "memd_reap()")

@@ -3,6 +3,7 @@ add-host`` and again by each migration that changes it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from memd.store.postgres_functions import HOST_FUNCTIONS
@@ -45,3 +46,70 @@ def grant_host(conn: Any, role: str) -> None:
     for name, value in ROLE_SETTINGS.items():
         conn.execute(sql.SQL("ALTER ROLE {} IN DATABASE {} SET {} = {}").format(
             who, db, sql.Identifier(name), sql.Literal(value)))  # fmt: skip
+
+
+# Connections: each host role gets a limit, and the team's hosts together never more than
+# ``HOSTS_SHARE`` of what the server lets roles that are not superusers open (the rest is
+# left to administrators and other programs): per-role limits that added up past
+# max_connections let a few hosts take every connection from the others.
+HOST_CONNECTIONS = 10  # by default: a publisher per workspace, four team searches, the CLI
+MIN_CONNECTIONS = 4  # fewer, and a daemon could not publish and search at once
+HOSTS_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class Connections:
+    """The server's connections as the team's hosts share them."""
+
+    usable: int  # what roles that are not superusers may open on the server
+    budget: int  # what the team's host roles may open together
+    held: int  # what the other hosts' limits add up to (one without a limit: all usable)
+    unlimited: tuple[str, ...]  # host roles with no limit
+
+
+def connections(conn: Any, besides: str = "") -> Connections:
+    """How the server's connections stand for the hosts of this team other than ``besides``."""
+    (usable,) = conn.execute(
+        "SELECT current_setting('max_connections')::int "
+        "- current_setting('superuser_reserved_connections')::int "
+        "- coalesce(current_setting('reserved_connections', true)::int, 0)"
+    ).fetchone()
+    rows = conn.execute(
+        "SELECT r.rolname, r.rolconnlimit FROM memd_hosts h JOIN pg_roles r "
+        "ON r.rolname = h.role WHERE h.role <> %s AND NOT r.rolsuper",
+        (besides,),
+    ).fetchall()
+    unlimited = tuple(sorted(role for role, n in rows if n < 0))
+    held = sum(usable if n < 0 else n for _, n in rows)
+    return Connections(usable, int(usable * HOSTS_SHARE), held, unlimited)
+
+
+def limit_connections(conn: Any, role: str, wanted: int | None, new: bool) -> int:
+    """Give host role ``role`` a connection limit within the team's share: ``wanted``, or
+    (None) the limit it has, or ``HOST_CONNECTIONS`` or what is left when less; a host
+    added before keeps its own. Refuses one that does not fit; the limit given."""
+    from psycopg import sql
+
+    from memd.errors import InvalidParams
+
+    (own,) = conn.execute(
+        "SELECT rolconnlimit FROM pg_roles WHERE rolname = %s", (role,)
+    ).fetchone()
+    if wanted is None and own >= 0 and not new:
+        return own
+    c = connections(conn, role)
+    room = c.budget - c.held
+    n = wanted if wanted is not None else own if own >= 0 else min(HOST_CONNECTIONS, room)
+    if n > room or n < (1 if wanted is not None else MIN_CONNECTIONS):
+        without = f"; {', '.join(c.unlimited)} without a limit" if c.unlimited else ""
+        raise InvalidParams(
+            "connections",
+            f"role {role} may not open {n} connections: the team's hosts may open "
+            f"{c.budget} together ({HOSTS_SHARE:.0%} of the {c.usable} the server allows roles "
+            f"that are not superusers) and the others hold {c.held}{without}, leaving "
+            f"{max(room, 0)}. Raise max_connections, lower another host's with ALTER ROLE ... "
+            "CONNECTION LIMIT, or give --connections N",
+        )
+    conn.execute(sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(
+        sql.Identifier(role), sql.Literal(n)))  # fmt: skip
+    return n

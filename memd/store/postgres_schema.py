@@ -11,6 +11,7 @@ from typing import Any
 from memd.store.postgres_functions import V5, V5_PRIVILEGES
 from memd.store.postgres_reads import READS
 from memd.store.postgres_roles import grant_host
+from memd.store.postgres_sessions import V6
 
 _V1 = """
 CREATE TABLE memd_files (
@@ -307,10 +308,11 @@ REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[
 """
 
 # Each entry moves the schema from version i to i + 1; append, never edit.
-# The fifth: host roles reach the tables through memd's functions alone.
+# The fifth: host roles reach the tables through memd's functions alone; the sixth: a
+# session a host holds too long is ended.
 _V5 = V5 + READS + V5_PRIVILEGES
 
-MIGRATIONS = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS = [_V1, _V2, _V3, _V4, _V5, V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
 
@@ -353,7 +355,7 @@ def _migrate(conn: Any) -> None:
         if "@v" in statements:
             statements = statements.replace("@v", _vector_schema(conn))
         conn.execute(statements)
-    if version < 5:  # hosts added before: their privileges as they are now given
+    if version < 6:  # hosts added before: their privileges as they are now given
         hosts = "SELECT role FROM memd_hosts WHERE role IN (SELECT rolname FROM pg_roles)"
         for (role,) in conn.execute(hosts).fetchall():
             grant_host(conn, role)
