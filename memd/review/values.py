@@ -14,53 +14,23 @@ import re
 from dataclasses import dataclass, field
 
 from memd.review.statements import stem
+from memd.review.words import (
+    CHANGE,
+    COPULA,
+    DAYS,
+    DAYS_DE,
+    DECIDED,
+    GERMAN,
+    IRREGULAR_PAST,
+    LEAVING,
+    MONTHS,
+    NEGATING,
+    NOT,
+    RANGE,
+)
 from memd.store.fts import STOPWORDS
 
-# fmt: off
-_DAYS = {
-    "monday": "mon", "mondays": "mon", "mon": "mon", "tuesday": "tue", "tuesdays": "tue",
-    "tue": "tue", "tues": "tue", "wednesday": "wed", "wednesdays": "wed", "wed": "wed",
-    "thursday": "thu", "thursdays": "thu", "thu": "thu", "thurs": "thu", "friday": "fri",
-    "fridays": "fri", "fri": "fri", "saturday": "sat", "saturdays": "sat", "sat": "sat",
-    "sunday": "sun", "sundays": "sun", "sun": "sun", "weekday": "wkd", "weekdays": "wkd",
-    "weekend": "wke", "weekends": "wke",
-    "montag": "mon", "montags": "mon", "dienstag": "tue", "dienstags": "tue",
-    "mittwoch": "wed", "mittwochs": "wed", "donnerstag": "thu", "donnerstags": "thu",
-    "freitag": "fri", "freitags": "fri", "samstag": "sat", "samstags": "sat",
-    "sonntag": "sun", "sonntags": "sun",
-}
-_MONTHS = {
-    "january": 1, "jan": 1, "februar": 2, "february": 2, "feb": 2, "march": 3, "mar": 3,
-    "märz": 3, "april": 4, "apr": 4, "may": 5, "mai": 5, "june": 6, "jun": 6, "juni": 6,
-    "july": 7, "jul": 7, "juli": 7, "august": 8, "aug": 8, "september": 9, "sep": 9,
-    "sept": 9, "october": 10, "oct": 10, "oktober": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12, "dezember": 12, "januar": 1,
-}
-# Words that say a value changed. Their presence makes an update surer; their absence
-# never rules one out (a note may just state the new value).
-_CHANGE = frozenset("""
-    now switched switch switching changed change changes moved move moves moving replaced
-    renamed retimed rescheduled rearranged pushed postponed
-    replace replaces instead anymore longer was were back reverted returned upped bumped
-    raised lowered increased decreased reduced extended shortened dropped new newly updated
-    update upgraded downgraded migrated swapped became becomes rather took takes over
-    jetzt nun neu neue neuer neues nicht mehr statt stattdessen gewechselt geändert
-    umgestellt verschoben wieder seit ab zurück
-""".split())
-# German days as notes shorten them ("Di + Do", "Mo–Do"), read only in German text.
-_DAYS_DE = {"mo": "mon", "di": "tue", "mi": "wed", "do": "thu", "fr": "fri", "sa": "sat",
-            "so": "sun"}  # fmt: skip
-# German function words: in a German sentence every noun is capitalised, so a capital
-# says nothing about a name there.
-_GERMAN = frozenset("""
-    der die das den dem des ein eine einen einem und ist sind nicht mit auf für von zu im
-    am bei nach wir ich er sie es wird werden wurde jetzt noch auch nur aus beim zum zur
-    ab seit kein keine unter über oder aber wenn dass weil bis als wie schon sich nur mal
-    mein meine meinen meiner unser unsere unseren dein deine
-    nach gehen laufen läuft geht wer eine einer eines sofort bisher uhr
-""".split())
-# fmt: on
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _TOKEN = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{2,4}(?!\d)"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b\.?(?:\s+\d{{4}})?"
@@ -79,34 +49,17 @@ _REASON = re.compile(
     r"[,;]\s+(?:for|which|per)\b|\s+(?:while|whilst|during)\b",
     re.IGNORECASE,
 )
-# Words before a value that mark it as the one left behind.
-_LEAVING = frozenset(
-    "instead than off was were not longer statt anstatt vorher früher nicht".split()
-)
 _MOVING = re.compile(r"\bfrom\b.+\b(?:to|onto|into)\b|\bvon\b.+\b(?:auf|zu|nach)\b", re.I)
 _ARROW = re.compile(r"\s(?:→|->|=>|⇒)\s")
 _STRUCK = re.compile(r"~~[^~]+~~")
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _BEFORE = re.compile(r"\s*(?:was|were|not|previously|formerly|before|vorher|statt|früher)\b", re.I)
-_IRREGULAR_PAST = frozenset(
-    """
-    went flew ran met had got bought took made saw gave came sent spent wrote paid left drove
-    ate drank sold told found thought brought caught taught built kept slept held heard lost
-    rode swam sang began won fell felt forgot hung stood sat spoke broke chose froze stole
-    wore tore drew grew threw knew shook woke
-""".split()
-)
-_DECIDED = frozenset("decided agreed approved confirmed settled concluded".split())
 # Being done now: "is working on", "are looking at" (a progressive verb and its object).
 _PROGRESSIVE = re.compile(
     r"\b(?:is|are|am|was|were|'s|'re)\s+(?:\w+ly\s+)?\w+ing\s+(?:on|at|with|in|to|for|about|"
     r"through|into|over)\b",
     re.IGNORECASE,
 )
-_COPULA = frozenset("is was will has had takes took becomes became ist wird hat".split())
-_NOT = frozenset(("not", "nicht", "kein", "keine"))
-_NEGATING = frozenset(("longer", "never", "stopped", "don't", "doesn't", "quit", "nie"))
-_RANGE = frozenset(("to", "-", "–", "and", "or", "bis", "und", "oder", "from"))
 
 
 @dataclass(frozen=True)
@@ -156,7 +109,7 @@ def said(text: str) -> Said:
     label = _LABEL.match(text)
     body_from = label.end() if label else 0
     lower_words = [m.group(0).lower() for m in re.finditer(r"[^\W\d_]+", text)]
-    german = sum(w in _GERMAN for w in lower_words) >= 2
+    german = sum(w in GERMAN for w in lower_words) >= 2
     stems: set[str] = set()
     values: dict[str, set[str]] = {}
     value_stems: set[str] = set()
@@ -194,7 +147,7 @@ def said(text: str) -> Said:
         stems.add(norm)  # "sun" beside "sunday": a value is said in its common form too
         near = before[-2:]
         behind = was_from <= m.start() < arrow or any(a <= m.start() < b for a, b in struck)
-        if behind or any(w in _LEAVING for w in near) or ("from" in near and moving):
+        if behind or any(w in LEAVING for w in near) or ("from" in near and moving):
             left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
 
     for i, m in enumerate(tokens):
@@ -210,17 +163,17 @@ def said(text: str) -> Said:
         after_label = label is not None and m.start() >= body_from
         if kind == "word":
             bare = low[:-2] if low.endswith("'s") else low
-            if bare in _NOT or bare in _NEGATING:
+            if bare in NOT or bare in NEGATING:
                 negated = True
-            if bare in _NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
+            if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
                 changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
-            if bare in _CHANGE or low in _CHANGE:
+            if bare in CHANGE or low in CHANGE:
                 changed = True
                 first_word = False
                 continue
             letter = len(raw) == 1 and raw.isupper() and raw != "I" and not first_word
-            if (bare in STOPWORDS or len(bare) < 2 or (german and bare in _GERMAN)) and not (
-                letter or (german and bare in _DAYS_DE)
+            if (bare in STOPWORDS or len(bare) < 2 or (german and bare in GERMAN)) and not (
+                letter or (german and bare in DAYS_DE)
             ):
                 first_word = False
                 continue
@@ -229,7 +182,7 @@ def said(text: str) -> Said:
             starts = first_word or _opens(gap, tokens[i - 1].group(0) if i else "")
             starts = starts and not (label is not None and m.start() == body_from)
             first_word = False
-            day = _DAYS.get(bare) or (_DAYS_DE.get(bare) if german else None)
+            day = DAYS.get(bare) or (DAYS_DE.get(bare) if german else None)
             if day:  # "Mondays", "Mon", "montags": one value, "mon"
                 shown.setdefault(day, raw)
                 put("day", day, day)
@@ -242,8 +195,8 @@ def said(text: str) -> Said:
                 modifiers.setdefault(word, adjacent)
             previous = previous_word = word
             shown.setdefault(word, raw.strip("'’"))
-            if bare in _MONTHS and _near_number(tokens, i):
-                put("date", f"m{_MONTHS[bare]}", word)
+            if bare in MONTHS and _near_number(tokens, i):
+                put("date", f"m{MONTHS[bare]}", word)
             elif low.endswith("'s") and raw[0].isupper():
                 owners.add(word)  # whose: part of what it is about
             elif _name_like(raw, starts and not _acts(tokens, i), german):
@@ -280,8 +233,8 @@ def said(text: str) -> Said:
     # What was done that day ("Booked the hotel: ...", "Flew TAP to Oslo"), or is being done
     # ("Mateo is working on search"): events and activities, whose values are meant to
     # differ, not facts a later value replaces. A decision ("Decided: ...") is a fact.
-    past = (first.endswith("ed") and len(first) > 4) or first in _IRREGULAR_PAST
-    past_event = (not changed and past and first not in _CHANGE and first not in _DECIDED) or (
+    past = (first.endswith("ed") and len(first) > 4) or first in IRREGULAR_PAST
+    past_event = (not changed and past and first not in CHANGE and first not in DECIDED) or (
         bool(_PROGRESSIVE.search(text))
     )
     return Said(
@@ -308,7 +261,7 @@ def _to_value(after: str) -> bool:
     """Whether an arrow leads to a value ("→ Mon/Thu", "-> 03:30", "→ Olive & Ember"), not
     to a consequence ("→ need a kitchen", "→ keine Statusseite nötig")."""
     words = list(_TOKEN.finditer(re.split(r"[,;.(]\s", after, maxsplit=1)[0]))
-    german = sum(t.group(0).lower() in _GERMAN for t in words) >= 1
+    german = sum(t.group(0).lower() in GERMAN for t in words) >= 1
     return 0 < len(words) <= 2 and any(_is_value(t, german) for t in words)
 
 
@@ -331,21 +284,21 @@ def _kept(aside: str) -> bool:
 
 
 def _typed(t: re.Match[str]) -> bool:
-    return t.lastgroup != "word" or t.group(0).lower() in _DAYS
+    return t.lastgroup != "word" or t.group(0).lower() in DAYS
 
 
 def _acts(tokens: list[re.Match[str]], i: int) -> bool:
     """A capitalised first word followed by "is", "will", "takes"...: someone or something
     named ("Dana is the team lead"), not a sentence's first word ("Deploy target is")."""
     nxt = tokens[i + 1].group(0).lower() if i + 1 < len(tokens) else ""
-    return nxt in _COPULA
+    return nxt in COPULA
 
 
 def _is_value(t: re.Match[str], german: bool) -> bool:
     """A value's shape: a number, a day, or (outside German, where nouns have capitals
     too) a name."""
     word = t.group(0)
-    if t.lastgroup != "word" or word.lower() in _DAYS:
+    if t.lastgroup != "word" or word.lower() in DAYS:
         return True
     return word[0].isupper() and not german
 
@@ -373,14 +326,14 @@ def _unit(tokens: list[re.Match[str]], i: int) -> tuple[str | None, bool]:
     minutes": minute, skipping the other number), else the word before ("room 204")."""
     for t in tokens[i + 1 : i + 4]:
         low = t.group(0).lower()
-        if t.lastgroup in ("num", "time") or low in _RANGE:
+        if t.lastgroup in ("num", "time") or low in RANGE:
             continue
-        if t.lastgroup == "word" and low not in STOPWORDS and low not in _CHANGE:
+        if t.lastgroup == "word" and low not in STOPWORDS and low not in CHANGE:
             return stem(low), True
         break
     if i > 0 and tokens[i - 1].lastgroup == "word":
         low = tokens[i - 1].group(0).lower()
-        if low not in STOPWORDS and low not in _CHANGE and low not in _RANGE:
+        if low not in STOPWORDS and low not in CHANGE and low not in RANGE:
             return stem(low), False
     return None, False
 
@@ -392,7 +345,7 @@ def _calendar(raw: str) -> str:
         return f"{m.group(1)}-{m.group(2)}"
     if m := re.match(r"(\d{1,2})\.(\d{1,2})\.", low):
         return f"{int(m.group(2)):02d}-{int(m.group(1)):02d}"
-    month = next((n for name, n in _MONTHS.items() if re.search(rf"\b{name}\b", low)), 0)
+    month = next((n for name, n in MONTHS.items() if re.search(rf"\b{name}\b", low)), 0)
     day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", low)
     return f"{month:02d}-{int(day.group(1)) if day else 0:02d}"
 
