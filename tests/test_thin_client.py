@@ -131,3 +131,36 @@ def test_a_daemon_serving_another_config_is_not_asked_for_this_one(tmp_path, ws,
         assert [r["path"] for r in json.loads(answer["out"])["results"]] == ["MEMORY.md"]
         assert "Coffee" in answer["out"]
         assert "answering without it" in answer["err"]
+
+
+def test_without_a_daemon_a_read_takes_the_config_as_last_loaded(tmp_path):
+    """No daemon: the first one-shot search loads the config file and keeps it; the next
+    ones take it as kept (no YAML read) and answer the same. An edit of the file is read
+    again, and a kept config that another user could have written is not trusted."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# Memory\n- Tea at four.\n- Tea leaves from Assam.\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"workspace: {ws}\nstate_dir: {tmp_path / 's'}\nsocket: {tmp_path / 'memd.sock'}\n"
+        "embeddings: {provider: none}\n"
+    )
+    stand_in = type("NoDaemon", (), {"config_path": config})()
+
+    def search() -> dict:
+        found = run(tmp_path, stand_in, "search", "tea", "--json", "--all-chunks")
+        assert found["code"] == 0, found
+        return found
+
+    first, second = search(), search()
+    assert "memd.configfile" in first["loaded"]
+    assert "yaml" not in second["loaded"] and "memd.configfile" not in second["loaded"]
+    assert json.loads(second["out"])["results"] == json.loads(first["out"])["results"]
+    config.write_text(config.read_text() + "search: {max_results: 1, min_results: 1}\n")
+    edited = search()
+    assert "memd.configfile" in edited["loaded"]
+    assert len(json.loads(edited["out"])["results"]) == 1  # the edit applies
+    assert "memd.configfile" not in search()["loaded"]
+    (kept,) = (tmp_path / ".cache" / "memd").glob("*.pickle")
+    kept.chmod(0o666)
+    assert "memd.configfile" in search()["loaded"]  # not trusted: loaded from the file
