@@ -128,18 +128,21 @@ def ask(client: Client, asks: list[tuple[str, str, str]], status: dict, db: Path
     out: dict = {**topic_vectors(db), "interim": (status.get("embedding") or {}).get("interim")}
     for mode in ("auto", "keyword"):
         for kind in dict.fromkeys(k for k, _, _ in asks):
-            hits, said, modes = 0, 0, {}
+            hits, said, modes, shares = 0, 0, {}, []
             asked = [(q, note) for k, q, note in asks if k == kind]
             for question, note in asked:
                 answer = client.call("memory_search", {"query": question, "mode": mode,
                                                        "max_results": 5})  # fmt: skip
                 hits += note in [r["path"] for r in answer["results"][:5]]
                 said += answer.get("warning") is not None
+                # What share of the results had the full model's vectors (None: all did).
+                shares.append(answer["index"].get("meaning_share"))
                 modes[answer["mode"]] = modes.get(answer["mode"], 0) + 1
             out[f"{mode}_{kind}_r5"] = round(hits / len(asked), 3)
             out[f"{mode}_{kind}_n"] = len(asked)
             if mode == "auto":
                 out[f"auto_{kind}_warned"] = said
+                out[f"auto_{kind}_meaning_share_said"] = sum(x is not None for x in shares)
                 out[f"auto_{kind}_modes"] = modes
     return out
 
