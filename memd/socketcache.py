@@ -83,6 +83,8 @@ def last_good(config_arg: str | None, env: Mapping[str, str]) -> Target | None:
 def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, str]) -> None:
     """Keep what reaching ``config``'s daemon needs, for the next commands; never raises
     (a read-only home only costs the next command a config load)."""
+    import pickle
+
     try:
         file = _file(config_arg, env)
         refs = _refs(file)
@@ -99,12 +101,10 @@ def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, st
         path = _entry_path(file, env)
         if _load(path) != entry:
             _write(path, json.dumps(entry).encode())
-        import pickle
-
         kept = pickle.dumps((entry["key"], _code(), config))
         if _private(path.with_suffix(".pickle")) != kept:
             _write(path.with_suffix(".pickle"), kept)
-    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError, pickle.PicklingError):
         pass  # pickle's errors for an object it cannot take: the next command loads the file
 
 

@@ -164,3 +164,32 @@ def test_without_a_daemon_a_read_takes_the_config_as_last_loaded(tmp_path):
     (kept,) = (tmp_path / ".cache" / "memd").glob("*.pickle")
     kept.chmod(0o666)
     assert "memd.configfile" in search()["loaded"]  # not trusted: loaded from the file
+
+
+def test_a_config_that_cannot_be_kept_is_loaded_each_time(tmp_path):
+    """A config pickle cannot take is not kept (nor does keeping it fail the command):
+    the socket's entry is, and the config is read from its file the next time."""
+    import dataclasses
+
+    from memd import socketcache
+    from memd.configfile import load_config
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"workspace: {tmp_path}\nstate_dir: {tmp_path / 's'}\n")
+    env = {"HOME": str(tmp_path)}
+    loaded = load_config(config, env)
+    odd = dataclasses.replace(loaded, source=_Unpicklable())
+    socketcache.remember(odd, config, env)
+    assert socketcache.lookup(str(config), env) is not None
+    assert socketcache.config_of(str(config), env) is None
+    socketcache.remember(loaded, config, env)
+    assert socketcache.config_of(str(config), env) == loaded
+
+
+class _Unpicklable:
+    """What pickle refuses with its own error."""
+
+    def __reduce__(self):
+        import pickle
+
+        raise pickle.PicklingError("not this one")
