@@ -35,6 +35,15 @@ print(json.dumps({{"code": code, "out": out.getvalue(), "err": err.getvalue(),
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def config_for(path, workspace, socket):
+    """A keyword-only config at ``path`` (its state folder beside it), as ``run`` takes a
+    daemon: something with a ``config_path``."""
+    state = path.with_name(f"{path.stem}-state")
+    path.write_text(f"workspace: {workspace}\nstate_dir: {state}\nsocket: {socket}\n"
+                    "embeddings: {provider: none}\n")  # fmt: skip
+    return type("Config", (), {"config_path": path})()
+
+
 def test_reads_answered_by_a_daemon_load_only_the_socket_client(tmp_path, ws, serve):
     """search, get, status, context and recall through a daemon import nothing heavy, and
     answer as the full command line does."""
@@ -118,12 +127,7 @@ def test_a_daemon_serving_another_config_is_not_asked_for_this_one(tmp_path, ws,
     other_ws = tmp_path / "other"
     other_ws.mkdir()
     (other_ws / "MEMORY.md").write_text("# Memory\n- Coffee at nine.\n")
-    other = tmp_path / "other.yaml"
-    other.write_text(
-        f"workspace: {other_ws}\nstate_dir: {tmp_path / 'other-state'}\n"
-        f"socket: {daemon.socket}\nembeddings: {{provider: none}}\n"
-    )
-    stand_in = type("Other", (), {"config_path": other})()
+    stand_in = config_for(tmp_path / "other.yaml", other_ws, daemon.socket)
     first = run(tmp_path, stand_in, "search", "coffee", "--json")  # remembered now
     second = run(tmp_path, stand_in, "search", "coffee", "--json")
     for answer in (first, second):
@@ -140,12 +144,8 @@ def test_without_a_daemon_a_read_takes_the_config_as_last_loaded(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "MEMORY.md").write_text("# Memory\n- Tea at four.\n- Tea leaves from Assam.\n")
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        f"workspace: {ws}\nstate_dir: {tmp_path / 's'}\nsocket: {tmp_path / 'memd.sock'}\n"
-        "embeddings: {provider: none}\n"
-    )
-    stand_in = type("NoDaemon", (), {"config_path": config})()
+    stand_in = config_for(tmp_path / "c.yaml", ws, tmp_path / "memd.sock")
+    config = stand_in.config_path
 
     def search() -> dict:
         found = run(tmp_path, stand_in, "search", "tea", "--json", "--all-chunks")
