@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,24 +47,33 @@ def memd_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "memd"]
 
 
-def wall(cmd: list[str], runs: int, env: dict) -> tuple[float, float]:
+def wall(cmd: list[str], runs: int, env: dict) -> tuple[float, float, float]:
     """Median and fastest wall time in seconds of ``runs`` runs of ``cmd`` (after one
-    warm-up run). The median is the target's measure; the fastest shows what the command
-    costs when nothing else competes for the CPU (a shared machine's load moves the median)."""
-    times = []
+    warm-up run), and its median CPU time (user + system). The median is the target's
+    measure; the fastest shows what the command costs when nothing else competes for the
+    CPU; the CPU time is what a quiet machine's wall time comes to for a command that only
+    computes (a shared machine's load moves the wall times, much less the CPU time)."""
+    times, cpu = [], []
     for n in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if out.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed: {out.stderr.decode()[-500:]}")
         if n:
             times.append(elapsed)
-    return round(statistics.median(times), 3), round(min(times), 3)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return (
+        round(statistics.median(times), 3),
+        round(min(times), 3),
+        round(statistics.median(cpu), 3),
+    )
 
 
 def timed(result: dict, name: str, cmd: list[str], runs: int, env: dict) -> None:
-    result[f"{name}_s"], result[f"{name}_fastest_s"] = wall(cmd, runs, env)
+    result[f"{name}_s"], result[f"{name}_fastest_s"], result[f"{name}_cpu_s"] = wall(cmd, runs, env)
 
 
 def wait_ready(sock: Path, proc: subprocess.Popen, timeout: float = 120.0) -> None:
@@ -133,9 +143,12 @@ def main() -> int:
         # and PYTHONDONTWRITEBYTECODE would have every run compile memd again).
         package = Path(memd_package.__file__).parent
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         subprocess.run([*memd, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
         index_s = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        index_cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
         query = queries(3)[1]
         names = sorted(os.listdir(vault / "memory"))
@@ -151,6 +164,8 @@ def main() -> int:
             "query_common": COMMON,
             "generate_s": round(generate_s, 1),
             "index_s": round(index_s, 2),
+            # Both cores busy end to end would make a quiet wall time of half of this.
+            "index_cpu_s": round(index_cpu_s, 2),
         }
         timed(result, "python_start", python, args.runs, env)
         timed(result, "import_memd_cli", [*python[:2], "import memd.cli.main"], args.runs, env)
@@ -187,6 +202,11 @@ def main() -> int:
         for side in ("no_daemon", "daemon"):
             result[f"search_common_{side}_ratio_to_qmd"] = round(
                 result[f"search_common_{side}_s"] / reference, 2
+            )
+            # CPU time against qmd's quiet wall time: what the ratio comes to on a quiet
+            # machine (with a daemon, the daemon's own work for the answer is not in it).
+            result[f"search_common_{side}_cpu_ratio_to_qmd"] = round(
+                result[f"search_common_{side}_cpu_s"] / reference, 2
             )
         result.update(
             runs=args.runs,

@@ -17,12 +17,23 @@ serve`` on it with the local model and an empty state folder, and every few seco
   half second after the first pass), and the daemon's RSS.
 
 ``--no-interim`` runs the same with ``embeddings.interim: false``: the figures before it.
+
+``--paraphrase`` adds the 40 topic notes of ``bench/vault_bench.py`` (with their linking
+notes, daily notes and drawings) as an extra path, dated three years back, so the full
+model reaches them last, and asks their questions in other words (``asked``, and the
+``unworded`` ones that share no content word with their note) at ``--at`` minutes after
+the first pass (default 1, 5, 15), in the default mode and in keyword mode: R@5 (the topic
+note among the first five results), how many answers said why meaning was not used
+(``warning``), and how far each tier had got. ``--equal-mtimes`` gives every file one
+mtime (a git checkout) and every daily note hash-, hex- and number-like tokens.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
+import random
 import statistics
 import sys
 import tempfile
@@ -37,6 +48,8 @@ import apsw  # noqa: E402
 from bench.common import percentile, start_daemon, write_result  # noqa: E402
 from bench.soak_bench import snapshot  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
+from bench.vault_bench import TOPICS, unworded  # noqa: E402
+from bench.vault_bench import make_vault as make_topics  # noqa: E402
 from memd.client import Client  # noqa: E402
 from memd.embed.providers import LOCAL_MODEL  # noqa: E402
 from memd.errors import MemdError  # noqa: E402
@@ -64,11 +77,84 @@ def recent_without_vectors(db: Path, since: str) -> int | None:
         con.close()
 
 
+TOPIC_ROOT = "notes"  # the extra path's folder name: its files show as notes/...
+
+
+def add_topics(tmp: Path, equal: float | None) -> tuple[Path, list[tuple[str, str, str]]]:
+    """The topic notes in ``tmp/notes``, three years old (or all at ``equal``), and their
+    questions: ``(kind, question, result path of its topic note)``."""
+    root = tmp / TOPIC_ROOT
+    make_topics(root, fillers=4)
+    old = equal if equal is not None else time.time() - 3 * 365 * 86400
+    for path in root.rglob("*.md"):
+        os.utime(path, (old, old))
+    asks = [("asked", t["asked"], f"{TOPIC_ROOT}/Topics/{t['title']}.md") for t in TOPICS]
+    asks += [("unworded", q, note.replace("vault/", f"{TOPIC_ROOT}/", 1))
+             for q, note in unworded(root)]  # fmt: skip
+    return root, asks
+
+
+def scramble(vault: Path, when: float) -> None:
+    """What a git checkout of a vault of code notes looks like: every daily note gets a
+    line of commit hashes, hex addresses and numbers, and every file one mtime."""
+    rng = random.Random(7)
+    for path in sorted(vault.rglob("*.md")):
+        tokens = [f"{rng.getrandbits(160):040x}"[: rng.choice((7, 12, 40))] for _ in range(3)]
+        tokens += [f"0x{rng.getrandbits(48):012x}", str(rng.randint(10**5, 10**9))]
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"\nBuild {' '.join(tokens)}\n")
+        os.utime(path, (when, when))
+
+
+def topic_vectors(db: Path) -> dict:
+    """Chunks of the topic notes, and how many have the full model's vectors."""
+    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        con.set_busy_timeout(2000)
+        total, full = con.execute(
+            "SELECT count(*), count(v.chunk_id) FROM chunks c JOIN files f ON f.id = c.file_id "
+            "LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ? WHERE f.path LIKE ?",
+            (FULL_KEY, f"{TOPIC_ROOT}/Topics/%"),
+        ).fetchone()
+        return {"topic_chunks": total, "topic_chunks_full": full}
+    except apsw.Error:
+        return {}
+    finally:
+        con.close()
+
+
+def ask(client: Client, asks: list[tuple[str, str, str]], status: dict, db: Path) -> dict:
+    """R@5 of each kind of question in the default mode and in keyword mode, now."""
+    out: dict = {**topic_vectors(db), "interim": (status.get("embedding") or {}).get("interim")}
+    for mode in ("auto", "keyword"):
+        for kind in dict.fromkeys(k for k, _, _ in asks):
+            hits, said, modes, shares = 0, 0, {}, []
+            asked = [(q, note) for k, q, note in asks if k == kind]
+            for question, note in asked:
+                answer = client.call("memory_search", {"query": question, "mode": mode,
+                                                       "max_results": 5})  # fmt: skip
+                hits += note in [r["path"] for r in answer["results"][:5]]
+                said += answer.get("warning") is not None
+                # What share of the results had the full model's vectors (None: all did).
+                shares.append(answer["index"].get("meaning_share"))
+                modes[answer["mode"]] = modes.get(answer["mode"], 0) + 1
+            out[f"{mode}_{kind}_r5"] = round(hits / len(asked), 3)
+            out[f"{mode}_{kind}_n"] = len(asked)
+            if mode == "auto":
+                out[f"auto_{kind}_warned"] = said
+                out[f"auto_{kind}_meaning_share_said"] = sum(x is not None for x in shares)
+                out[f"auto_{kind}_modes"] = modes
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--minutes", type=float, default=12.0, help="how long to watch at most")
     ap.add_argument("--no-interim", action="store_true", help="embeddings.interim: false")
+    ap.add_argument("--paraphrase", action="store_true", help="ask the topic questions")
+    ap.add_argument("--equal-mtimes", action="store_true", help="one mtime, hash-like tokens")
+    ap.add_argument("--at", default="1,5,15", help="--paraphrase: minutes after the first pass")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     name = "first-hour-nointerim" if args.no_interim else "first-hour"
@@ -80,10 +166,21 @@ def main() -> int:
     since = dates[-7]  # the newest 7 days of notes
     interim = "false" if args.no_interim else "true"
     extra = f"embeddings: {{provider: local, interim: {interim}}}\nreview: {{enabled: false}}\n"
+    equal = time.time() - 86400 if args.equal_mtimes else None
+    if equal is not None:
+        scramble(vault, equal)
+    topic_asks: list[tuple[str, str, str]] = []
+    at = [float(m) * 60 for m in args.at.split(",")] if args.paraphrase else []
+    if args.paraphrase:
+        topics, topic_asks = add_topics(tmp, equal)
+        extra += f"extra_paths: [{topics}]\n"
+        args.minutes = max(args.minutes, max(at) / 60 + 3)
     daemon, sock = start_daemon(tmp, "fh", vault, extra)
     state, log = tmp / "fh-state", tmp / "fh-state" / "memd.log"
     db = state / "index-default.sqlite"
-    result: dict = {"benchmark": "first-hour", "files": args.files, "interim": not args.no_interim}
+    result: dict = {"benchmark": "first-hour", "files": args.files, "interim": not args.no_interim,
+                    "equal_mtimes": args.equal_mtimes}  # fmt: skip
+    asked: list[dict] = []  # --paraphrase: the answers at each of ``at``
     marks: dict[str, float] = {}
     latencies: list[float] = []
     samples: list[dict] = []
@@ -100,6 +197,16 @@ def main() -> int:
                     last_status = status = client.call("status")
                     if status["files"] >= args.files and not status.get("indexing"):
                         marks.setdefault("keyword_ready_s", elapsed)
+                    ready = marks.get("keyword_ready_s")
+                    if (
+                        ready is not None
+                        and len(asked) < len(at)
+                        and elapsed - ready >= at[len(asked)]
+                    ):
+                        asked.append({"after_first_pass_s": round(elapsed - ready),
+                                      **ask(client, topic_asks, status, db)})  # fmt: skip
+                        print(f"{elapsed:6.0f} s  asked: {asked[-1]}", flush=True)
+                        continue
                     if "keyword_ready_s" in marks and "full_s" not in marks:
                         t = time.perf_counter()
                         client.call("memory_search", {"query": asks[len(latencies) % 400]})
@@ -114,6 +221,8 @@ def main() -> int:
             tier = embedding.get("interim")
             if tier and tier["total"] and tier["done"] >= tier["total"]:
                 marks.setdefault("every_chunk_s", elapsed)
+            if at and len(asked) == len(at):
+                break  # every question asked: the rest is the run without --paraphrase
             if "keyword_ready_s" in marks and status.get("pending_embeddings") == 0:
                 marks.setdefault("full_s", elapsed)
                 marks.setdefault("every_chunk_s", elapsed)
@@ -141,6 +250,8 @@ def main() -> int:
         result["searches"] = len(latencies)
     result["rss_mb_max"] = max((s["rss_mb"] for s in samples), default=None)
     result["rss_mb_end"] = samples[-1]["rss_mb"] if samples else None
+    if asked:
+        result["paraphrase"] = asked
     result["samples"] = samples
     result["run_at"] = dt.datetime.now().isoformat(timespec="seconds")
     write_result(result, out)

@@ -24,7 +24,6 @@ from zoneinfo import ZoneInfo
 
 from memd import __version__
 from memd.config import Config
-from memd.configfile import load_config
 from memd.embed.providers import Embedder, make_embedder
 from memd.embed.rerank import make_reranker
 from memd.errors import InvalidParams, PathRefused
@@ -388,5 +387,7 @@ def open(
     """Open a workspace's memory: ``config`` is a ``Config``, a config file path, or None
     for the usual places (``$MEMD_CONFIG``, ``~/.config/memd/config.yaml``, defaults)."""
     if not isinstance(config, Config):
+        from memd.configfile import load_config  # here: a Config handed in needs no YAML
+
         config = load_config(config)
     return Memory(config, workspace, **options)  # type: ignore[arg-type]

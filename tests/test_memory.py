@@ -84,3 +84,30 @@ def test_status(ws, memory):
     assert status["workspace"] == "default" and status["path"] == str(ws.root)
     assert status["last_indexed_at"].endswith("Z")
     assert status["database_bytes"] > 0
+
+
+def test_a_pass_that_finds_nothing_changed_writes_nothing(ws, memory, config):
+    """A one-shot search's pass over unchanged files is a read: the database file is left
+    byte for byte as it was (no transaction, no fsync), yet the answer says when the
+    index was last checked; a changed file is written as before."""
+    from memd.index.index import database_path
+    from memd.memory import Memory
+
+    ws.write("memory/a.md", "# a\ntext\n")
+    memory.index()
+    memory.close()  # everything in the database file itself
+    memory = Memory(config)
+    db = database_path(config, "default")
+    before = db.read_bytes()
+    stored = float(memory.db.store.get_meta("last_indexed_at"))
+    first = memory.status().last_indexed_at
+    assert memory.index().touched is False
+    assert memory.db.checked_at > stored  # this pass's end, kept here, not written
+    assert memory.search("text").index.last_indexed_at >= first
+    memory.close()
+    assert db.read_bytes() == before
+    memory = Memory(config)
+    ws.write("memory/a.md", "# a\ntext, more\n")
+    assert memory.index().changed == 1
+    memory.close()
+    assert db.read_bytes() != before

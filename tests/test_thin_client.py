@@ -35,6 +35,15 @@ print(json.dumps({{"code": code, "out": out.getvalue(), "err": err.getvalue(),
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def config_for(path, workspace, socket):
+    """A keyword-only config at ``path`` (its state folder beside it), as ``run`` takes a
+    daemon: something with a ``config_path``."""
+    state = path.with_name(f"{path.stem}-state")
+    path.write_text(f"workspace: {workspace}\nstate_dir: {state}\nsocket: {socket}\n"
+                    "embeddings: {provider: none}\n")  # fmt: skip
+    return type("Config", (), {"config_path": path})()
+
+
 def test_reads_answered_by_a_daemon_load_only_the_socket_client(tmp_path, ws, serve):
     """search, get, status, context and recall through a daemon import nothing heavy, and
     answer as the full command line does."""
@@ -118,12 +127,7 @@ def test_a_daemon_serving_another_config_is_not_asked_for_this_one(tmp_path, ws,
     other_ws = tmp_path / "other"
     other_ws.mkdir()
     (other_ws / "MEMORY.md").write_text("# Memory\n- Coffee at nine.\n")
-    other = tmp_path / "other.yaml"
-    other.write_text(
-        f"workspace: {other_ws}\nstate_dir: {tmp_path / 'other-state'}\n"
-        f"socket: {daemon.socket}\nembeddings: {{provider: none}}\n"
-    )
-    stand_in = type("Other", (), {"config_path": other})()
+    stand_in = config_for(tmp_path / "other.yaml", other_ws, daemon.socket)
     first = run(tmp_path, stand_in, "search", "coffee", "--json")  # remembered now
     second = run(tmp_path, stand_in, "search", "coffee", "--json")
     for answer in (first, second):
@@ -131,3 +135,61 @@ def test_a_daemon_serving_another_config_is_not_asked_for_this_one(tmp_path, ws,
         assert [r["path"] for r in json.loads(answer["out"])["results"]] == ["MEMORY.md"]
         assert "Coffee" in answer["out"]
         assert "answering without it" in answer["err"]
+
+
+def test_without_a_daemon_a_read_takes_the_config_as_last_loaded(tmp_path):
+    """No daemon: the first one-shot search loads the config file and keeps it; the next
+    ones take it as kept (no YAML read) and answer the same. An edit of the file is read
+    again, and a kept config that another user could have written is not trusted."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# Memory\n- Tea at four.\n- Tea leaves from Assam.\n")
+    stand_in = config_for(tmp_path / "c.yaml", ws, tmp_path / "memd.sock")
+    config = stand_in.config_path
+
+    def search() -> dict:
+        found = run(tmp_path, stand_in, "search", "tea", "--json", "--all-chunks")
+        assert found["code"] == 0, found
+        return found
+
+    first, second = search(), search()
+    assert "memd.configfile" in first["loaded"]
+    assert "yaml" not in second["loaded"] and "memd.configfile" not in second["loaded"]
+    assert json.loads(second["out"])["results"] == json.loads(first["out"])["results"]
+    config.write_text(config.read_text() + "search: {max_results: 1, min_results: 1}\n")
+    edited = search()
+    assert "memd.configfile" in edited["loaded"]
+    assert len(json.loads(edited["out"])["results"]) == 1  # the edit applies
+    assert "memd.configfile" not in search()["loaded"]
+    (kept,) = (tmp_path / ".cache" / "memd").glob("*.pickle")
+    kept.chmod(0o666)
+    assert "memd.configfile" in search()["loaded"]  # not trusted: loaded from the file
+
+
+def test_a_config_that_cannot_be_kept_is_loaded_each_time(tmp_path):
+    """A config pickle cannot take is not kept (nor does keeping it fail the command):
+    the socket's entry is, and the config is read from its file the next time."""
+    import dataclasses
+
+    from memd import socketcache
+    from memd.configfile import load_config
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"workspace: {tmp_path}\nstate_dir: {tmp_path / 's'}\n")
+    env = {"HOME": str(tmp_path)}
+    loaded = load_config(config, env)
+    odd = dataclasses.replace(loaded, source=_Unpicklable())
+    socketcache.remember(odd, config, env)
+    assert socketcache.lookup(str(config), env) is not None
+    assert socketcache.config_of(str(config), env) is None
+    socketcache.remember(loaded, config, env)
+    assert socketcache.config_of(str(config), env) == loaded
+
+
+class _Unpicklable:
+    """What pickle refuses with its own error."""
+
+    def __reduce__(self):
+        import pickle
+
+        raise pickle.PicklingError("not this one")

@@ -28,11 +28,16 @@ if TYPE_CHECKING:
     from memd.serve.router import Router
 
 
-def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    parsed: argparse.Namespace | None = None,
+    config: Config | None = None,
+) -> int:
     """Run the ``memd`` command line; returns the exit code. ``parsed``: ``argv`` as the
-    thin client (``memd.cli.thin``) parsed it already, so the whole parser is not built."""
+    thin client (``memd.cli.thin``) parsed it already, so the whole parser is not built;
+    ``config``: the config that ``argv`` names, as the thin client found it remembered."""
     try:
-        code = _main(argv, parsed)
+        code = _main(argv, parsed, config)
         sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
         return code
     except BrokenPipeError:
@@ -45,7 +50,11 @@ def main(argv: Sequence[str] | None = None, parsed: argparse.Namespace | None = 
         return 0
 
 
-def _main(argv: Sequence[str] | None, parsed: argparse.Namespace | None = None) -> int:
+def _main(
+    argv: Sequence[str] | None,
+    parsed: argparse.Namespace | None = None,
+    config: Config | None = None,
+) -> int:
     args = parsed if parsed is not None else make_parser().parse_args(argv)
     verbose = getattr(args, "verbose", False)
     config_arg = getattr(args, "config", None)
@@ -62,7 +71,7 @@ def _main(argv: Sequence[str] | None, parsed: argparse.Namespace | None = None) 
 
             workspace = getattr(args, "workspace", None)
             return doctor(config_arg, workspace, getattr(args, "json", False))
-        config = load_and_remember(config_arg)
+        config = config or load_and_remember(config_arg)
         if args.command == "serve":
             return _serve(config, config_arg, verbose)
         if args.command == "service":

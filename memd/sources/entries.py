@@ -39,7 +39,7 @@ def stat_stamp(st: os.stat_result) -> int:
     """What the index compares (in its ``mtime_ns`` column) to skip a file unread: mtime,
     ctime and inode together. An edit that keeps the size and puts the old mtime back
     still moves ctime (which no one can set), and a save by rename changes the inode."""
-    raw = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
+    raw = b"%d:%d:%d" % (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)  # one per file walked
     return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "big")
 
 

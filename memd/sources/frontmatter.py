@@ -7,8 +7,6 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-import yaml
-
 _FM_MAX_LINES = 200
 # Only the front matter is left out: the note's text is indexed all the same.
 _DROPPED = "its tags, aliases and date are not read (the note's text is indexed)"
@@ -34,8 +32,12 @@ def front_matter(lines: list[str], warnings: list[str]) -> FrontMatter:
             break
     else:
         return FrontMatter()
+    import yaml  # here: a search, or a pass over notes without front matter, needs none
+
     try:
-        data = yaml.load("\n".join(lines[1:end]), Loader=_YamlLoader)
+        data = yaml.load(
+            "\n".join(lines[1:end]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
     except yaml.YAMLError as exc:
         warnings.append(f"front matter is not valid YAML ({_first_line(exc)}); {_DROPPED}")
         return FrontMatter(end + 1)
@@ -50,7 +52,6 @@ def front_matter(lines: list[str], warnings: list[str]) -> FrontMatter:
     return FrontMatter(end + 1, tags, aliases, when)
 
 
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ISO_DAY = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})(?:[T ]|\s*$)")
 
 
