@@ -1,0 +1,92 @@
+"""A note's Markdown as HTML a browser may show: nothing in a note runs.
+
+markdown-it renders with raw HTML off (a ``<script>`` or ``onerror=`` in a note is shown
+as text), links only to the web, mail and other notes (never ``javascript:`` or
+``data:``), and images as links (a page that works offline fetches nothing). Each
+top-level block carries its first line's number, so the page shows where each line is and
+a citation's lines can be marked.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import cache
+from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+_SCHEMES = {"http", "https", "mailto", ""}
+
+
+def _safe_link(url: str) -> bool:
+    """Only the web, mail and links within the page or to other notes."""
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return False
+    # A browser drops tabs and newlines inside a scheme ("java\tscript:"); so does this.
+    plain = "".join(url.split()).lower()
+    return scheme in _SCHEMES and not plain.startswith(("javascript:", "vbscript:", "data:"))
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table").enable("strikethrough")
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+
+    def image(renderer: object, tokens: list[Token], idx: int, options: object, env: object) -> str:
+        token = tokens[idx]
+        src = str(token.attrGet("src") or "")
+        alt = html.escape(token.content or src)
+        return f'<a class="image" href="{html.escape(src)}" rel="noreferrer">[image: {alt}]</a>'
+
+    def link_open(
+        renderer: object, tokens: list[Token], idx: int, options: object, env: object
+    ) -> str:
+        tokens[idx].attrSet("rel", "noreferrer noopener")
+        return md.renderer.renderToken(tokens, idx, options, env)  # type: ignore[arg-type]
+
+    md.add_render_rule("image", image)
+    md.add_render_rule("link_open", link_open)
+    return md
+
+
+def note_html(text: str, cited: tuple[int, int] | None = None) -> str:
+    """``text`` (a whole note, its first line line 1) as safe HTML; the blocks within
+    ``cited`` (first and last line) marked, the first of them with the id ``cited``."""
+    md = _parser()
+    tokens = md.parse(text)
+    marked = False
+    for token in tokens:
+        if token.map is None or token.nesting == -1 or token.level > 1:
+            continue
+        if token.level == 1 and token.type != "list_item_open":
+            continue
+        first, last = token.map[0] + 1, max(token.map[1], token.map[0] + 1)
+        token.attrSet("data-line", str(first))
+        if token.level == 0:
+            token.attrSet("id", f"L{first}")
+        if cited is not None and first <= cited[1] and last >= cited[0]:
+            token.attrJoin("class", "cited")
+            if not marked and token.level == 0:
+                token.attrSet("id", "cited")
+                marked = True
+    return md.renderer.render(tokens, md.options, {})
+
+
+def note_url(citation_or_path: str) -> str:
+    """The page of a note, at a citation's lines when given one (``path#L3-L5``)."""
+    path, _, lines = citation_or_path.partition("#L")
+    url = f"/note?path={quote(path, safe='/')}"
+    if lines:
+        start, _, end = lines.partition("-L")
+        if start.isdigit():
+            end = end if end.isdigit() else start
+            url += f"&from={start}&to={end}#cited"
+    return url
