@@ -72,9 +72,11 @@ def note_html(text: str, cited: tuple[int, int] | None = None) -> str:
         token.attrSet("data-line", str(first))
         if token.level == 0:
             token.attrSet("id", f"L{first}")
-        if cited is not None and first <= cited[1] and last >= cited[0]:
+        # A list is marked item by item: a citation names lines, not the whole list.
+        whole = token.type not in ("bullet_list_open", "ordered_list_open")
+        if cited is not None and whole and first <= cited[1] and last >= cited[0]:
             token.attrJoin("class", "cited")
-            if not marked and token.level == 0:
+            if not marked:
                 token.attrSet("id", "cited")
                 marked = True
     return md.renderer.render(tokens, md.options, {})
