@@ -15,14 +15,14 @@ import pytest
 from memd.configfile import parse_config
 from memd.errors import ConfigError
 from memd.ui.notehtml import note_html, note_url
-from tests.uipage import SECRET, Page, make_workspace, ui_config, wait_url
+from tests.uipage import SECRET, Page, make_workspace, ui_config, wait_indexed, wait_url
 
 
 @pytest.fixture
 def page(ws, serve, tmp_path) -> Page:
     make_workspace(ws, tmp_path / "outside")
     daemon = serve(ui_config())
-    daemon.wait_for(lambda: daemon.call("status")["files"] >= 4, 30, "the first index pass")
+    wait_indexed(daemon)
     p = Page(wait_url(tmp_path / "state", daemon))
     p.daemon = daemon  # type: ignore[attr-defined]
     return p

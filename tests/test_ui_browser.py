@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.uipage import Page, make_workspace, ui_config, wait_url
+from tests.uipage import Page, make_workspace, ui_config, wait_indexed, wait_url
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -63,9 +63,7 @@ def _wait(driver, condition, what: str):
 def site(ws, serve, tmp_path):
     make_workspace(ws, tmp_path / "outside")
     daemon = serve(ui_config())
-    daemon.wait_for(lambda: daemon.call("status")["files"] >= 4, WAIT, "the first index pass")
-    daemon.wait_for(lambda: daemon.call("memory_review", kind="promote")["proposals"], WAIT,
-                    "a proposal")  # fmt: skip
+    wait_indexed(daemon)
     return daemon, Page(wait_url(tmp_path / "state", daemon))
 
 

@@ -41,6 +41,19 @@ def make_workspace(ws, outside: Path) -> None:
     (ws.root / "memory" / "environ.md").symlink_to("/proc/self/environ")
 
 
+def wait_indexed(daemon, timeout: float = 30.0) -> None:
+    """Until the first pass, the updates among the notes and the first review are done."""
+
+    def replaced() -> bool:
+        found = daemon.call("memory_search", query="deploy target production", min_score=0)
+        return any(r.get("superseded_by") for r in found["results"])
+
+    daemon.wait_for(lambda: daemon.call("status")["files"] >= 4, timeout, "the first index pass")
+    daemon.wait_for(replaced, timeout, "the update found")
+    daemon.wait_for(lambda: (daemon.call("status").get("review") or {}).get("waiting"), timeout,
+                    "the first review")  # fmt: skip
+
+
 def ui_config(port: int = 0) -> str:
     return f"ui: {{enabled: true, port: {port}}}\n"
 
