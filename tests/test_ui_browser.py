@@ -114,7 +114,6 @@ def test_every_view_in_a_browser(browser, site, ws):
     browser.get(base + "/status")
     assert "daemon running" in browser.page_source
     assert browser.find_element(By.CSS_SELECTOR, "table.status").text
-    _shot(browser, "status")
 
     # A note's script: shown as text, never run.
     browser.get(base + "/note?path=memory/2026-03-10.md")
@@ -178,3 +177,32 @@ def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
         evil.shutdown()
     assert (ws.root / "MEMORY.md").read_bytes() == before
     assert daemon.call("status")["files"] >= 4
+
+
+def test_status_charts_the_embedding_while_it_runs(browser, ws, serve, tmp_path, embed_server):
+    """While chunks wait for vectors, the status view shows the rate, the time left and a
+    chart of the progress, and follows it without a reload."""
+    from selenium.webdriver.common.by import By
+
+    ws.write("MEMORY.md", "# Memory\n\n- The page charts the embedding.\n")
+    for n in range(160):
+        ws.write(f"memory/topics/topic-{n:03}.md", f"# Topic {n}\n\nNotes on subject {n}.\n")
+    embed_server.delay = 0.3  # each request: the back-fill takes a while
+    embeddings = (
+        f"embeddings: {{provider: openai, model: concepts-1, base_url: {embed_server.url}, "
+        "batch_size: 4, debounce_ms: 0, interim: false}\n"
+    )
+    daemon = serve(ui_config() + embeddings)
+    page = Page(wait_url(tmp_path / "state", daemon))
+    browser.get(page.url)
+    browser.get(page.origin + "/status")
+    browser.execute_script("window.__memd_same_page = 7")
+
+    def charted(d):
+        text = d.find_element(By.ID, "main").text
+        line = d.find_elements(By.CSS_SELECTOR, "svg.chart polyline.done")
+        return "chunks/s" in text and " left" in text and line and line[0].get_attribute("points")
+
+    _wait(browser, charted, "the rate, the time left and the chart")
+    assert browser.execute_script("return window.__memd_same_page") == 7, "no reload"
+    _shot(browser, "status")

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = get_logger()
 
 MAX_NOTE_LINES = 20_000  # a longer note shows its beginning and says so
-_SAMPLE_S = 20.0  # the embedding chart's step
+SAMPLE_S = 20.0  # the embedding chart's step
 _HOUR = 3600.0
 _HEADERS = {
     # Nothing but this page's own files: no inline script, no other site, no frames.
@@ -61,7 +61,7 @@ class Backend:
     memory: Callable[[], Memory]
     daemon: Callable[[], Awaitable[str | None]]
     workspace: str | None = None
-    samples: deque = field(default_factory=lambda: deque(maxlen=int(_HOUR / _SAMPLE_S) + 1))
+    samples: deque = field(default_factory=lambda: deque(maxlen=int(_HOUR / SAMPLE_S) + 1))
 
     async def ask(self, method: str, **params: Any) -> dict:
         return await self.call(method, {"workspace": self.workspace, **params})
@@ -74,7 +74,7 @@ class Backend:
     async def sample(self) -> dict:
         s = await self.ask("status")
         now = time.time()
-        if not self.samples or now - self.samples[-1][0] >= _SAMPLE_S / 2:
+        if not self.samples or now - self.samples[-1][0] >= SAMPLE_S / 2:
             total = s["embedded_chunks"] + s["pending_embeddings"]
             self.samples.append((now, s["embedded_chunks"], total))
         while self.samples and self.samples[0][0] < now - _HOUR:

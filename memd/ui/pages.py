@@ -212,28 +212,34 @@ def review_result(answer: dict) -> str:
 
 
 def status(s: dict, samples: Sequence[tuple[float, int, int]]) -> str:
+    if s["provider"] == "none":
+        embeddings = "off: keyword search only"
+    else:
+        model = f" {s['model']}" if s.get("model") else ""
+        embeddings = (f"{s['provider']}{model}: {s['embedded_chunks']} chunks embedded, "
+                      f"{s['pending_embeddings']} waiting")  # fmt: skip
     rows = [
         ("workspace", f"{s['workspace']} ({s['path']})"),
         ("files", s["files"]),
         ("chunks", s["chunks"]),
-        (
-            "embeddings",
-            f"{s['provider']} {s.get('model') or ''}: {s['embedded_chunks']} "
-            f"chunks embedded, {s['pending_embeddings']} waiting",
-        ),
+        ("embeddings", embeddings),
         ("watcher", s["watcher"]),
         ("last indexed", s.get("last_indexed_at") or "never"),
         ("files waiting", s["pending_files"]),
         ("database", f"{s['database']} ({s['database_bytes'] // 1024} KiB)"),
         ("config", s.get("config") or "defaults"),
+        ("config drift", s.get("config_drift") or "none: what runs is what the file says"),
     ]
-    if s.get("config_drift"):
-        rows.append(("config drift", s["config_drift"]))
     team = s.get("team")
     if team:
-        rows += [(f"team {k}", v) for k, v in team.items() if not isinstance(v, dict | list)]
-    if s.get("review"):
-        rows += [(f"review {k}", v) for k, v in s["review"].items()]
+        rows += [(f"team: {k.replace('_', ' ')}", v) for k, v in team.items()
+                 if not isinstance(v, dict | list)]  # fmt: skip
+    review = s.get("review")
+    if review:
+        said = [f"{review.get('waiting', 0)} proposals waiting"]
+        said += [f"{k.replace('_', ' ')} {review[k]}" for k in ("reviewed_at", "next_at", "state")
+                 if review.get(k)]  # fmt: skip
+        rows.append(("review", ", ".join(said)))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
     return f'<table class="status">{table}</table>' + _embedding(s.get("embedding"), samples)
 
@@ -269,4 +275,6 @@ def _chart(samples: Sequence[tuple[float, int, int]]) -> str:
         f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="chunks embedded over '
         f'the last hour"><polyline class="total" points="{line(2)}"/>'
         f'<polyline class="done" points="{line(1)}"/></svg>'
+        f'<p class="meta">chunks with vectors (solid) of all chunks (dashed), over the last '
+        f"{max(round((t1 - t0) / 60), 1)} minutes</p>"
     )

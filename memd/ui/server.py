@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from memd.errors import DaemonError, MemdError
 from memd.log import get_logger
 from memd.store.private import load_json, save_json
-from memd.ui.app import Backend, make_app
+from memd.ui.app import SAMPLE_S, Backend, make_app
 from memd.ui.guard import Guard
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ async def serve(
     with _announced(url_path, guard.url()):
         announce(guard.url())
         log.info("ui_serving", port=guard.port, workspace=backend.workspace)
+        sampling = asyncio.create_task(_sample(backend))
         try:
             await server.serve(sockets=[sock])
         except asyncio.CancelledError:
@@ -105,7 +106,18 @@ async def serve(
                 await asyncio.wait_for(server.shutdown([sock]), 2.0)
             raise
         finally:
+            sampling.cancel()
             sock.close()
+
+
+async def _sample(backend: Backend) -> None:
+    """Status every step while the page runs: the embedding chart's last hour."""
+    while True:
+        try:
+            await backend.sample()
+        except MemdError as exc:  # a daemon restarting: the next step tries again
+            log.debug("ui_sample_failed", error=str(exc))
+        await asyncio.sleep(SAMPLE_S)
 
 
 def _quiet(base: type) -> type:
