@@ -104,6 +104,9 @@ def main() -> None:
             wait("the index", lambda: (s := status(sock)) and s["files"] >= args.files
                  and not s["pending_files"] and s["indexing"] is None)  # fmt: skip
             indexed_s = time.perf_counter() - started
+            # Measured at rest: after the first review of the notes (seconds of CPU at start).
+            wait("the first review", lambda: ((status(sock) or {}).get("review") or {}).get(
+                "state") == "idle")  # fmt: skip
             kept = tmp / "ui-state" / "ui-default.json"
             url = wait("the page", lambda: kept.exists() and json.loads(kept.read_text())["url"])
             result = measure(url, days[-1], args.rounds)

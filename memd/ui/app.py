@@ -11,6 +11,7 @@ a reload.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -177,8 +178,9 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
         name = request.path_params["name"]
         if name not in _STATIC:
             return html(pages.error("no such file"), 404)
-        data = files("memd.ui").joinpath("static", name).read_bytes()
-        return Response(data, media_type=_STATIC[name], headers=_HEADERS)
+        # Kept by the browser for the page's life: a view's first paint waits for no fetch.
+        kept = {**_HEADERS, "cache-control": "private, max-age=3600"}
+        return Response(_asset(name), media_type=_STATIC[name], headers=kept)
 
     routes = [
         Route("/", timeline),
@@ -194,6 +196,11 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
     ]
     app = Starlette(routes=routes)
     return _Guarded(app, guard)  # type: ignore[return-value]
+
+
+@functools.cache
+def _asset(name: str) -> bytes:
+    return files("memd.ui").joinpath("static", name).read_bytes()
 
 
 class _Guarded:

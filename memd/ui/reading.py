@@ -58,24 +58,23 @@ def timeline(
     from today), newest first; and the day to continue from (None: no older days)."""
     times = memory.db.read(lambda store: store.file_times())
     zone = memory.config.flush.now().tzinfo
-    by_day: dict[str, Day] = {}
+    by_day: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for path, (source, date, modified) in times.items():
         day = _day_of(date, modified, zone)
-        if day is None or (before is not None and day >= before):
-            continue
-        entry = by_day.setdefault(day, Day(day))
-        if is_session_path(path):
-            entry.sessions.append(path)
-        elif source == "daily" and date:
-            entry.daily.append(path)
-        else:
-            entry.notes.append(path)
+        if day is not None and (before is None or day < before):
+            by_day.setdefault(day, []).append((path, source, date))
     ordered = sorted(by_day, reverse=True)
-    shown = [by_day[d] for d in ordered[:days]]
-    for d in shown:
-        d.daily.sort()
-        d.notes.sort()
-        d.sessions.sort()
+    shown = []
+    for day in ordered[:days]:  # a vault of years has thousands of days: only these are built
+        entry = Day(day)
+        for path, source, date in sorted(by_day[day]):
+            if is_session_path(path):
+                entry.sessions.append(path)
+            elif source == "daily" and date:
+                entry.daily.append(path)
+            else:
+                entry.notes.append(path)
+        shown.append(entry)
     more = shown[-1].date if len(ordered) > days else None
     return shown, more
 
