@@ -173,6 +173,11 @@ def test_views_show_what_the_library_answers(page, ws):
     )
     status = page.get("/status").body
     assert "<th>files</th>" in status and "daemon running" in status
+    flushed = page.daemon.call("memory_flush", entries=[{"text": "Tried the page.", "title": "ui"}])
+    where = flushed["written"][0]
+    timeline = page.get("/timeline").body
+    assert f"{where['path']}#L{where['start_line']}" in timeline and "— ui" not in timeline
+    assert re.search(r'class="flush">flush \d\d:\d\d ui <a', timeline), timeline
 
 
 def test_memd_ui_with_the_daemon_stopped_reads_the_index_and_says_so(ws, tmp_path):

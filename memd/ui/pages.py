@@ -105,6 +105,8 @@ def timeline(days: Sequence[Day], more: str | None) -> str:
     for day in days:
         items = [f'<li class="daily"><a href="{escape(note_url(p))}">{escape(p)}</a></li>'
                  for p in day.daily]  # fmt: skip
+        items += [f'<li class="flush">flush {escape(title)} {cite(c)}</li>'
+                  for c, title in day.flushes]  # fmt: skip
         items += [f'<li><a href="{escape(note_url(p))}">{escape(p)}</a></li>' for p in day.notes]
         items += [f'<li class="session">session <a href="{escape(note_url(p))}">{escape(p)}</a>'
                   "</li>" for p in day.sessions]  # fmt: skip

@@ -6,6 +6,7 @@ current). Plain blocking reads: the page runs them on a worker thread.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from memd.store.rows import Supersession
 
 WEEK = 7
+# The heading a flush puts over each entry it appends (memd.write.writer): "## HH:MM — title".
+_FLUSHED = re.compile(r"^## (\d{2}:\d{2}) — (.*)$")
+_MOST_LINES = 20_000
 
 
 @dataclass
@@ -28,6 +32,7 @@ class Day:
     daily: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
+    flushes: list[tuple[str, str]] = field(default_factory=list)  # (citation, "HH:MM title")
 
 
 @dataclass
@@ -74,9 +79,23 @@ def timeline(
                 entry.daily.append(path)
             else:
                 entry.notes.append(path)
+        entry.flushes = [f for path in entry.daily for f in _flushes(memory, path)]
         shown.append(entry)
     more = shown[-1].date if len(ordered) > days else None
     return shown, more
+
+
+def _flushes(memory: Memory, path: str) -> list[tuple[str, str]]:
+    """The entries flushes appended to a daily note, each cited at its heading."""
+    try:
+        lines = memory.get(path, 1, _MOST_LINES).text.splitlines()
+    except (MemdError, OSError):
+        return []
+    found = []
+    for n, line in enumerate(lines, 1):
+        if m := _FLUSHED.match(line):
+            found.append((f"{path}#L{n}-L{n}", f"{m.group(1)} {m.group(2)}"))
+    return found
 
 
 def _text(memory: Memory, citation: str) -> str:
