@@ -156,7 +156,8 @@ class _Attacker(http.server.BaseHTTPRequestHandler):
 
 def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
     """A page of another origin that posts a form to memd's page is refused though the
-    browser sends the cookie; without the token the page shows nothing."""
+    browser sends the cookie; without the token the page shows nothing; a ``../`` path or
+    an absolute one shows nothing of the file."""
     from selenium.webdriver.common.by import By
 
     daemon, page = site
@@ -164,6 +165,11 @@ def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
     assert "open the address memd printed" in browser.find_element(By.TAG_NAME, "body").text
     assert "Deploy" not in browser.page_source
     browser.get(page.url)  # logged in: the cookie is set
+    for path in ("../memd.yaml", "memory/../../memd.yaml", str(daemon.config_path)):
+        browser.get(f"{page.origin}/note?path={path}")
+        shown = browser.find_element(By.ID, "main").text
+        assert "may not contain" in shown or "absolute" in shown, shown
+        assert "state_dir" not in browser.page_source
     before = (ws.root / "MEMORY.md").read_bytes()
     _Attacker.target = page.origin
     evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Attacker)
