@@ -261,3 +261,39 @@ def test_ui_port_is_checked(tmp_path):
     with pytest.raises(ConfigError, match="ui.*port must be 0 to 65535"):
         parse_config({"ui": {"port": 70000}}, env={"HOME": str(tmp_path)})
     assert parse_config({"ui": {"enabled": True}}, env={"HOME": str(tmp_path)}).ui.enabled
+
+
+def test_links_between_notes_open_their_pages():
+    """A relative link in a note leads to that note's page; where it leads is checked when
+    it is opened, as every path is."""
+    out = note_html("[a](../MEMORY.md) [b](b%20c.md#x) [c](#top) [d](https://e.org)", None,
+                    "memory/2026-01-01.md")  # fmt: skip
+    assert 'href="/note?path=MEMORY.md"' in out
+    assert 'href="/note?path=memory/b%20c.md"' in out
+    assert 'href="#top"' in out and 'href="https://e.org"' in out
+
+
+def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, serve, tmp_path):
+    """``memd ui`` next to a daemon that serves no page serves one itself, says the daemon
+    runs, and Apply goes through the daemon: the line is in MEMORY.md once."""
+    make_workspace(ws, tmp_path / "outside")
+    daemon = serve()
+    wait_indexed(daemon)
+    command = [sys.executable, "-m", "memd", "--config", str(daemon.config_path), "ui"]
+    proc = subprocess.Popen(command, env=daemon.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        p = Page(proc.stdout.readline().strip())
+        p.login()
+        assert f"daemon running: pid {daemon.proc.pid}" in p.get("/").body
+        missing = p.get("/nothing")
+        assert missing.status == 404 and "content-security-policy" in missing.headers
+        pid = _proposal_id(p)
+        form = f"id={pid}&csrf={p.csrf()}"
+        assert p.post("/review/apply", form, headers={"Origin": p.origin}).status == 200
+        text = (ws.root / "MEMORY.md").read_text()
+        assert text.count("we keep application logs for 30 days") == 1
+        assert "memory_review_apply" in daemon.log()  # the daemon wrote it
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -127,7 +127,9 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
             return await failed(request, "timeline", exc)
         cited = (int(q["from"]), int(q.get("to", q["from"]))) if q.get("from", "").isdigit() and \
             q.get("to", q["from"]).isdigit() else None  # fmt: skip
-        body = pages.note(answer, note_html(answer["text"], cited), replaced, replacing)
+        body = pages.note(
+            answer, note_html(answer["text"], cited, answer["path"]), replaced, replacing
+        )
         return await view(request, path, "timeline", body, live=True)
 
     async def current(request: Request) -> Response:
@@ -194,7 +196,11 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
         Route("/api/stamp", stamp),
         Route("/static/{name:str}", static),
     ]
-    app = Starlette(routes=routes)
+
+    async def missing(request: Request, exc: Exception) -> Response:
+        return await view(request, "not found", "timeline", pages.error("no such page"), 404)
+
+    app = Starlette(routes=routes, exception_handlers={404: missing, 405: missing})
     return _Guarded(app, guard)  # type: ignore[return-value]
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 from functools import cache
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -47,9 +48,13 @@ def _parser() -> MarkdownIt:
         return f'<a class="image" href="{html.escape(src)}" rel="noreferrer">[image: {alt}]</a>'
 
     def link_open(
-        renderer: object, tokens: list[Token], idx: int, options: object, env: object
+        renderer: object, tokens: list[Token], idx: int, options: object, env: dict
     ) -> str:
-        tokens[idx].attrSet("rel", "noreferrer noopener")
+        token = tokens[idx]
+        token.attrSet("rel", "noreferrer noopener")
+        href = str(token.attrGet("href") or "")
+        if env.get("path") and not urlsplit(href).scheme and not href.startswith(("#", "/")):
+            token.attrSet("href", _note_link(env["path"], href))
         return md.renderer.renderToken(tokens, idx, options, env)  # type: ignore[arg-type]
 
     md.add_render_rule("image", image)
@@ -57,9 +62,25 @@ def _parser() -> MarkdownIt:
     return md
 
 
-def note_html(text: str, cited: tuple[int, int] | None = None) -> str:
+def _note_link(note: str, href: str) -> str:
+    """A link between notes (``../MEMORY.md``, ``other.md#part``) as the page of that note;
+    where it leads is checked when it is opened, as every path is."""
+    target = unquote(href.split("#", 1)[0])
+    parts = [*PurePosixPath(note).parent.parts, *PurePosixPath(target).parts]
+    kept: list[str] = []
+    for part in parts:
+        if part == "..":
+            if kept:
+                kept.pop()
+        elif part not in (".", ""):
+            kept.append(part)
+    return note_url("/".join(kept)) if kept else href
+
+
+def note_html(text: str, cited: tuple[int, int] | None = None, path: str = "") -> str:
     """``text`` (a whole note, its first line line 1) as safe HTML; the blocks within
-    ``cited`` (first and last line) marked, the first of them with the id ``cited``."""
+    ``cited`` (first and last line) marked, the first of them with the id ``cited``; links
+    to other notes relative to ``path`` (the note's) lead to their pages."""
     md = _parser()
     tokens = md.parse(text)
     marked = False
@@ -79,7 +100,7 @@ def note_html(text: str, cited: tuple[int, int] | None = None) -> str:
             if not marked:
                 token.attrSet("id", "cited")
                 marked = True
-    return md.renderer.render(tokens, md.options, {})
+    return md.renderer.render(tokens, md.options, {"path": path})
 
 
 def note_url(citation_or_path: str) -> str:
