@@ -25,6 +25,7 @@ def page(ws, serve, tmp_path) -> Page:
     wait_indexed(daemon)
     p = Page(wait_url(tmp_path / "state", daemon))
     p.daemon = daemon  # type: ignore[attr-defined]
+    p.state = tmp_path / "state"  # type: ignore[attr-defined]
     return p
 
 
@@ -45,9 +46,15 @@ def test_nothing_answers_without_the_token_and_the_token_becomes_a_cookie(page):
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and page.token not in cookie
     assert page.get("/").status == 200
     assert page.get("/", headers={"Cookie": "memd_ui=guessed"}).status == 403
-    # A bookmark with the token keeps the rest of its address.
-    kept = page.get(f"/search?q=deploy&t={page.token}", cookie=False)
+    # The token is used up: the address printed opens the page once.
+    assert page.get(f"/?t={page.token}", cookie=False).status == 403
+    # The next address (the daemon keeps it for memd ui) works once, and a bookmark's
+    # address keeps the rest of it.
+    fresh = Page(wait_url(page.state)).token
+    assert fresh != page.token
+    kept = page.get(f"/search?q=deploy&t={fresh}", cookie=False)
     assert kept.status == 303 and kept.headers["location"] == "/search?q=deploy"
+    assert page.get(f"/?t={fresh}", cookie=False).status == 403
 
 
 def test_another_host_name_is_refused(page):
@@ -149,7 +156,9 @@ def test_the_token_is_in_no_answer_and_every_view_answers(page):
         page.get(path)
     page.post("/review/dismiss", "id=nope&csrf=bad", headers={"Origin": page.origin})
     session = page.cookie.split("=", 1)[1]
+    unused = Page(wait_url(page.state)).token
     for n, answer in enumerate(page.answers):
+        assert unused not in answer.everything(), n
         assert page.token not in answer.everything() or (answer.status == 303 and \
             page.token not in answer.body), n  # fmt: skip
         assert page.token not in json.dumps(answer.headers)
@@ -215,6 +224,13 @@ def test_memd_ui_prints_the_address_of_the_daemons_page(page, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == page.url
     assert "served by the daemon" in out.stderr
+    page.login()  # that address is used up: the next memd ui prints another, that works
+    again = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(daemon.config_path), "ui"],
+        env=daemon.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    second = Page(again.stdout.strip())
+    assert second.url != page.url and second.login().status == 303
 
 
 def test_memd_ui_without_starlette_names_the_extra(tmp_path):

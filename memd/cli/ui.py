@@ -71,13 +71,19 @@ def ui(args: argparse.Namespace, config: Config) -> int:
 
     def announce(url: str) -> None:
         print(url, flush=True)
-        print("serving the page here until Ctrl-C", file=sys.stderr, flush=True)
+        print("serving the page here until Ctrl-C; the address opens it once", file=sys.stderr,
+              flush=True)  # fmt: skip
+
+    def renewed(url: str) -> None:
+        print(f"the address was used; for another browser: {url}", file=sys.stderr, flush=True)
 
     from memd.ui.app import Backend
 
     port = args.port if args.port is not None else config.ui.port
     try:
-        asyncio.run(serve(Backend(call, opened, daemon, workspace), port, announce))
+        asyncio.run(
+            serve(Backend(call, opened, daemon, workspace), port, announce, renewed=renewed)
+        )
     except KeyboardInterrupt:
         pass
     finally:

@@ -227,7 +227,7 @@ class _Guarded:
         if not guard.host_ok(request.headers.get("host")):
             refused = "this page answers only at its own address on 127.0.0.1"
         elif "t" in request.query_params:
-            if not guard.token_ok(request.query_params["t"]):
+            if not guard.use_token(request.query_params["t"]):
                 refused = "that token is not this page's: open the address memd printed"
             else:  # the token becomes the cookie, and leaves the address
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != "t"]

@@ -3,7 +3,9 @@
 - Every request needs the token: the one in the printed address (``?t=``) once, then the
   cookie that visit sets (HttpOnly, SameSite=Strict: no other site's page sends it). The
   address's token is swapped for the cookie and dropped from the address at once, so it
-  stays out of the history and of every later request.
+  stays out of the history and of every later request; and it is used up: a new one is
+  made for the next browser (``on_new``), so an address left in a terminal or a shell's
+  history opens nothing.
 - The ``Host`` must be this page's own (127.0.0.1 or localhost at its port): a web page
   that points a name of its own at 127.0.0.1 (DNS rebinding) is refused.
 - A request that changes something is a POST from this page: its ``Origin`` (or, failing
@@ -13,7 +15,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -33,6 +35,7 @@ class Guard:
     token: str = field(default_factory=_fresh)  # in the printed address only
     session: str = field(default_factory=_fresh)  # the cookie's value
     csrf: str = field(default_factory=_fresh)  # in the page's forms
+    on_new: Callable[[str], None] | None = None  # told the next address once one is used
 
     def url(self) -> str:
         """The address to open, token included."""
@@ -44,8 +47,14 @@ class Guard:
     def host_ok(self, host: str | None) -> bool:
         return host is not None and f"http://{host.lower()}" in self.origins()
 
-    def token_ok(self, given: str | None) -> bool:
-        return given is not None and secrets.compare_digest(given.encode(), self.token.encode())
+    def use_token(self, given: str | None) -> bool:
+        """Whether ``given`` is the address's token; if so it is used up."""
+        if given is None or not secrets.compare_digest(given.encode(), self.token.encode()):
+            return False
+        self.token = _fresh()
+        if self.on_new is not None:
+            self.on_new(self.url())
+        return True
 
     def session_ok(self, cookies: Mapping[str, str]) -> bool:
         given = cookies.get(COOKIE)

@@ -73,7 +73,7 @@ def _announced(path: Path | None, url: str) -> Iterator[None]:
         yield
     finally:
         with contextlib.suppress(OSError):
-            if (load_json(path) or {}).get("url") == url:  # not a later page's
+            if (load_json(path) or {}).get("pid") == os.getpid():  # not a later page's
                 path.unlink()
 
 
@@ -83,14 +83,23 @@ async def serve(
     announce: Callable[[str], None],
     url_path: Path | None = None,
     own_signals: bool = True,
+    renewed: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the page until cancelled (or, with ``own_signals``, until Ctrl-C);
-    ``announce`` gets the address to open once the socket listens."""
+    ``announce`` gets the address to open once the socket listens, ``renewed`` the next
+    one each time one is used; ``url_path`` keeps the current one."""
     need_web()
     import uvicorn
 
     sock = bind(port)
-    guard = Guard(port=sock.getsockname()[1])
+
+    def new_address(url: str) -> None:
+        if url_path is not None:
+            save_json(url_path, {"url": url, "pid": os.getpid()})
+        if renewed is not None:
+            renewed(url)
+
+    guard = Guard(port=sock.getsockname()[1], on_new=new_address)
     config = uvicorn.Config(make_app(backend, guard), log_level="warning", access_log=False,
                             lifespan="off", server_header=False, date_header=False)  # fmt: skip
     server = uvicorn.Server(config) if own_signals else _quiet(uvicorn.Server)(config)
