@@ -100,6 +100,7 @@ def test_a_change_needs_this_pages_origin_and_csrf_token(page, ws):
         == 403
     )
     assert page.request("PUT", "/review/apply", form, headers={"Origin": page.origin}).status == 403
+    assert page.post("/review/other", form, headers={"Origin": page.origin}).status == 404
     assert (ws.root / "MEMORY.md").read_bytes() == before
     done = page.post("/review/apply", form, headers={"Origin": page.origin})
     assert done.status == 200 and f"applied {pid}" in done.body

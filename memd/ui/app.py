@@ -147,6 +147,8 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
         if not guard.csrf_ok(form.get("csrf")):
             return html(pages.error("refused: this form is not from this page"), 403)
         verb = request.path_params["verb"]
+        if verb not in ("apply", "dismiss", "run"):
+            return html(pages.error("no such action"), 404)
         try:
             if verb == "run":
                 await backend.ask("memory_review")
