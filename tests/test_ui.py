@@ -314,3 +314,16 @@ def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_turning_the_page_on_in_a_running_daemon_asks_for_a_restart(ws, serve):
+    """The page starts with the daemon: a change to ``ui`` shows as config drift until then."""
+    ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
+    daemon = serve()
+    text = daemon.config_path.read_text()
+    daemon.config_path.write_text(text + ui_config())
+    daemon.wait_for(lambda: re.search(r"\bui in .* take effect when memd restarts",
+                                      daemon.call("status").get("config_drift", "")), 30,
+                    "the drift")  # fmt: skip
+    daemon.config_path.write_text(text)
+    daemon.wait_for(lambda: "config_drift" not in daemon.call("status"), 30, "no drift")

@@ -313,12 +313,11 @@ class Daemon:
         except ConfigError as exc:
             return self._reload_failed(exc)
         self.config_file.loaded()
-        if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
-            log.warning("config_reload_partial", reason="socket and state_dir change on restart")
-            self.config_file.needs_restart("socket and state_dir")
-            new = dataclasses.replace(
-                new, socket=self.config.socket, state_dir=self.config.state_dir
-            )
+        kept = {key: getattr(self.config, key) for key in ("socket", "state_dir", "ui")}
+        if any(getattr(new, key) != value for key, value in kept.items()):  # the page too
+            log.warning("config_reload_partial", reason="socket, state_dir, ui change on restart")
+            self.config_file.needs_restart("socket, state_dir and ui")
+            new = dataclasses.replace(new, **kept)
         remember(new, self.config_arg, self.env)
         if new == self.config:
             log.info("config_reloaded", changed=False)
