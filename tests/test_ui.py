@@ -327,3 +327,14 @@ def test_turning_the_page_on_in_a_running_daemon_asks_for_a_restart(ws, serve):
                     "the drift")  # fmt: skip
     daemon.config_path.write_text(text)
     daemon.wait_for(lambda: "config_drift" not in daemon.call("status"), 30, "no drift")
+
+
+def test_updates_found_by_subject_and_value_alone_are_marked_likely():
+    from memd.ui.pages import current
+    from memd.ui.reading import Update
+
+    shown = current([Update("MEMORY.md#L5-L5", "Logs are kept for 30 days.",
+                            "memory/2026-03-05.md#L3-L3", "Log retention: 14 days.", True,
+                            "2026-03-05")], week_only=True)  # fmt: skip
+    assert 'class="likely"' in shown and "<s>Logs are kept for 30 days.</s>" in shown
+    assert "this week" in shown and 'href="/current?all=1"' in shown

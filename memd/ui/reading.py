@@ -21,6 +21,7 @@ WEEK = 7
 # The heading a flush puts over each entry it appends (memd.write.writer): "## HH:MM — title".
 _FLUSHED = re.compile(r"^## (\d{2}:\d{2}) — (.*)$")
 _MOST_LINES = 20_000
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[.\]\s+)?")  # a list item's bullet or box
 
 
 @dataclass
@@ -105,9 +106,10 @@ def _text(memory: Memory, citation: str) -> str:
     try:
         first = int(start)
         count = int(end or start) - first + 1
-        return memory.get(path, first, max(count, 1)).text.strip()
+        text = memory.get(path, first, max(count, 1)).text.strip()
     except (MemdError, ValueError, OSError):
         return ""
+    return _MARKER.sub("", text)
 
 
 def _citation(row: Supersession) -> str:
