@@ -78,7 +78,6 @@ def test_every_view_in_a_browser(browser, site, ws):
     browser.get(page.url)
     assert browser.current_url == base + "/", "the token leaves the address"
     assert "2026-03-09" in browser.find_element(By.ID, "main").text
-    _shot(browser, "timeline")
 
     browser.get(base + "/search?q=deploy+target+production")
     strong = browser.find_elements(By.CSS_SELECTOR, "section.strong article.hit")
@@ -131,6 +130,12 @@ def test_every_view_in_a_browser(browser, site, ws):
     _wait(browser, lambda d: f"memory/{today}.md" in d.find_element(By.ID, "main").text,
           "the new note in the timeline")  # fmt: skip
     assert browser.execute_script("return window.__memd_same_page") == 42, "no reload"
+    # So does a flush, with its entry under its day.
+    entry = {"text": "Walked through memory in the page.", "title": "page tour"}
+    daemon.call("memory_flush", entries=[entry], date="2026-03-10")
+    _wait(browser, lambda d: "page tour" in d.find_element(By.ID, "main").text, "the flush")
+    assert browser.execute_script("return window.__memd_same_page") == 42, "no reload"
+    _shot(browser, "timeline")
 
 
 class _Attacker(http.server.BaseHTTPRequestHandler):
