@@ -338,3 +338,19 @@ def test_updates_found_by_subject_and_value_alone_are_marked_likely():
                             "2026-03-05")], week_only=True)  # fmt: skip
     assert 'class="likely"' in shown and "<s>Logs are kept for 30 days.</s>" in shown
     assert "this week" in shown and 'href="/current?all=1"' in shown
+
+
+def test_a_long_note_opens_at_the_cited_lines(ws, serve, tmp_path):
+    """A note longer than one read opens near a citation past its first part, with its
+    own line numbers, and says which lines it shows."""
+    ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
+    ws.write("memory/log.md", "# Log\n\n" + "".join(f"- entry {n}\n" for n in range(3, 1501)))
+    daemon = serve(ui_config())
+    daemon.wait_for(lambda: daemon.call("status")["files"] >= 2, 30, "the first index pass")
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
+    top = p.get("/note?path=memory/log.md").body
+    assert "lines 1 to 1000 of 1500" in top and "from=1001" in top
+    deep = p.get("/note?path=memory/log.md&from=1400&to=1400").body
+    assert "lines 1380 to 1500 of 1500" in deep
+    assert re.search(r'<li data-line="1400" class="cited" id="cited">entry 1400</li>', deep)

@@ -14,7 +14,7 @@ import asyncio
 import functools
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 log = get_logger()
 
-MAX_NOTE_LINES = 20_000  # a longer note shows its beginning and says so
+MAX_NOTE_LINES = 1_000  # memory_get's most; a longer note shows a part and says so
+_BEFORE_CITED = 20  # lines shown above cited lines past that part
 SAMPLE_S = 20.0  # the embedding chart's step
 _HOUR = 3600.0
 _HEADERS = {
@@ -118,18 +119,21 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
         return await view(request, "timeline", "timeline", pages.timeline(days, more), live=True)
 
     async def note(request: Request) -> Response:
-        q = request.query_params
-        path = q.get("path", "")
+        path = request.query_params.get("path", "")
+        cited = _lines(request.query_params)
         try:
             answer = await backend.ask("memory_get", path=path, lines=MAX_NOTE_LINES)
+            if cited and answer.get("next_from") and cited[0] >= answer["next_from"]:
+                # A long note (memory_get gives at most 1,000 lines or 64 KiB): from near
+                # the cited lines instead of from its top.
+                start = max(cited[0] - _BEFORE_CITED, 1)
+                answer = await backend.ask("memory_get", path=path, lines=MAX_NOTE_LINES,
+                                           **{"from": start})  # fmt: skip
             replaced, replacing = await backend.read(reading.relations, answer["path"])
         except MemdError as exc:
             return await failed(request, "timeline", exc)
-        cited = (int(q["from"]), int(q.get("to", q["from"]))) if q.get("from", "").isdigit() and \
-            q.get("to", q["from"]).isdigit() else None  # fmt: skip
-        body = pages.note(
-            answer, note_html(answer["text"], cited, answer["path"]), replaced, replacing
-        )
+        shown = note_html(answer["text"], cited, answer["path"], answer["from"])
+        body = pages.note(answer, shown, replaced, replacing)
         return await view(request, path, "timeline", body, live=True)
 
     async def current(request: Request) -> Response:
@@ -204,6 +208,14 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
 
     app = Starlette(routes=routes, exception_handlers={404: missing, 405: missing})
     return _Guarded(app, guard)  # type: ignore[return-value]
+
+
+def _lines(q: Mapping[str, str]) -> tuple[int, int] | None:
+    """The cited lines of a note's address (``from`` and ``to``), if it names them."""
+    first, last = q.get("from", ""), q.get("to", q.get("from", ""))
+    if not (first.isdigit() and last.isdigit()) or len(first) > 9 or len(last) > 9:
+        return None
+    return int(first), max(int(first), int(last))
 
 
 @functools.cache

@@ -77,10 +77,13 @@ def _note_link(note: str, href: str) -> str:
     return note_url("/".join(kept)) if kept else href
 
 
-def note_html(text: str, cited: tuple[int, int] | None = None, path: str = "") -> str:
+def note_html(
+    text: str, cited: tuple[int, int] | None = None, path: str = "", first_line: int = 1
+) -> str:
     """``text`` (a whole note, its first line line 1) as safe HTML; the blocks within
     ``cited`` (first and last line) marked, the first of them with the id ``cited``; links
-    to other notes relative to ``path`` (the note's) lead to their pages."""
+    to other notes relative to ``path`` (the note's) lead to their pages; ``first_line``:
+    the line of the note ``text`` starts at."""
     md = _parser()
     tokens = md.parse(text)
     marked = False
@@ -89,7 +92,8 @@ def note_html(text: str, cited: tuple[int, int] | None = None, path: str = "") -
             continue
         if token.level == 1 and token.type != "list_item_open":
             continue
-        first, last = token.map[0] + 1, max(token.map[1], token.map[0] + 1)
+        first = token.map[0] + first_line
+        last = max(token.map[1], token.map[0] + 1) + first_line - 1
         token.attrSet("data-line", str(first))
         if token.level == 0:
             token.attrSet("id", f"L{first}")

@@ -124,9 +124,13 @@ def note(answer: dict, body_html: str, replaced: list[Supersession],
          replacing: list[Supersession]) -> str:  # fmt: skip
     path = answer["path"]
     out = [f'<h1 class="path">{escape(path)}</h1>']
-    if answer.get("truncated"):
-        out.append(f'<p class="meta">the first {answer["lines"]} of {answer["total_lines"]} '
-                   "lines</p>")  # fmt: skip
+    if answer.get("next_from") or answer["from"] > 1:
+        last = answer["from"] + answer["lines"] - 1
+        more = (f' <a href="/note?path={quote(path, safe="/")}&amp;from={answer["next_from"]}'
+                f'&amp;to={answer["next_from"]}#cited">on from line {answer["next_from"]}</a>'
+                if answer.get("next_from") else "")  # fmt: skip
+        out.append(f'<p class="meta">lines {answer["from"]} to {last} of {answer["total_lines"]}'
+                   f"{more}</p>")  # fmt: skip
     if replaced:
         out.append('<section class="relations"><h2>Replaced since</h2><ul>')
         for r in replaced:
