@@ -329,6 +329,18 @@ class Review:
 
 
 @dataclass(frozen=True)
+class Ui:
+    """The local page that shows memory (``memd ui`` serves it at any time)."""
+
+    enabled: bool = False  # the daemon serves the page too, on 127.0.0.1
+    port: int = 0  # 0: a free port, chosen at each start
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be 0 to 65535, got {self.port}")
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration of one memd installation."""
 
@@ -345,6 +357,7 @@ class Config:
     log: Log = field(default_factory=Log)
     team: Team = field(default_factory=Team)
     review: Review = field(default_factory=Review)
+    ui: Ui = field(default_factory=Ui)
     source: Path | None = None
 
     def __post_init__(self) -> None:

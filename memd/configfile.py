@@ -33,6 +33,7 @@ from memd.config import (
     Server,
     SessionSource,
     Team,
+    Ui,
     Watch,
     WorkspaceConfig,
 )
@@ -63,6 +64,7 @@ _SECTIONS: dict[str, type] = {
     "log": Log,
     "team": Team,
     "review": Review,
+    "ui": Ui,
 }
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

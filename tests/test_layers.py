@@ -28,6 +28,7 @@ ORDER = [
     {"memd.review"},
     {"memd.memory", "memd.client", "memd.socketcache"},
     {"memd.agent"},
+    {"memd.ui"},
     {"memd.serve"},
     {"memd.cli"},
     {"memd", "memd.__main__"},

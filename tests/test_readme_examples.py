@@ -35,6 +35,8 @@ SKIP = {
     "psql ": "needs a PostgreSQL server",
     "mkdocs ": "builds or serves the docs site; CI builds it, tests/test_docs_site.py too",
     "gen_reference.py": "tests/test_docs_reference.py runs the generator",
+    "memd ui": "serves a page until Ctrl-C; tests/test_ui.py runs it beside a real daemon and "
+    "without one",
 }
 TOOLS = ("socat", "nc")
 

@@ -91,6 +91,10 @@ def _main(
             # stdout carries the protocol: every log line goes to stderr.
             configure_logging("debug" if verbose else "warning", "json", sys.stderr)
             return serve_mcp(config, getattr(args, "workspace", None))
+        if args.command == "ui":
+            from memd.cli.ui import ui
+
+            return ui(args, config)
         if args.command == "status" and args.socket:
             as_json = getattr(args, "json", False)
             print(json.dumps({"socket": str(config.socket)}) if as_json else config.socket)
@@ -128,7 +132,7 @@ def load_and_remember(config_arg: str | None) -> Config:
 
 
 # Commands whose output is a protocol, a log or a report of changed files: no JSON form.
-_NO_JSON = ("serve", "mcp", "service", "hooks")  # and team but its status
+_NO_JSON = ("serve", "mcp", "service", "hooks", "ui")  # and team but its status
 
 
 def _serve(config: Config, config_arg: str | None, verbose: bool) -> int:

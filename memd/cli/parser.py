@@ -102,6 +102,12 @@ _COMMANDS = {
         "Serve memory_search, memory_get, memory_flush and the other tools over MCP on "
         "standard input and output, for agent hosts (Claude Desktop, Cursor, ...).",
     ),
+    "ui": (
+        "serve a page to see memory in a browser",
+        "Print the address of a local page (127.0.0.1, with a token) that shows search, the "
+        "timeline, notes, what is current, the review and status; the daemon's when it serves "
+        "one (ui.enabled), else served here until Ctrl-C.",
+    ),
     "service": (
         "install, remove or check memd as a user service",
         "Install memd as a systemd user service (Linux) or launchd agent (macOS), remove it, "
@@ -234,19 +240,11 @@ def make_parser(only: str | None = None) -> Parser:
 
     p = command("search")
     p.add_argument("query", help="what to look for, in plain words")
-    p.add_argument(
-        "--max-results",
-        type=int,
-        metavar="N",
-        help="how many results (default: search.max_results)",
-    )
+    p.add_argument("--max-results", type=int, metavar="N",
+                   help="how many results (default: search.max_results)")  # fmt: skip
     p.add_argument("--min-score", type=float, metavar="S", help="drop results below this (0-1)")
-    p.add_argument(
-        "--min-results",
-        type=int,
-        metavar="N",
-        help="fill up to N with weak matches, below the floor (default: search.min_results)",
-    )
+    p.add_argument("--min-results", type=int, metavar="N", help="fill up to N with weak "
+                   "matches, below the floor (default: search.min_results)")  # fmt: skip
     p.add_argument(
         "--mode",
         choices=["auto", "hybrid", "keyword", "vector"],
@@ -384,6 +382,8 @@ def make_parser(only: str | None = None) -> Parser:
 
     command("serve")
     command("mcp")
+    p = command("ui")
+    p.add_argument("--port", type=int, metavar="N", help="serve on this port (default: ui.port)")
     p = command("service")
     p.add_argument(
         "action",

@@ -38,6 +38,7 @@ from memd.serve.configwatch import POLL_S, ConfigFile
 from memd.serve.interimplan import hand_over
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
+from memd.serve.page import serve_page
 from memd.serve.pools import Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
@@ -215,6 +216,7 @@ class Daemon:
             asyncio.create_task(self._periodic_reconcile()),
             asyncio.create_task(self._follow_config()),
             asyncio.create_task(heap.trim_periodically()),
+            asyncio.create_task(serve_page(self.config, self.dispatch, self.open_memory)),
         ]
         if (interval := watchdog_interval(self.env)) is not None:
             background.append(asyncio.create_task(self._watchdog(interval)))
@@ -251,11 +253,8 @@ class Daemon:
         # The writer has closed cleanly. Work still running on a pool (an embedding batch,
         # a call to a hung endpoint) has no one to take its result, yet asyncio (its default
         # executor) and the interpreter (at exit) would both wait for it: end here.
-        running = {
-            pool.name: pool.running
-            for pool in (self._background, self._prepare, self._reads, self._heavy)
-            if pool.running
-        }
+        pools = (self._background, self._prepare, self._reads, self._heavy)
+        running = {pool.name: pool.running for pool in pools if pool.running}
         if running:
             _end(0, "daemon_work_abandoned", "info", running=running)
         _exit_after(_EXIT_GRACE, 0, "daemon_threads_abandoned")
@@ -314,12 +313,11 @@ class Daemon:
         except ConfigError as exc:
             return self._reload_failed(exc)
         self.config_file.loaded()
-        if (new.socket, new.state_dir) != (self.config.socket, self.config.state_dir):
-            log.warning("config_reload_partial", reason="socket and state_dir change on restart")
-            self.config_file.needs_restart("socket and state_dir")
-            new = dataclasses.replace(
-                new, socket=self.config.socket, state_dir=self.config.state_dir
-            )
+        kept = {key: getattr(self.config, key) for key in ("socket", "state_dir", "ui")}
+        if any(getattr(new, key) != value for key, value in kept.items()):  # the page too
+            log.warning("config_reload_partial", reason="socket, state_dir, ui change on restart")
+            self.config_file.needs_restart("socket, state_dir and ui")
+            new = dataclasses.replace(new, **kept)
         remember(new, self.config_arg, self.env)
         if new == self.config:
             log.info("config_reloaded", changed=False)
