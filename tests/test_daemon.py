@@ -1,6 +1,7 @@
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -9,6 +10,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -386,9 +388,10 @@ def test_logs_are_json_lines_with_request_details(serve, notes):
     assert all(e["level"] for e in events)
 
 
-def test_first_start_without_config_creates_the_default_workspace(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
+def test_first_start_without_config_creates_the_default_workspace():
+    # A short home: the default socket lies four folders below it, and a worker's tmp_path
+    # under pytest-xdist is long enough to pass the 104 bytes a socket path may have.
+    home = Path(tempfile.mkdtemp(prefix="memd-home-", dir="/tmp"))
     env = {**os.environ, "HOME": str(home)}
     for var in ("MEMD_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
         env.pop(var, None)
@@ -408,7 +411,9 @@ def test_first_start_without_config_creates_the_default_workspace(tmp_path):
         assert (home / "clawd" / "memory").is_dir()
     finally:
         proc.terminate()
-        assert proc.wait(10) == 0
+        code = proc.wait(10)
+        shutil.rmtree(home, ignore_errors=True)
+        assert code == 0
 
 
 def test_periodic_reconcile_catches_what_the_watcher_missed(serve, ws, tmp_path):
