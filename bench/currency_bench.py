@@ -30,11 +30,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "currency.json")
+    ap.add_argument(
+        "--provider",
+        default="none",
+        help="embeddings: none, or local (meaning "
+        "as the second signal: each refresh embeds up to a batch of statements)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = make_vault(Path(tmp) / "vault", args.files)
         raw = {"workspace": str(root), "state_dir": str(Path(tmp) / "state"),
-               "embeddings": {"provider": "none"}, "review": {"enabled": False}}  # fmt: skip
+               "embeddings": {"provider": args.provider}, "review": {"enabled": False}}  # fmt: skip
         with Memory(parse_config(raw, env={"HOME": tmp}), concurrent_reads=True) as memory:
             # concurrent_reads: as in the daemon, the pass does not refresh by itself
             started = time.perf_counter()
@@ -43,6 +49,11 @@ def main() -> None:
             started = time.perf_counter()
             memory.currency.refresh()
             first_s = time.perf_counter() - started
+            batches = 0
+            while memory.currency.pending:  # as the daemon's loop: the next batch, and again
+                memory.currency.refresh()
+                batches += 1
+            meaning_s = time.perf_counter() - started
             statements = len(memory.currency.statements())
             updates = len(memory.currency.updates)
             note = sorted((root / "memory").glob("*.md"))[-1]
@@ -59,7 +70,10 @@ def main() -> None:
             "benchmark": "currency",
             "files": args.files,
             "index_pass_s": round(index_s, 2),
+            "provider": args.provider,
             "first_refresh_s": round(first_s, 2),
+            "until_every_meaning_s": round(meaning_s, 2),
+            "batches_after_the_first": batches,
             "statements_that_can_state_a_fact": statements,
             "updates_found": updates,
             "one_edit_index_s": round(edit_index_s, 3),
