@@ -36,7 +36,9 @@ from memd.errors import DaemonUnavailable, MemdError
 
 BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
 DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
-_TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
+# Kept at the end of the budget for MEMORY.md as written, printing and leaving the process
+# (the host waits for its exit, not for the text): on a loaded machine that takes tenths.
+_EXIT_S = 0.3
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
 _MARKER_TOKENS = 40  # the route's line after the memory, at most
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
@@ -47,10 +49,14 @@ _ROUTES = {
 }
 
 
-def run_hook(command: str, args: argparse.Namespace, client: Client | None = None) -> int:
+def run_hook(
+    command: str, args: argparse.Namespace, client: Client | None = None, asked: float = 0.0
+) -> int:
     """Run one hook command; always 0. ``client``: a daemon that serves this config,
     found by the thin client (``memd.cli.thin``) without loading the config; asked first,
-    within the daemon's share of the budget, before the routes that need the config."""
+    within the daemon's share of the budget, before the routes that need the config.
+    ``asked``: the seconds the thin client gave a daemon that did not answer (it is not
+    asked again)."""
     started = time.monotonic() - _since_start()  # the host has waited since the process began
     state_dir, config = None, None
     try:
@@ -64,7 +70,7 @@ def run_hook(command: str, args: argparse.Namespace, client: Client | None = Non
         params["workspace"] = getattr(args, "workspace", None)
         result, route, why = None, None, None
         if client is not None and command != "flush":
-            result = _thin(client, method, params, started, _budget(os.environ))
+            result, asked = _thin(client, method, params, started, _budget(os.environ))
             route = "daemon" if result is not None else None
         if result is None:
             config = config or _config(args)
@@ -72,7 +78,8 @@ def run_hook(command: str, args: argparse.Namespace, client: Client | None = Non
             if command == "flush":
                 result = _call(config, method, params, wait=False, client=client)
             else:
-                result, route, why = answer(config, method, params, started, _budget(os.environ))
+                budget = _budget(os.environ)
+                result, route, why = answer(config, method, params, started, budget, asked)
         if route is not None:
             _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
@@ -94,18 +101,32 @@ def _config(args: argparse.Namespace) -> Any:
     return load_config(getattr(args, "config", None))
 
 
-def _thin(client: Client, method: str, params: dict, started: float, budget: float) -> dict | None:
-    """The answer of a daemon the thin client found, within its share of the budget; None
-    when it did not give one in time (the other routes then answer)."""
+def _thin(
+    client: Client, method: str, params: dict, started: float, budget: float
+) -> tuple[dict | None, float]:
+    """The answer of a daemon the thin client found, within its share of the budget (None
+    when it did not give one: the other routes then answer), and the seconds it had when
+    it gave none in time (else 0)."""
     asked = {k: v for k, v in params.items() if v is not None}
     asked["budget"] = max((asked.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
-    share = min(budget * DAEMON_S / BUDGET_S, started + budget - _TEXT_S - time.monotonic())
+    share = daemon_share(started, budget)
     try:
         with client:
-            client.set_timeout(max(share, 0.05))
-            return client.call(method, asked)
-    except (MemdError, OSError):
-        return None
+            client.set_timeout(share)
+            return client.call(method, asked), share
+    except (DaemonUnavailable, OSError):  # no answer in time: not asked again
+        return None, share
+    except MemdError:  # an answer, but an error: asked again, as without the thin client
+        return None, 0.0
+
+
+def daemon_share(started: float | None = None, budget: float | None = None) -> float:
+    """The seconds a daemon asked now may take: ``DAEMON_S`` of the budget, and never
+    into the time the other routes need (``started``: this process's start)."""
+    budget = _budget(os.environ) if budget is None else budget
+    now = time.monotonic()
+    started = now - _since_start() if started is None else started
+    return max(min(budget * DAEMON_S / BUDGET_S, started + budget - _EXIT_S - now), 0.05)
 
 
 def _budget(env: Any) -> float:
@@ -118,11 +139,17 @@ def _budget(env: Any) -> float:
 
 
 def answer(
-    config: Any, method: str, params: dict, started: float, budget: float = BUDGET_S
+    config: Any,
+    method: str,
+    params: dict,
+    started: float,
+    budget: float = BUDGET_S,
+    asked: float = 0.0,
 ) -> tuple[dict | None, str, str | None]:
     """Context or recall from the daemon, the index on disk or the files, whichever answers
     first within ``budget`` seconds of ``started``; the answer, its route and why the
-    routes before it did not."""
+    routes before it did not. ``asked``: the seconds the thin client gave the daemon already,
+    in which it did not answer (it is not asked again)."""
     params = {k: v for k, v in params.items() if v is not None}
     # The line naming the route comes after the memory: within the budget too.
     params["budget"] = max((params.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
@@ -133,31 +160,34 @@ def answer(
     # is no reason to skip a daemon that answers: asking it costs this process next to
     # nothing, where reading the index means importing the search); the index is read
     # meanwhile. A budget set longer gives the daemon longer too.
+    deadline = started + budget - _EXIT_S
     share = budget * DAEMON_S / BUDGET_S
-    until = min(time.monotonic() + share, started + budget - _TEXT_S)
+    until = min(time.monotonic() + share, deadline)
     share = max(until - time.monotonic(), 0.05)
-    asked: dict[str, Any] = {}
-    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params, until),
+    said: dict[str, Any] = {}
+    daemon = threading.Thread(target=_ask_into, args=(said, config, method, params, until),
                               daemon=True)  # fmt: skip
-    daemon.start()
-    # A daemon answers a healthy hook in a fraction of its share: the index is read only
-    # when it has not by then (in parallel, so one that never answers costs no more time).
-    daemon.join(min(_HEALTHY_S, share))
+    if not asked:
+        daemon.start()
+        # A daemon answers a healthy hook in a fraction of its share: the index is read
+        # only when it has not by then (in parallel: one that never answers costs no more).
+        daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
     reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
-    if daemon.is_alive() or asked.get("result") is None:
+    if asked or daemon.is_alive() or said.get("result") is None:
+        _ready_to_leave()
         reader.start()
-    daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
-    if asked.get("result") is not None:
-        return asked["result"], "daemon", None
-    if daemon.is_alive() or isinstance(asked.get("error"), DaemonUnavailable):
-        why = f"the daemon did not answer within {share:.1f} s"
-    elif "error" in asked:  # a daemon of another config, a bad answer: read the index
-        why = f"the daemon could not answer: {asked['error']}"
+    if not asked:
+        daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
+    if said.get("result") is not None:
+        return said["result"], "daemon", None
+    if asked or daemon.is_alive() or isinstance(said.get("error"), DaemonUnavailable):
+        why = f"the daemon did not answer within {asked or share:.1f} s"
+    elif "error" in said:  # a daemon of another config, a bad answer: read the index
+        why = f"the daemon could not answer: {said['error']}"
     else:
         why = "no daemon is running"
-    left = started + budget - _TEXT_S - time.monotonic()
-    reader.join(max(left, 0.0))
+    reader.join(max(deadline - time.monotonic(), 0.0))
     if "result" in done:
         return done["result"], "index", why
     if "error" in done:
@@ -165,6 +195,14 @@ def answer(
     else:
         why = f"{why}; the index did not answer in time"
     return _core_text(config, method, params), "text", why
+
+
+def _ready_to_leave() -> None:
+    """Import, before the index's reader starts importing the search, what answering at the
+    deadline takes: this thread then never waits on an import the reader holds."""
+    import memd.agent.coretext
+    import memd.sources.layout
+    import memd.store.private  # noqa: F401  (hooks.log)
 
 
 def _core_text(config: Any, method: str, params: dict) -> dict:

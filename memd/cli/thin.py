@@ -24,12 +24,29 @@ from memd.errors import DaemonUnavailable, MemdError
 THIN = ("search", "get", "status", "context", "recall")
 _VALUED = ("--config", "--workspace")  # global options that take a value
 _FLAGS = ("--json", "-v", "--verbose")
-_HOOK_S = 2.0  # as memd.cli.hookrun: a host's hook never waits longer for the daemon
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memd`` command line; returns the exit code."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run the ``memd`` command line; returns the exit code. A hook's answer, run as the
+    process's own command line, ends the process as soon as it is printed."""
+    if argv is None and command_of(sys.argv[1:]) in ("context", "recall"):
+        code = _main(sys.argv[1:])
+        _leave(code)
+    return _main(sys.argv[1:] if argv is None else list(argv))
+
+
+def _leave(code: int) -> None:
+    """End the process now: the host waits for its exit, and an orderly one (a reader of
+    the index still running, modules to tear down) takes tenths on a loaded machine."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a reader gone away: nothing more to say to it
+        pass
+    os._exit(code)
+
+
+def _main(argv: list[str]) -> int:
     parsed: list[Any] = []  # the arguments, once parsed: the full command reuses them
     try:
         code = _thin(argv, parsed)
@@ -84,7 +101,13 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
     if folder is None or not os.path.isdir(folder):
         return None  # an unknown workspace, or a folder gone: the full command says which
     if command in ("context", "recall"):
-        client = _reach(target, _HOOK_S)
+        from memd.cli.hookrun import daemon_share, run_hook
+
+        share = daemon_share()
+        try:
+            client = _reach(target, share, late=True)
+        except DaemonUnavailable:  # no answer within its share: the hook does not ask again
+            return run_hook(command, args, asked=share)
         return None if client is None else _answer(command, args, client)
     try:
         client = Client(target.socket, 60.0)
@@ -93,8 +116,10 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
     return _answer(command, args, client, target)
 
 
-def _reach(target: socketcache.Target, timeout: float) -> Client | None:
-    """A client for the daemon on the target's socket if it serves that config."""
+def _reach(target: socketcache.Target, timeout: float, late: bool = False) -> Client | None:
+    """A client for the daemon on the target's socket if it serves that config; with
+    ``late``, raises ``DaemonUnavailable`` when it took the connection but did not answer
+    within ``timeout`` (a daemon starting, hung or too busy)."""
     try:
         client = Client(target.socket, timeout)
     except DaemonUnavailable:
@@ -103,6 +128,11 @@ def _reach(target: socketcache.Target, timeout: float) -> Client | None:
         client.health = client.call("health")
         if mismatch(client.health, target) is None:  # type: ignore[arg-type]
             return client
+    except DaemonUnavailable:
+        client.close()
+        if late:
+            raise
+        return None
     except MemdError:
         pass
     client.close()
