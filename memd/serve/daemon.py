@@ -38,7 +38,7 @@ from memd.serve.configwatch import POLL_S, ConfigFile
 from memd.serve.interimplan import hand_over
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
-from memd.serve.pools import Pool, in_background
+from memd.serve.pools import BACKGROUND, Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
 from memd.serve.statelock import take_lock
@@ -75,26 +75,27 @@ class Daemon:
             max_workers=1, thread_name_prefix="memd-writer", initializer=self._is_writer
         )
         self._writer_thread: int | None = None
-        # Writes prepare (validation, LLM extraction) and wait for the writer here: a queue of
-        # writes never holds the threads that searches run on.
+        # Writes prepare here (validation, LLM extraction) and wait for the writer here, so
+        # a queue of writes never holds the threads that searches run on.
         self._prepare = Pool(max_workers=8, thread_name_prefix="memd-write")
-        # Reads have lanes of their own, apart from the loop's default executor: long queries
-        # queue among themselves, never holding every thread a plain search could run on.
+        # Reads have lanes of their own, apart from the event loop's default executor (which
+        # the index and embed loops use): long queries queue among themselves, so a few of
+        # them cannot hold every thread a plain search could run on.
         self._reads = Pool(max_workers=6, thread_name_prefix="memd-read")
         self._heavy = Pool(max_workers=2, thread_name_prefix="memd-heavy")
-        # The loop's default executor: the index, embedding and publishing loops' threads,
-        # niced (``in_background``) so requests come first on a busy machine.
-        self._background = Pool(thread_name_prefix="memd-background", initializer=in_background)
+        # The loop's default executor: the index, embedding and publishing loops' threads.
+        self._background = Pool(thread_name_prefix="memd-background")
         self._stop: asyncio.Event | None = None
-        # Requests in flight by reload epoch, memories retired at an epoch: a reload closes
-        # what it replaced once the requests that might use it are done.
+        # Requests in flight by reload epoch, and memories retired at an epoch: a reload
+        # closes what it replaced as soon as the requests that might use it are done.
         self._epoch = 0
         self._active: collections.Counter[int] = collections.Counter()
         self._retired: list[tuple[int, list[Memory | Embedder]]] = []
         self._reloading = asyncio.Lock()
         self._lock_fd: int | None = None
         self._server: SocketServer | None = None
-        # One model for every workspace, kept by reloads that keep ``embeddings``.
+        # One model for every workspace, kept across reloads that keep ``embeddings``: a
+        # reload that only changes a search setting no longer stops the back-fill.
         self._embedder: Embedder | None = None
         self.config_file = ConfigFile(config_arg or config.source, self.env)
 
@@ -185,8 +186,7 @@ class Daemon:
                 for ws in config.workspaces
             }
 
-        # A read lane: a daemon starting or reloading is on its way to answer (not background)
-        return await loop.run_in_executor(self._reads, open_all)
+        return await asyncio.to_thread(open_all)
 
     async def _main(self) -> int:
         loop = asyncio.get_running_loop()
@@ -253,7 +253,7 @@ class Daemon:
         # executor) and the interpreter (at exit) would both wait for it: end here.
         running = {
             pool.name: pool.running
-            for pool in (self._background, self._prepare, self._reads, self._heavy)
+            for pool in (self._background, BACKGROUND, self._prepare, self._reads, self._heavy)
             if pool.running
         }
         if running:
@@ -310,8 +310,7 @@ class Daemon:
     async def _reload_once(self) -> None:
         self.config_file.read()
         try:
-            read = asyncio.get_running_loop().run_in_executor
-            new = await read(self._reads, load_config, self.config_arg, self.env)
+            new = await asyncio.to_thread(load_config, self.config_arg, self.env)
         except ConfigError as exc:
             return self._reload_failed(exc)
         self.config_file.loaded()

@@ -9,6 +9,7 @@ the process at once instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sys
@@ -69,3 +70,14 @@ class Pool(ThreadPoolExecutor):
                     self._running -= 1
 
         return super().submit(counted)
+
+
+# Background work that takes processors for minutes: a back-fill's batches, the interim
+# tier, a review. Its threads run niced (``in_background``); what a stop waits for (an index
+# pass's transaction, the writer) never runs here, so a busy machine does not hold a stop.
+BACKGROUND = Pool(max_workers=4, thread_name_prefix="memd-niced", initializer=in_background)
+
+
+async def in_niced(fn: Callable[..., T], *args: Any) -> T:
+    """``asyncio.to_thread`` for background work: on a niced thread of ``BACKGROUND``."""
+    return await asyncio.get_running_loop().run_in_executor(BACKGROUND, fn, *args)
