@@ -40,6 +40,7 @@ DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
 # (the host waits for its exit, not for the text): on a loaded machine that takes tenths.
 _EXIT_S = 0.3
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
+_INDEX_CPU_S = 0.2  # CPU seconds reading the index takes this process (5,000 notes: 0.15-0.25)
 _MARKER_TOKENS = 40  # the route's line after the memory, at most
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
@@ -174,7 +175,10 @@ def answer(
         daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
     reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
-    if asked or daemon.is_alive() or said.get("result") is None:
+    reading = (asked or daemon.is_alive() or said.get("result") is None) and _in_time(
+        started, deadline
+    )
+    if reading:
         _ready_to_leave()
         reader.start()
     if not asked:
@@ -187,14 +191,27 @@ def answer(
         why = f"the daemon could not answer: {said['error']}"
     else:
         why = "no daemon is running"
-    reader.join(max(deadline - time.monotonic(), 0.0))
+    if reading:
+        reader.join(max(deadline - time.monotonic(), 0.0))
     if "result" in done:
         return done["result"], "index", why
     if "error" in done:
         why = f"{why}; the index could not be read: {done['error']}"
-    else:
+    elif reading:
         why = f"{why}; the index did not answer in time"
+    else:
+        why = f"{why}; too little time left to read the index on a machine this busy"
     return _core_text(config, method, params), "text", why
+
+
+def _in_time(started: float, deadline: float) -> bool:
+    """Whether reading the index can end by ``deadline``: its CPU time (``_INDEX_CPU_S``)
+    stretched as much as this process's own start was (wall time over CPU time since it
+    began). On a machine too busy for it, the reader is not started: its work would be
+    thrown away, and it would hold the interpreter the answer at the deadline needs."""
+    now = time.monotonic()
+    stretch = (now - started) / max(time.process_time(), 0.01)
+    return now + _INDEX_CPU_S * max(stretch, 1.0) <= deadline
 
 
 def _ready_to_leave() -> None:
