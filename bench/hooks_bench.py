@@ -18,7 +18,8 @@ memd's modules are read from their bytecode caches, as an installed memd's are (
 run with ``PYTHONDONTWRITEBYTECODE`` and no caches compiles every module at each start:
 0.1-0.2 s of CPU more for each hook). The back-fill state is timed once the full model
 has finished a batch (its rate, ``embedding.per_s``, reported), so the hooks meet it
-embedding.
+embedding; what it was doing before and after is recorded (after the newest week's vectors
+the daemon makes the interim tier, during which the full model's pending count stays).
 """
 
 from __future__ import annotations
@@ -191,6 +192,7 @@ def main() -> int:
             wait_answering(sock, settled=False)
             status = wait_embedding(sock)  # the model loaded and embedding
             before = status.get("pending_embeddings")
+            result["backfill_embeddings_before"] = status.get("embeddings")
             samples = [hook_once(local, stdin, env) for _ in range(args.runs)]
             with Client(sock, timeout=30) as c:
                 status = c.call("status")
