@@ -105,9 +105,13 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
 
         share = daemon_share()
         try:
-            client = _reach(target, share, late=True)
+            client = Client(target.socket, share)
+        except DaemonUnavailable:  # none runs: the index, or MEMORY.md, without asking it
+            return run_hook(command, args, target=target)
+        try:
+            client = _checked(client, target, late=True)
         except DaemonUnavailable:  # no answer within its share: the hook does not ask again
-            return run_hook(command, args, asked=share)
+            return run_hook(command, args, asked=share, target=target)
         return None if client is None else _answer(command, args, client)
     try:
         client = Client(target.socket, 60.0)
@@ -116,14 +120,19 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
     return _answer(command, args, client, target)
 
 
-def _reach(target: socketcache.Target, timeout: float, late: bool = False) -> Client | None:
-    """A client for the daemon on the target's socket if it serves that config; with
-    ``late``, raises ``DaemonUnavailable`` when it took the connection but did not answer
-    within ``timeout`` (a daemon starting, hung or too busy)."""
+def _reach(target: socketcache.Target, timeout: float) -> Client | None:
+    """A client for the daemon on the target's socket if it serves that config."""
     try:
         client = Client(target.socket, timeout)
     except DaemonUnavailable:
         return None
+    return _checked(client, target)
+
+
+def _checked(client: Client, target: socketcache.Target, late: bool = False) -> Client | None:
+    """``client`` if its daemon serves the target's config (else closed, None); with
+    ``late``, raises ``DaemonUnavailable`` when it took the connection but did not answer
+    in time (a daemon starting, hung or too busy)."""
     try:
         client.health = client.call("health")
         if mismatch(client.health, target) is None:  # type: ignore[arg-type]
