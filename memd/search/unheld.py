@@ -16,6 +16,8 @@ from memd.store.fts import match_query
 
 _ENDS = (".", "?", "!", ":", ";")  # after these a capital starts a sentence, names nothing
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")
+_POSSESSIVE = re.compile(r"['’]s?$")
+_ABBREVIATION = re.compile(r"[A-Z][a-z]{0,2}\.")  # "Dr.", "Mrs.", "St.": a title, no name
 
 
 def names(question: str) -> list[str]:
@@ -24,8 +26,8 @@ def names(question: str) -> list[str]:
     found = []
     words = question.split()
     for before, word in zip([".", *words], words, strict=False):
-        bare = _EDGE.sub("", word)
-        inside = not before.endswith(_ENDS)
+        bare = _POSSESSIVE.sub("", _EDGE.sub("", word))  # "Caroline's" names Caroline
+        inside = not before.endswith(_ENDS) and not _ABBREVIATION.fullmatch(word)
         if inside and bare[:1].isupper() and bare not in ("I", "I'm", "I've", "I'd", "I'll"):
             found.append(bare)
     return found
