@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# How much nicer than the daemon's requests its background work runs (indexing, embedding,
-# reviewing, publishing): on a busy machine a hook's context or a search gets the processor
+# How much nicer than the daemon's requests its embedding work runs (a back-fill's batches,
+# the interim tier): on a busy machine a hook's context or a search gets the processor
 # first, and a back-fill takes what is left.
 BACKGROUND_NICE = 10
 
@@ -29,7 +29,7 @@ BACKGROUND_NICE = 10
 def in_background() -> None:
     """Lower the calling thread's processor priority by ``BACKGROUND_NICE``. On Linux a
     thread's niceness is its own and passes to the threads and processes it starts (a local
-    model's inference threads, a review's process); elsewhere nothing changes."""
+    model's inference threads); elsewhere nothing changes."""
     if sys.platform != "linux":
         return  # there PRIO_PROCESS with a thread's id would name a process
     tid = threading.get_native_id()
@@ -73,7 +73,7 @@ class Pool(ThreadPoolExecutor):
 
 
 # Background work that takes processors for minutes: a back-fill's batches, the interim
-# tier, a review. Its threads run niced (``in_background``); what a stop waits for (an index
+# tier. Its threads run niced (``in_background``); what a stop waits for (an index
 # pass's transaction, the writer) never runs here, so a busy machine does not hold a stop.
 BACKGROUND = Pool(max_workers=4, thread_name_prefix="memd-niced", initializer=in_background)
 

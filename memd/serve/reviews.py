@@ -16,7 +16,6 @@ from memd.config import Config
 from memd.errors import MemdError
 from memd.log import get_logger
 from memd.memory import Memory
-from memd.serve.pools import in_niced
 from memd.serve.watcher import wait_event
 
 log = get_logger()
@@ -61,7 +60,7 @@ class ReviewSchedule:
             if self._due() and not self._held():
                 self.state = "reviewing"
                 try:
-                    await in_niced(self.memory.reviewer.run)  # requests first
+                    await asyncio.to_thread(self.memory.reviewer.run)
                     self.state = "idle"
                 except MemdError as exc:  # a workspace gone meanwhile: try at the next check
                     log.warning("review_failed", workspace=self.memory.workspace.name,
