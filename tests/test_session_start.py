@@ -7,6 +7,7 @@ one with or without the daemon."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -252,3 +253,42 @@ def test_without_a_readable_index_memory_md_as_written(tmp_path):
     [last] = routes(state)[-1:]
     assert last["route"] == "text" and "could not be read" in last["why"]
     assert (state / "index-default.sqlite").read_bytes() == b"not a database" * 100  # untouched
+
+
+def _niceness(pid: int) -> dict[int, int]:
+    """Each thread of a process and its niceness (Linux's /proc)."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(task.name)] = int(fields[16])
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness")
+def test_a_daemon_embedding_answers_hooks_first(serve, ws, embed_server):
+    """A back-fill's batch runs niced (requests get the processors first on a busy
+    machine), and context and recall are answered by the daemon while it is in flight."""
+    copy_workspace("ops", ws)
+    for i in range(40):
+        ws.write(f"memory/2026-10-{i % 28 + 1:02d}-n{i}.md", f"# N{i}\n\n- note {i} on pagers\n")
+    embed_server.delay = 120  # every embedding request is held: the batch stays in flight
+    d = serve(f"embeddings: {{provider: openai, model: concepts-1, base_url: {embed_server.url},"
+              " retries: 0, timeout_s: 150, debounce_ms: 0, interim: false}\n")  # fmt: skip
+    d.wait_for(lambda: embed_server.requests > 0, timeout=60, what="a back-fill batch sent")
+    niced = d.wait_for(lambda: [t for t, n in _niceness(d.proc.pid).items() if n >= 10],
+                       timeout=30, what="a niced thread")  # fmt: skip
+    assert d.proc.pid not in niced  # the loop that takes requests is not
+    context = start_hook(d.config_path, ws.root)
+    recall = subprocess.run(
+        [sys.executable, "-m", "memd", "--config", str(d.config_path), "recall", "--hook",
+         "--now", NOW], input=json.dumps({"prompt": "who may run terraform apply"}),
+        capture_output=True, text=True, timeout=90,
+        env={**os.environ, "HOME": str(d.config_path.parent), "MEMD_HOOK_BUDGET_S": "60"},
+    )  # fmt: skip
+    assert "CRITICAL: Never run `terraform apply`" in context.stdout
+    assert "terraform apply" in recall.stdout
+    assert "(memd: answered by the daemon)" in context.stdout
+    assert "(memd: answered by the daemon)" in recall.stdout
+    assert embed_server.texts == []  # no batch came back meanwhile
+    assert d.call("status")["embeddings"] == "embedding"

@@ -23,6 +23,7 @@ files alone), so a hook answers the same way whichever could be reached in time.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
@@ -30,10 +31,10 @@ from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 from memd.agent.fit import Part, Said, Shown, fit
 from memd.agent.items import Item, items
 from memd.agent.replaced import Replaced, now_said, replaced_lines
+from memd.agent.resultline import flat, result_line
 from memd.agent.view import LiveView, MemoryView
-from memd.records import SearchResult
 from memd.review.durable import durability
-from memd.review.statements import Statement, unmarked, words
+from memd.review.statements import Statement, words
 from memd.search.notedates import days_named
 from memd.sources.layout import daily_date
 
@@ -114,7 +115,7 @@ def recall(
     view = _view(memory)
     found = view.search(prompt[:2000], max_results=5, narrow_window=True, now=now,
                         embed_wait_s=RECALL_EMBED_WAIT_S)  # fmt: skip
-    lines = [Shown((n,), _result_line(r)) for n, r in enumerate(found) if _flat(r.snippet)]
+    lines = [Shown((n,), result_line(r)) for n, r in enumerate(found) if flat(r.snippet)]
     return fit([Part("Notes that may help", lines, 1.0)], budget)
 
 
@@ -136,20 +137,31 @@ def _note_items(root: Path, rel: str) -> list[Item]:
 def _dailies(root: Path, today: dt.date) -> list[tuple[str, list[Item]]]:
     """The daily notes' items by day (a day may have several files: ``2026-11-26.md``,
     ``2026-11-26-standup.md``), newest day first, none after ``today``."""
-    by_day: dict[str, list[Path]] = {}
-    for path in (root / "memory").glob("*.md"):
-        day = daily_date(path.name)
-        if day is not None and day <= today.isoformat():
-            by_day.setdefault(day, []).append(path)
-    days = []
+    try:
+        names = os.listdir(root / "memory")
+    except OSError:
+        return []
+    by_day: dict[str, list[str]] = {}
+    for name in names:
+        # Grouped by the date the name starts with, as text: of a vault of years only the
+        # days used below are read as dates (a name in other digits is read at once).
+        key = name[:10] if name[:10].isascii() else daily_date(name)
+        if key is not None and name.endswith(".md"):
+            by_day.setdefault(key, []).append(name)
     # The newest few days for "Recent notes" however old, and for tasks and what is coming
     # up the days of the last weeks: a vault of years is not read at each session start.
     since = (today - dt.timedelta(days=max(_TASK_DAYS, _AHEAD_FROM_DAYS))).isoformat()
-    newest = sorted(by_day, reverse=True)
-    for day in newest[:_RECENT_DAYS] + [d for d in newest[_RECENT_DAYS:] if d >= since]:
+    last = today.isoformat()
+    days: list[tuple[str, list[Item]]] = []
+    for day in sorted(by_day, reverse=True):
+        if len(days) >= _RECENT_DAYS and day < since:
+            break
+        dated = sorted(n for n in by_day[day] if daily_date(n) == day)
+        if day > last or not dated:
+            continue
         found: list[Item] = []
-        for path in sorted(by_day[day]):
-            found += _note_items(root, f"memory/{path.name}")
+        for name in dated:
+            found += _note_items(root, f"memory/{name}")
         days.append((day, found))
     return days
 
@@ -306,7 +318,7 @@ def _project(view: MemoryView, cwd: str | None) -> Part | None:
     query = name.replace("-", " ").replace("_", " ")
     found = view.search(query, max_results=4, mode="keyword")  # what reaches the model
     # unasked: strong matches only; by keyword, so every route gives the same answer
-    lines = [Shown((n,), _result_line(r), (r.path, r.start_line, r.end_line))
+    lines = [Shown((n,), result_line(r), (r.path, r.start_line, r.end_line))
              for n, r in enumerate(found)]  # fmt: skip
     return Part(f"About {name}", lines, 0.2) if lines else None
 
@@ -316,52 +328,6 @@ def _inside(path: Path, root: Path) -> bool:
         return path.resolve().is_relative_to(root.resolve())
     except OSError:
         return False
-
-
-def _result_line(r: SearchResult) -> str:
-    """A result on one line with its citation, and what replaced it if a later note did."""
-    if r.superseded_by:
-        how = ", likely" if r.superseded == "likely" else ""
-        return f"{_flat(r.snippet)} ({r.citation}) → now: {r.now or ''} ({r.superseded_by}{how})"
-    return f"{_flat(r.snippet)} ({r.citation})"
-
-
-def _flat(snippet: str) -> str:
-    """A result's text on one line, its headings left out (the citation says where); a
-    snippet cut short loses its last, partial line rather than end mid-item. A table or
-    a code block keeps its rows, each on a line of its own under the text before it; one
-    the snippet cut off is left out whole, with the line that introduced it."""
-    rows = snippet.splitlines()
-    if snippet.endswith("…") and len(rows) > 1:
-        rows = rows[:-1]
-    pieces: list[tuple[str, str]] = []  # ("text" | "block", line)
-    fence = None
-    for line in rows:
-        stripped = line.strip()
-        if fence is None and stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            pieces.append(("block", line.rstrip()))
-        elif fence is not None:
-            pieces.append(("block", line.rstrip()))
-            if stripped.startswith(fence):
-                fence = None
-        elif stripped.startswith("|"):
-            pieces.append(("block", line.rstrip()))
-        elif stripped and not stripped.startswith("#"):
-            pieces.append(("text", unmarked(line).strip()))
-    if fence is not None:  # cut inside a code block: that block and its lead-in go
-        opened = max(n for n, (kind, line) in enumerate(pieces)
-                     if kind == "block" and line.strip().startswith(fence))  # fmt: skip
-        if opened > 0 and pieces[opened - 1][0] == "text":
-            opened -= 1
-        pieces = pieces[:opened]
-    out: list[str] = []
-    for kind, line in pieces:
-        if kind == "text" and out and not out[-1].startswith(("|", "```", "~~~", " ")):
-            out[-1] = f"{out[-1]} {line}"
-        else:
-            out.append(line)
-    return "\n".join(out)
 
 
 def _line(s: Statement, alike: int = 1) -> str:

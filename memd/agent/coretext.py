@@ -21,6 +21,14 @@ _EMPHASIS = re.compile(
 _BYTES_PER_TOKEN = 3  # fewer than any text has on average: the estimate stays above
 
 
+def core_name(root: Path) -> str:
+    """``MEMORY.md``, or ``memory.md`` when only that one exists (as
+    ``memd.sources.layout.Workspace.core_file``, without what that module loads)."""
+    if not (root / "MEMORY.md").exists() and (root / "memory.md").exists():
+        return "memory.md"
+    return "MEMORY.md"
+
+
 def core_text(root: Path, core_file: str, budget: int) -> dict:
     """MEMORY.md's lines within ``budget`` tokens (estimated), each cited; as the context
     answer's dict (``text``, ``lines``, ``tokens``); empty when there is nothing."""

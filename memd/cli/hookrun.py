@@ -31,13 +31,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memd.cli.hookclock import (
+    BUDGET_S,
+    CONFIG_CPU_S,
+    DAEMON_S,
+    EXIT_S,
+    INDEX_CPU_S,
+    budget_s,
+    daemon_share,
+    in_time,
+    since_start,
+    stretch,
+)
 from memd.client import Client, connect
 from memd.errors import DaemonUnavailable, MemdError
 
-BUDGET_S = 1.5  # a hook's whole answer, from its start (MEMD_HOOK_BUDGET_S sets another)
-DAEMON_S = 0.7  # the daemon's share: past it the hook reads the index itself
-_TEXT_S = 0.1  # kept for MEMORY.md as written, should the index not answer in time
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
+_BUSY = "too little time left to read the index on a machine this busy"
 _MARKER_TOKENS = 40  # the route's line after the memory, at most
 _ANSWER_S = 2.0  # flush --hook: a daemon that does not take the request in this long is skipped
 _ROUTES = {
@@ -47,15 +57,28 @@ _ROUTES = {
 }
 
 
-def run_hook(command: str, args: argparse.Namespace, client: Client | None = None) -> int:
+def run_hook(
+    command: str,
+    args: argparse.Namespace,
+    client: Client | None = None,
+    asked: float = 0.0,
+    target: Any = None,
+) -> int:
     """Run one hook command; always 0. ``client``: a daemon that serves this config,
     found by the thin client (``memd.cli.thin``) without loading the config; asked first,
-    within the daemon's share of the budget, before the routes that need the config."""
-    started = time.monotonic() - _since_start()  # the host has waited since the process began
+    within the daemon's share of the budget, before the routes that need the config.
+    ``asked``: the seconds the thin client gave a daemon that did not answer (it is not
+    asked again). ``target``: the config as the thin client found it remembered
+    (``memd.socketcache``): on a machine too busy to load the config and read the index in
+    time, MEMORY.md as written is answered from it at once."""
+    started = time.monotonic() - since_start()  # the host has waited since the process began
+    stretch()
     state_dir, config = None, None
     try:
         if client is not None:
             state_dir = Path((client.health or {}).get("state_dir") or ".")
+        elif target is not None:
+            state_dir = target.state_dir
         else:
             config = _config(args)
             state_dir = config.state_dir
@@ -63,16 +86,25 @@ def run_hook(command: str, args: argparse.Namespace, client: Client | None = Non
         method, params = _request(command, args, hook)
         params["workspace"] = getattr(args, "workspace", None)
         result, route, why = None, None, None
+        budget = budget_s(os.environ)
         if client is not None and command != "flush":
-            result = _thin(client, method, params, started, _budget(os.environ))
+            result, asked = _thin(client, method, params, started, budget)
             route = "daemon" if result is not None else None
+        deadline = started + budget - EXIT_S
+        busy = not in_time(started, deadline, CONFIG_CPU_S + INDEX_CPU_S)
+        if result is None and target is not None and command != "flush" and busy:
+            why = f"the daemon did not answer within {asked:.1f} s" if asked else None
+            why = f"{why or 'no daemon is running'}; {_BUSY}"
+            folder = target.workspace_path(params["workspace"])
+            shown = {**params, "budget": _memory_budget(params, method)}
+            result, route = _core_text(folder, method, shown), "text"
         if result is None:
             config = config or _config(args)
             state_dir = config.state_dir
             if command == "flush":
                 result = _call(config, method, params, wait=False, client=client)
             else:
-                result, route, why = answer(config, method, params, started, _budget(os.environ))
+                result, route, why = answer(config, method, params, started, budget, asked)
         if route is not None:
             _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
@@ -94,38 +126,40 @@ def _config(args: argparse.Namespace) -> Any:
     return load_config(getattr(args, "config", None))
 
 
-def _thin(client: Client, method: str, params: dict, started: float, budget: float) -> dict | None:
-    """The answer of a daemon the thin client found, within its share of the budget; None
-    when it did not give one in time (the other routes then answer)."""
+def _thin(
+    client: Client, method: str, params: dict, started: float, budget: float
+) -> tuple[dict | None, float]:
+    """The answer of a daemon the thin client found, within its share of the budget (None
+    when it did not give one: the other routes then answer), and the seconds it had when
+    it gave none in time (else 0)."""
     asked = {k: v for k, v in params.items() if v is not None}
-    asked["budget"] = max((asked.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
-    share = min(budget * DAEMON_S / BUDGET_S, started + budget - _TEXT_S - time.monotonic())
+    asked["budget"] = _memory_budget(asked, method)
+    share = daemon_share(started, budget)
     try:
         with client:
-            client.set_timeout(max(share, 0.05))
-            return client.call(method, asked)
-    except (MemdError, OSError):
-        return None
-
-
-def _budget(env: Any) -> float:
-    """The hook's budget in seconds: ``MEMD_HOOK_BUDGET_S`` (a slow machine's own), else
-    ``BUDGET_S``."""
-    try:
-        return max(float(env.get("MEMD_HOOK_BUDGET_S", BUDGET_S)), 0.5)
-    except ValueError:
-        return BUDGET_S
+            client.set_timeout(share)
+            return client.call(method, asked), share
+    except (DaemonUnavailable, OSError):  # no answer in time: not asked again
+        return None, share
+    except MemdError:  # an answer, but an error: asked again, as without the thin client
+        return None, 0.0
 
 
 def answer(
-    config: Any, method: str, params: dict, started: float, budget: float = BUDGET_S
+    config: Any,
+    method: str,
+    params: dict,
+    started: float,
+    budget: float = BUDGET_S,
+    asked: float = 0.0,
 ) -> tuple[dict | None, str, str | None]:
     """Context or recall from the daemon, the index on disk or the files, whichever answers
     first within ``budget`` seconds of ``started``; the answer, its route and why the
-    routes before it did not."""
+    routes before it did not. ``asked``: the seconds the thin client gave the daemon already,
+    in which it did not answer (it is not asked again)."""
     params = {k: v for k, v in params.items() if v is not None}
     # The line naming the route comes after the memory: within the budget too.
-    params["budget"] = max((params.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
+    params["budget"] = _memory_budget(params, method)
     from memd.sources.chunker import keep_encoder_copy
 
     keep_encoder_copy(config.state_dir)
@@ -133,50 +167,64 @@ def answer(
     # is no reason to skip a daemon that answers: asking it costs this process next to
     # nothing, where reading the index means importing the search); the index is read
     # meanwhile. A budget set longer gives the daemon longer too.
+    deadline = started + budget - EXIT_S
     share = budget * DAEMON_S / BUDGET_S
-    until = min(time.monotonic() + share, started + budget - _TEXT_S)
+    until = min(time.monotonic() + share, deadline)
     share = max(until - time.monotonic(), 0.05)
-    asked: dict[str, Any] = {}
-    daemon = threading.Thread(target=_ask_into, args=(asked, config, method, params, until),
+    said: dict[str, Any] = {}
+    daemon = threading.Thread(target=_ask_into, args=(said, config, method, params, until),
                               daemon=True)  # fmt: skip
-    daemon.start()
-    # A daemon answers a healthy hook in a fraction of its share: the index is read only
-    # when it has not by then (in parallel, so one that never answers costs no more time).
-    daemon.join(min(_HEALTHY_S, share))
+    if not asked:
+        daemon.start()
+        # A daemon answers a healthy hook in a fraction of its share: the index is read
+        # only when it has not by then (in parallel: one that never answers costs no more).
+        daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
     reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
-    if daemon.is_alive() or asked.get("result") is None:
+    reading = (asked or daemon.is_alive() or said.get("result") is None) and in_time(
+        started, deadline
+    )
+    if reading:
+        _ready_to_leave()
         reader.start()
-    daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
-    if asked.get("result") is not None:
-        return asked["result"], "daemon", None
-    if daemon.is_alive() or isinstance(asked.get("error"), DaemonUnavailable):
-        why = f"the daemon did not answer within {share:.1f} s"
-    elif "error" in asked:  # a daemon of another config, a bad answer: read the index
-        why = f"the daemon could not answer: {asked['error']}"
+    if not asked:
+        daemon.join(max(until + 0.05 - time.monotonic(), 0.0))
+    if said.get("result") is not None:
+        return said["result"], "daemon", None
+    if asked or daemon.is_alive() or isinstance(said.get("error"), DaemonUnavailable):
+        why = f"the daemon did not answer within {asked or share:.1f} s"
+    elif "error" in said:  # a daemon of another config, a bad answer: read the index
+        why = f"the daemon could not answer: {said['error']}"
     else:
         why = "no daemon is running"
-    left = started + budget - _TEXT_S - time.monotonic()
-    reader.join(max(left, 0.0))
+    if reading:
+        reader.join(max(deadline - time.monotonic(), 0.0))
     if "result" in done:
         return done["result"], "index", why
     if "error" in done:
         why = f"{why}; the index could not be read: {done['error']}"
-    else:
+    elif reading:
         why = f"{why}; the index did not answer in time"
-    return _core_text(config, method, params), "text", why
+    else:
+        why = f"{why}; {_BUSY}"
+    folder = config.workspace(params.get("workspace")).path
+    return _core_text(folder, method, params), "text", why
 
 
-def _core_text(config: Any, method: str, params: dict) -> dict:
+def _ready_to_leave() -> None:
+    """Import, before the index's reader starts importing the search, what answering at the
+    deadline takes: this thread then never waits on an import the reader holds."""
+    import memd.agent.coretext
+    import memd.store.private  # noqa: F401  (hooks.log)
+
+
+def _core_text(folder: Path | None, method: str, params: dict) -> dict:
     """MEMORY.md as written, within the budget: at once, with nothing more to load."""
-    from memd.agent.coretext import core_text
-    from memd.sources.layout import Workspace
+    from memd.agent.coretext import core_name, core_text
 
-    if method != "memory_context":
+    if method != "memory_context" or folder is None:
         return {"text": "", "lines": 0, "tokens": 0}  # a prompt needs a search
-    workspace = Workspace(config.workspace(params.get("workspace")))
-    budget = params.get("budget") or _default_budget(method)
-    return core_text(workspace.path, workspace.core_file(), budget)
+    return core_text(folder, core_name(folder), params.get("budget") or _default_budget(method))
 
 
 def _ask_into(asked: dict, config: Any, method: str, params: dict, deadline: float) -> None:
@@ -227,23 +275,15 @@ def _read(config: Any, method: str, params: dict) -> dict:
         view.close()
 
 
+def _memory_budget(params: dict, method: str) -> int:
+    """The tokens the memory may take: the line naming the route comes after it."""
+    return max((params.get("budget") or _default_budget(method)) - _MARKER_TOKENS, 50)
+
+
 def _default_budget(method: str) -> int:
     from memd.agent import CONTEXT_BUDGET, RECALL_BUDGET
 
     return CONTEXT_BUDGET if method == "memory_context" else RECALL_BUDGET
-
-
-def _since_start() -> float:
-    """Seconds since this process started (Linux's /proc), else 0: starting Python and
-    importing memd count against a hook's budget too."""
-    try:
-        with open("/proc/self/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open("/proc/uptime", encoding="ascii") as f:
-            uptime = float(f.read().split()[0])
-        return min(max(uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"), 0.0), 5.0)
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def _hook_input(args: argparse.Namespace) -> dict:

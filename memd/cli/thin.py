@@ -24,12 +24,29 @@ from memd.errors import DaemonUnavailable, MemdError
 THIN = ("search", "get", "status", "context", "recall")
 _VALUED = ("--config", "--workspace")  # global options that take a value
 _FLAGS = ("--json", "-v", "--verbose")
-_HOOK_S = 2.0  # as memd.cli.hookrun: a host's hook never waits longer for the daemon
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memd`` command line; returns the exit code."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run the ``memd`` command line; returns the exit code. A hook's answer, run as the
+    process's own command line, ends the process as soon as it is printed."""
+    if argv is None and command_of(sys.argv[1:]) in ("context", "recall"):
+        code = _main(sys.argv[1:])
+        _leave(code)
+    return _main(sys.argv[1:] if argv is None else list(argv))
+
+
+def _leave(code: int) -> None:
+    """End the process now: the host waits for its exit, and an orderly one (a reader of
+    the index still running, modules to tear down) takes tenths on a loaded machine."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a reader gone away: nothing more to say to it
+        pass
+    os._exit(code)
+
+
+def _main(argv: list[str]) -> int:
     parsed: list[Any] = []  # the arguments, once parsed, and the config if remembered:
     try:  # the full command reuses them
         code = _thin(argv, parsed)
@@ -84,7 +101,17 @@ def _thin(argv: list[str], parsed: list[Any]) -> int | None:
     if folder is None or not os.path.isdir(folder):
         return None  # an unknown workspace, or a folder gone: the full command says which
     if command in ("context", "recall"):
-        client = _reach(target, _HOOK_S)
+        from memd.cli.hookrun import daemon_share, run_hook
+
+        share = daemon_share()
+        try:
+            client = Client(target.socket, share)
+        except DaemonUnavailable:  # none runs: the index, or MEMORY.md, without asking it
+            return run_hook(command, args, target=target)
+        try:
+            client = _checked(client, target, late=True)
+        except DaemonUnavailable:  # no answer within its share: the hook does not ask again
+            return run_hook(command, args, asked=share, target=target)
         return None if client is None else _answer(command, args, client)
     try:
         client = Client(target.socket, 60.0)
@@ -102,10 +129,22 @@ def _reach(target: socketcache.Target, timeout: float) -> Client | None:
         client = Client(target.socket, timeout)
     except DaemonUnavailable:
         return None
+    return _checked(client, target)
+
+
+def _checked(client: Client, target: socketcache.Target, late: bool = False) -> Client | None:
+    """``client`` if its daemon serves the target's config (else closed, None); with
+    ``late``, raises ``DaemonUnavailable`` when it took the connection but did not answer
+    in time (a daemon starting, hung or too busy)."""
     try:
         client.health = client.call("health")
         if mismatch(client.health, target) is None:  # type: ignore[arg-type]
             return client
+    except DaemonUnavailable:
+        client.close()
+        if late:
+            raise
+        return None
     except MemdError:
         pass
     client.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from memd.search.timerank import (
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
+from memd.search.unheld import names_unheld
 from memd.sources.chunker import model_text
 from memd.store.base import Store
 from memd.store.vectors import VectorIndex
@@ -273,10 +275,13 @@ class Searcher:
         def order(kept: list[Candidate]) -> object:
             return demote(adjust(prefer(kept, ahead_named), reading, ranking, query, n))
 
-        results = select(cands, n, req.min_score, ranking, now.date(), order,
-                         fill=req.min_results or 0)  # fmt: skip
+        floor = req.min_score
+        said = (reading or ahead or asked).query  # what is asked, without when
+        if floor > 0 and names_unheld(store, said):  # a name no note holds: none answers it
+            floor = math.inf
+        results = select(cands, n, floor, ranking, now.date(), order, fill=req.min_results or 0)
         results = stubs_linked(store, results)
-        below, best = floored(cands, req.min_score) if not results else (None, None)
+        below, best = floored(cands, floor) if not results else (None, None)
         return Ranked(results, mode, warning, reading, below_floor=below, best_score=best)
 
     def _written_before(

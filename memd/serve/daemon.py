@@ -39,7 +39,7 @@ from memd.serve.interimplan import hand_over
 from memd.serve.methods import WRITES, call, is_heavy, wait_fresh
 from memd.serve.notify import sd_notify, watchdog_interval
 from memd.serve.page import serve_page
-from memd.serve.pools import Pool
+from memd.serve.pools import BACKGROUND, Pool
 from memd.serve.runner import Runner
 from memd.serve.server import SocketServer
 from memd.serve.statelock import take_lock
@@ -253,7 +253,7 @@ class Daemon:
         # The writer has closed cleanly. Work still running on a pool (an embedding batch,
         # a call to a hung endpoint) has no one to take its result, yet asyncio (its default
         # executor) and the interpreter (at exit) would both wait for it: end here.
-        pools = (self._background, self._prepare, self._reads, self._heavy)
+        pools = (self._background, BACKGROUND, self._prepare, self._reads, self._heavy)
         running = {pool.name: pool.running for pool in pools if pool.running}
         if running:
             _end(0, "daemon_work_abandoned", "info", running=running)

@@ -22,6 +22,7 @@ from memd.memory import Memory
 from memd.records import Activity, IndexReport
 from memd.serve.currency import CurrencyLoop
 from memd.serve.interimplan import InterimPlan
+from memd.serve.pools import in_niced
 from memd.serve.publisher import Publisher
 from memd.serve.reviews import ReviewSchedule
 from memd.serve.supervise import supervise
@@ -350,14 +351,14 @@ class Runner:
                 self.pending_embeddings = pending
                 if self.interim.due(pending):  # minutes: the full model waits for it
                     self.embeddings = "making interim vectors"
-                    await asyncio.to_thread(memory.db.build_interim, self.interim.stop)
+                    await in_niced(memory.db.build_interim, self.interim.stop)
                     continue
                 quiet_since = time.time() - settings.debounce_ms / 1000
                 saved = 0
                 if pending:
                     self.embeddings = "embedding"
                     started = time.monotonic()
-                    saved = await asyncio.to_thread(
+                    saved = await in_niced(  # requests first (memd.serve.pools)
                         memory.embed_step, _EMBED_BATCH, quiet_since, self.edited_since
                     )
                 if saved:
