@@ -186,7 +186,8 @@ def _compare(
     theirs = sum(_weight(w, idf) for w in o.stems - moved)
     cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
     one = _one_subject(o, d, shared, cover)
-    if near is not None and (changes or d.changed) and (alike := near(o.text, d.text)):
+    alike = near(o.text, d.text) if near is not None and (changes or d.changed) else None
+    if alike is not None:
         # Where a value changed, the meaning says whether the two are about one subject:
         # in other words for it ("blood tests" and "phlebotomy"), or only in a word
         # ("5F PE" and "5F: 28 on roll").
