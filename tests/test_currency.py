@@ -112,6 +112,7 @@ def test_updates_worded_in_ways_no_list_foresaw(older, newer):
         "- [ ] move the standup to 10",
         "Should the standup be at 10?",
         "is the standup at 10? ask Sam tomorrow",
+        '"Can we move the standup to 10?" → Sam checks',
     ],
 )
 def test_session_turns_headings_intros_tasks_and_questions_are_no_facts(line):

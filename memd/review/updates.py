@@ -24,7 +24,8 @@ from memd.review.values import Said, said
 # A session's turns, however the dump labels them: what was asked and answered, not facts.
 TURNS = frozenset("user assistant system human ai bot agent tool model claude gpt".split())
 _PROSE = 300  # characters: a statement longer than this is prose, as is one of 4 sentences
-_ASKS = re.compile(r"\?(?:\s|$)")  # a question, wherever it stands ("is 85% too low? check")
+# A question, wherever it stands ("is 85% too low? check", "\"Can you find out?\" → ...").
+_ASKS = re.compile(r"\?[\"'”’)]*(?:\s|$)")
 _SENTENCES = re.compile(r"[.!?]\s+(?=[A-Z])")
 _ROUTINE = 5  # older statements on one subject with other values: past this, a log
 _ROUTINE_DF = 8  # statements holding even the rarest of its subject words: past this, routine
