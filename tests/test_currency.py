@@ -120,6 +120,24 @@ def test_session_turns_headings_intros_tasks_and_questions_are_no_facts(line):
     assert not [s for s in said if eligible(s)]
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "stated"),
+    [
+        ("Quotes over £150 need approval.", "Quotes over £100 need approval.", False),
+        (
+            "The German translations are reviewed by Katrin.",
+            "Jan took over reviewing the German translations from Katrin.",
+            True,
+        ),
+    ],
+)
+def test_over_says_a_change_only_when_something_is_handed_over(older, newer, stated):
+    a = Statement("memory/2026-03-01.md", 3, "2026-03-01", "", older)
+    b = Statement("memory/2026-03-08.md", 3, "2026-03-08", "", newer)
+    [u] = find_updates([a, b], lambda s: s.date or "")
+    assert u.likely is not stated  # "likely": found by subject and value, no change said
+
+
 def test_a_subject_in_other_words_is_found_by_its_meaning(ws, serve, embed_server):
     """Words alone do not tie "blood tests" to "phlebotomy"; with an embedding model the
     daemon asks what the two mean, and the old room is marked as replaced."""

@@ -21,6 +21,7 @@ from memd.review.words import (
     DAYS_DE,
     DECIDED,
     GERMAN,
+    HANDING,
     IRREGULAR_PAST,
     LEAVING,
     MONTHS,
@@ -167,7 +168,8 @@ def said(text: str) -> Said:
                 negated = True
             if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
                 changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
-            if bare in CHANGE or low in CHANGE:
+            handed = bare == "over" and bool(before) and before[-1] in HANDING
+            if bare in CHANGE or low in CHANGE or handed:
                 changed = True
                 first_word = False
                 continue

@@ -30,10 +30,13 @@ CHANGE = frozenset("""
     renamed retimed rescheduled rearranged pushed postponed
     replace replaces instead anymore longer was were back reverted returned upped bumped
     raised lowered increased decreased reduced extended shortened dropped new newly updated
-    update upgraded downgraded migrated swapped became becomes rather took takes over
+    update upgraded downgraded migrated swapped became becomes rather
     jetzt nun neu neue neuer neues nicht mehr statt stattdessen gewechselt geändert
     umgestellt verschoben wieder seit ab zurück
 """.split())
+# "Over" says a change only after these ("took over", "handed over"): alone it is a
+# comparison ("quotes over £150") or a place.
+HANDING = frozenset("took takes take taking handed hands hand handing".split())
 # German days as notes shorten them ("Di + Do", "Mo–Do"), read only in German text.
 DAYS_DE = {"mo": "mon", "di": "tue", "mi": "wed", "do": "thu", "fr": "fri", "sa": "sat",
             "so": "sun"}  # fmt: skip
