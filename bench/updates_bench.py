@@ -75,7 +75,7 @@ def meanings(data: dict, provider: str):
 
     lines = [p[side]["text"] for p in data["pairs"] for side in ("older", "newer")]
     lines += [f["text"] for fl in data["filler"].values() for f in fl]
-    texts = sorted({said(t).text for t in lines} | {said(f"- {t}").text for t in lines})
+    texts = sorted({said(t).text for t in lines})
     model = LocalEmbedder()
     vectors = model.embed_batch(texts, "passage")
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

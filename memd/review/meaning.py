@@ -33,7 +33,7 @@ class Meaning:
         self._index, self._keep = index, keep
         self._vectors: dict[str, np.ndarray] = {}
         self.wanted: set[str] = set()
-        low, high = index.embedder.cosine_band or (0.0, 1.0)
+        low, high = index.embedder.cosine_band  # Currency asks only an embedder with one
         self._low, self._span = low, max(high - low, 1e-6)
 
     def __call__(self, a: str, b: str) -> float | None:

@@ -126,13 +126,14 @@ def said(text: str) -> Said:
     moving = bool(_MOVING.search(text))
     # "Tue/Fri → Mon/Thu", "~~12 May~~ 19 May": what stands before an arrow, or is struck
     # through, is what was.
+    tokens = list(_TOKEN.finditer(text))
     arrows = [m.start() for m in _ARROW.finditer(text) if _to_value(text[m.end() :])]
     arrow = arrows[-1] if arrows else -1
     # What was: the one or two tokens right before the arrow ("Tue/Fri", "02:00").
-    was_from = ([t.start() for t in _TOKEN.finditer(text[:arrow])][-2:] or [arrow])[0]
+    ahead = [t.start() for t in tokens if t.end() <= arrow][-2:]
+    was_from = ahead[0] if ahead else arrow
     struck = [m.span() for m in _STRUCK.finditer(text)]
     changed = arrow >= 0 or bool(struck)
-    tokens = list(_TOKEN.finditer(text))
     first_word = True
     before: list[str] = []  # the two words before this token, lower-case
     modifiers: dict[str, str] = {}
