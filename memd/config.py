@@ -23,6 +23,16 @@ DEFAULT_WORKSPACE_NAME = "default"
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 
+def shown_url(url: str) -> str:
+    """``url`` as memd may print it (status, doctor, errors, logs): a password written in it
+    (``http://user:secret@host/v1``) replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.partition("@")
+    if not sep or not at or ":" not in userinfo or "/" in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
+
+
 # What Obsidian never shows as prose and memd leaves out of the index by default:
 # %% comments %%, Dataview queries, and an Excalidraw drawing's data.
 Hidden = Literal["comments", "queries", "drawings"]

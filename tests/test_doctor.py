@@ -140,3 +140,34 @@ def test_one_note_is_one_file(tmp_path, ws):
     assert "(1 Markdown file in MEMORY.md and memory/)" in found["workspace default"].detail
     if os.path.exists("/proc/sys/fs/inotify/max_user_watches"):
         assert "2 folders to watch;" in found["inotify"].detail
+
+
+def test_a_password_written_in_an_endpoints_url_is_never_shown(serve, ws, tmp_path):
+    """An attacker who reads doctor's output, status, health or the daemon's log learns no
+    password a user wrote into `base_url` (basic auth in the URL)."""
+    secret = "planted-pw-7f3a9c"
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: every check and every batch fails, and says so
+    url = f"http://memd:{secret}@127.0.0.1:{port}/v1"
+    ws.write("MEMORY.md", "# Memory\n- the deploy target is staging\n")
+    d = serve(
+        f"embeddings: {{provider: openai, model: m, base_url: '{url}', retries: 0, "
+        "timeout_s: 1, debounce_ms: 0}\n"
+        f"rerank: {{provider: http, base_url: '{url}', model: r, timeout_s: 1}}\n"
+    )
+    d.wait_for(lambda: d.search("deploy target"), timeout=30, what="indexed")
+    seen = [json.dumps(d.call("health")), json.dumps(d.call("status")),
+            json.dumps(d.call("memory_search", query="deploy target"))]  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path)}
+    for command in (["doctor"], ["doctor", "--json"], ["status", "--json"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "memd", "--config", str(d.config_path), *command],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        seen += [out.stdout, out.stderr]
+    assert any(f"127.0.0.1:{port}" in text for text in seen)  # the endpoint is named ...
+    d.stop()
+    seen.append(d.log())
+    assert not [text for text in seen if secret in text]  # ... its password never

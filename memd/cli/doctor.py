@@ -23,7 +23,7 @@ from memd.cli.check import Check
 from memd.cli.doctor_team import refused_files, team_check
 from memd.cli.format import counted
 from memd.client import Client, describe, mismatch
-from memd.config import Config, WorkspaceConfig
+from memd.config import Config, WorkspaceConfig, shown_url
 from memd.configfile import default_config_path, load_config
 from memd.errors import MemdError
 from memd.sources.layout import MEMORY_DIR, Workspace, is_note
@@ -317,8 +317,9 @@ def _embeddings(config: Config, status: dict | None) -> Check:
 def _embedding_fix(config: Config) -> str:
     settings = config.embeddings
     if settings.provider == "openai":
+        where = shown_url(settings.base_url or "api.openai.com")
         return (
-            f"check that the server at {settings.base_url or 'api.openai.com'} runs and serves "
+            f"check that the server at {where} runs and serves "
             f"model {settings.model}, and the API key; keyword search works meanwhile"
         )
     return (

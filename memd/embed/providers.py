@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any, Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
-from memd.config import Embeddings
+from memd.config import Embeddings, shown_url
 from memd.errors import BackendUnavailable, ConfigError, MemdError
 from memd.log import get_logger
 
@@ -290,7 +290,7 @@ def vector_space(config: Embeddings) -> str:
         return "none (keyword search only)"
     if provider == "local":
         return f"local {LOCAL_MODEL}"
-    where = config.base_url.rstrip("/") if config.base_url else "OpenAI"
+    where = shown_url(config.base_url.rstrip("/")) if config.base_url else "OpenAI"
     size = f", {config.dimensions} dimensions" if config.dimensions else ""
     return f"openai {config.model} at {where}{size}"
 

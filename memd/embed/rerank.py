@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 
-from memd.config import Rerank
+from memd.config import Rerank, shown_url
 from memd.errors import BackendUnavailable
 
 
@@ -35,6 +35,7 @@ class HttpReranker(Reranker):
     def __init__(self, config: Rerank) -> None:
         assert config.base_url is not None
         self.url = config.base_url.rstrip("/") + "/rerank"
+        self.shown = shown_url(self.url)  # for messages: no password written in the URL
         self.model = config.model
         self.api_key = config.api_key
         self.timeout_s = config.timeout_s
@@ -55,10 +56,11 @@ class HttpReranker(Reranker):
             with urllib.request.urlopen(request, timeout=2 * self.timeout_s + 1) as response:
                 answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            raise BackendUnavailable(f"rerank endpoint {self.url} failed: HTTP {exc.code}") from exc
+            failed = f"rerank endpoint {self.shown} failed: HTTP {exc.code}"
+            raise BackendUnavailable(failed) from exc
         except (OSError, ValueError) as exc:
-            raise BackendUnavailable(f"rerank endpoint {self.url} failed: {exc}") from exc
-        return _scores(answer, len(documents), self.url)
+            raise BackendUnavailable(f"rerank endpoint {self.shown} failed: {exc}") from exc
+        return _scores(answer, len(documents), self.shown)
 
 
 def _scores(answer: object, n: int, url: str) -> list[float]:
