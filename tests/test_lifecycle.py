@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from memd.index.readers import IDLE
+
 
 @pytest.fixture
 def notes(ws):
@@ -60,6 +62,15 @@ def test_sigint_while_a_batch_is_embedding_exits_at_once(serve, embed_server, no
     assert '"daemon_stopped"' in stopping and took < 0.4, f"{took:.2f} s:\n{stopping}"
 
 
+def open_files(pid: int) -> list[str]:
+    """What each open fd of a process points at (Linux /proc), to say what leaked."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            found.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return sorted(found)
+
+
 def resources(pid: int) -> tuple[int, int, int]:
     """(open fds, inotify instances, threads) of a process (Linux /proc)."""
     fds = os.listdir(f"/proc/{pid}/fd")
@@ -97,6 +108,7 @@ def test_reloads_release_what_the_old_config_held(serve, notes, ws):
     d.wait_for(lambda: d.search("postgres"), what="index after the reloads")
     d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, what="the watches after warm-up")
     fds, _, threads = resources(d.proc.pid)
+    before = open_files(d.proc.pid)
     for n in range(20):  # signals that arrive together may count as one, as for any daemon
         reload(d, n + 3)
         time.sleep(0.05)  # some arrive while the previous reload is still under way
@@ -104,7 +116,15 @@ def test_reloads_release_what_the_old_config_held(serve, notes, ws):
     d.wait_for(lambda: d.call("status")["watcher"] == "running", what="watching again")
     # A review under way holds its process's pipes; on a busy machine it may take a while:
     # the wait is generous (a leak never gives them back).
-    d.wait_for(lambda: resources(d.proc.pid)[0] <= fds, timeout=90, what=f"fds back to {fds}")
+    # A burst of reads may leave a few more files open than before (pooled connections, and
+    # SQLite keeps a closed connection's file open for reuse while others hold locks on it):
+    # fewer than one per reload, where a leak leaves at least one per reload.
+    most = fds + 2 * IDLE + 2
+    try:
+        d.wait_for(lambda: resources(d.proc.pid)[0] <= most, timeout=90, what=f"fds back to {most}")
+    except AssertionError:
+        after = open_files(d.proc.pid)
+        raise AssertionError(f"fds before: {before}\nafter: {after}") from None
     d.wait_for(lambda: resources(d.proc.pid)[1] == WATCHES, timeout=90,
                what=f"inotify back to {WATCHES}")  # fmt: skip
     ws.write("memory/2026-02-01.md", "# 2026-02-01\nthe okapi arrived\n")

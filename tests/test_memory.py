@@ -1,3 +1,4 @@
+import contextlib
 import os
 
 import pytest
@@ -111,3 +112,51 @@ def test_a_pass_that_finds_nothing_changed_writes_nothing(ws, memory, config):
     assert memory.index().changed == 1
     memory.close()
     assert db.read_bytes() != before
+
+
+def test_concurrent_reads_keep_a_bounded_pool_of_connections(config, ws):
+    """Reads from many threads share pooled connections: after a burst only a few stay
+    open (they used to be kept per thread, one for every thread that ever read)."""
+    import threading
+
+    from memd.index.index import database_path
+    from memd.index.readers import IDLE
+    from memd.memory import Memory
+
+    ws.write("memory/2026-01-02.md", "# 2026-01-02\nThe okapi sleeps standing.\n")
+    first = Memory(config)
+    first.index()
+    first.close()
+    memory = Memory(config, concurrent_reads=True)
+    db = str(database_path(config, "default"))
+
+    def open_on_db() -> int:
+        links = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                links.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return links.count(db)
+
+    together = threading.Barrier(8)
+    found = []
+
+    def burst() -> None:
+        def held(store):
+            together.wait(timeout=30)  # all eight read at once: eight connections lent
+            return store.counts()["chunks"]
+
+        found.append(memory.db.read(held))
+
+    for _ in range(3):
+        threads = [threading.Thread(target=burst) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert found == [1] * 24
+    assert memory.search("okapi").results
+    # SQLite keeps a closed connection's file open while others in the process hold locks
+    # on it (and reuses it for the next one), so connections are counted in the pool.
+    assert len(memory.db._readers) <= IDLE
+    memory.close()
+    assert open_on_db() == 0

@@ -21,6 +21,7 @@ import memd.embed.numpy_lazy as np
 from memd.config import Chunking, Config
 from memd.embed.providers import Embedder, Kind
 from memd.errors import IndexCorrupt
+from memd.index.readers import ReadPool
 from memd.index.reconcile import Progress, Tails, reconcile, reconcile_paths, same_stat
 from memd.index.sessions import Sessions, combine
 from memd.log import get_logger
@@ -75,10 +76,7 @@ class Index:
         self._on_written = on_written
         self.vectors = self._vector_index()
         self.interim: InterimTier | None = None  # while a large back-fill runs
-        self._local = threading.local()
-        self._readers: list[Store] = []
-        self._readers_lock = threading.Lock()
-        self._epoch = 0  # bumped when the database file is replaced
+        self._readers = ReadPool(lambda: self.store.reader())
         self.tails: Tails = {}  # where a grown file may be re-chunked from (writer only)
         self.skipped: dict[str, str] = {}  # path -> why: files the index could not take
         self.checked_at: float | None = None  # when this object's last whole pass ended
@@ -102,10 +100,7 @@ class Index:
         return dims * 4 if dims else None
 
     def close(self) -> None:
-        with self._readers_lock:
-            for reader in self._readers:
-                reader.close()
-            self._readers.clear()
+        self._readers.close()
         self.store.close()
         self.vectors = self._vector_index()  # the matrix is freed now, not at a later GC
         self.interim = None
@@ -113,32 +108,26 @@ class Index:
     # -- reading ----------------------------------------------------------------------------
 
     def read(self, fn: Callable[[Store], T]) -> T:
-        """Run ``fn`` on this thread's read connection.
+        """Run ``fn`` on a read connection (in the daemon, one lent from its pool).
 
         On damage: alone (CLI, library), rebuild and try once more; in the daemon, ask it to
         rebuild this workspace on its writer thread and report the error meanwhile.
         """
-        try:
-            return fn(self._reader())
-        except IndexCorrupt as exc:
-            if self._concurrent:
-                if self._on_corrupt is not None:
-                    self._on_corrupt()
-                raise
-            self.recover(exc)
-            return fn(self._reader())
-
-    def _reader(self) -> Store:
         if not self._concurrent:
-            return self.store
-        cached = getattr(self._local, "reader", None)
-        if cached is not None and cached[0] == self._epoch:
-            return cached[1]
-        reader = self.store.reader()
-        with self._readers_lock:
-            self._readers.append(reader)
-        self._local.reader = (self._epoch, reader)
-        return reader
+            try:
+                return fn(self.store)
+            except IndexCorrupt as exc:
+                self.recover(exc)
+                return fn(self.store)
+        epoch, reader = self._readers.take()
+        try:
+            return fn(reader)
+        except IndexCorrupt:
+            if self._on_corrupt is not None:
+                self._on_corrupt()
+            raise
+        finally:
+            self._readers.give(epoch, reader)
 
     def freshness(self, activity: Activity, paths: Sequence[str] = ()) -> Freshness:
         """How current the index is, given what the daemon (if any) is doing; with a
@@ -277,7 +266,7 @@ class Index:
     def recover(self, exc: IndexCorrupt) -> None:
         """Move a damaged database aside and start an empty one (the files are the truth)."""
         self.store = self.store.replace_damaged(str(exc))
-        self._epoch += 1
+        self._readers.renew()
         self.vectors = self._vector_index()
         self.interim = None  # its chunk ids were the old database's
         self.tails = {}
