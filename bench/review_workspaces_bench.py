@@ -53,6 +53,8 @@ JUDGED: dict[tuple[str, str], tuple[bool | None, str]] = {
     ("research", "memory/2026-03-10.md#L8"): (None, "borderline in the key"),
     ("research", "memory/2026-02-20.md#L4-L5"): (False, "a debugging finding, an event"),
     ("research", "memory/2026-03-06.md#L5"): (True, "the supervisor's preference: lasting"),
+    ("research", "MEMORY.md#L10"): (False, "a to-do and a session turn; the rule still holds"),
+    ("research", "memory/2026-02-03.md#L5"): (False, "superseded: the generator went back"),
     ("household", "memory/2026-03-04.md#L9"): (None, "borderline in the key"),
     ("household", "MEMORY.md#L26"): (True, "Oma no longer picks up on Thursdays"),
     ("household", "MEMORY.md#L42"): (False, "the contract restated, no change"),

@@ -117,3 +117,20 @@ def test_what_reaches_the_model_through_the_daemon_keeps_subjects_and_topic(serv
     assert "Shipped the billing export" in text
     said = d.call("memory_recall", prompt="why did the prod deploy get rolled back last week?")
     assert said["lines"] == 1 and "Rolled back the prod deploy of 3.2.0" in said["text"], said
+
+
+def test_the_judge_turns_down_another_attribute_under_a_shared_label():
+    """Label lines about one class name different attributes ("Year 9 art", "Year 9
+    maths"): the rules take the shared label and a changed value for an update; the
+    judge, weighing how many lines share that label and how little else they share,
+    turns the newest down."""
+    from memd.review.statements import Statement
+    from memd.review.updates import find_updates
+
+    older = ["Year 9: 31 students.", "Year 9 trip: Whitby, 4 May.", "Year 9 maths: Mondays.",
+             "Year 9 form tutor: Mr Okoro."]  # fmt: skip
+    notes = [Statement(f"memory/2026-01-0{n + 2}.md", 3, f"2026-01-0{n + 2}", "", text)
+             for n, text in enumerate(older)]  # fmt: skip
+    art = Statement("memory/2026-02-02.md", 3, "2026-02-02", "", "Year 9 art: Tuesday afternoons.")
+    found = find_updates([*notes, art], lambda s: s.date or "")
+    assert [u for u in found if u.newer == art] == []

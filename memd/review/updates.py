@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from memd.review.judge import Reading, accepted, describe, kind_feature, probability
 from memd.review.statements import Statement
 from memd.review.values import Said, said
 
@@ -32,7 +33,6 @@ _ROUTINE_DF = 8  # statements holding even the rarest of its subject words: past
 _POOL = 12  # candidates read closely per statement, the most overlapping first
 _COMMON = 0.05  # a word in more than this share of statements finds no candidates
 _COVER = 0.45  # the share of a statement's subject (IDF-weighted) the other must share
-_NEAR_TIE = 0.1  # candidates this close in overlap: the newer is the nearer
 _FEW = 3  # values of one kind a statement gives at most, to be one value for another
 _SLOT = 4  # a Label: set to more words than this is a sentence, not a value
 _LABEL_SHARE = 0.6  # of two labels' words, shared: one slot (Jaccard)
@@ -71,11 +71,15 @@ Near = Callable[[str, str], "float | None"]
 
 
 def find_updates(
-    every: Sequence[Statement], when: Callable[[Statement], str], near: Near | None = None
+    every: Sequence[Statement],
+    when: Callable[[Statement], str],
+    near: Near | None = None,
+    collect: list | None = None,
 ) -> list[Update]:
     """Every update among ``every``: each statement's nearest older one that it gives
-    another value. ``when`` orders them (a daily note's date; "" for the oldest)."""
-    return pair(read(every), when, near)
+    another value. ``when`` orders them (a daily note's date; "" for the oldest).
+    ``collect`` gathers every candidate pair's (older, newer, features), to fit the judge."""
+    return pair(read(every), when, near, collect)
 
 
 def read(every: Iterable[Statement]) -> list[tuple[Statement, Said]]:
@@ -88,6 +92,7 @@ def pair(
     taken: Iterable[tuple[Statement, Said]],
     when: Callable[[Statement], str],
     near: Near | None = None,
+    collect: list | None = None,
 ) -> list[Update]:
     """``find_updates`` over statements already taken apart (``read``)."""
     items = sorted(taken, key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
@@ -102,15 +107,15 @@ def pair(
     postings: dict[str, list[int]] = defaultdict(list)
     found: list[Update] = []
     for j, (_, d) in enumerate(items):
-        rare = [w for w in d.stems if df[w] <= common]
+        rare = sorted(w for w in d.stems if df[w] <= common)  # sorted: ties break alike each run
         if d.values or d.slot or d.changed:
-            found += _best(j, items, d, rare, postings, idf, df, when, near)
+            found += _judged(j, items, d, rare, postings, idf, df, when, near, collect)
         for w in rare:
             postings[w].append(j)
     return found
 
 
-def _best(
+def _judged(
     j: int,
     items: list[tuple[Statement, Said]],
     d: Said,
@@ -120,48 +125,55 @@ def _best(
     df: Counter[str],
     when: Callable[[Statement], str],
     near: Near | None,
+    collect: list | None,
 ) -> list[Update]:
     s = items[j][0]
     overlap: Counter[int] = Counter()
     for w in rare:
         for i in postings.get(w, ()):
             overlap[i] += idf[w]
-    if not overlap:
-        return []
     mine = when(s)
-    readings: list[tuple[float, int, tuple[str, str, str] | None]] = []
-    best: tuple[float, int, tuple[str, str, str] | None] | None = None
+    read = []
     for i, _ in overlap.most_common(_POOL):
-        older, o = items[i]
-        if when(older) >= mine:
-            continue  # the same day (or both there before memd looked): neither is older
-        reading = _compare(o, d, idf, near)
-        if reading is None:
-            continue
-        score, change = reading
-        readings.append((score, i, change))
-        if (
-            best is None
-            or score > best[0] + _NEAR_TIE
-            or (score >= best[0] - _NEAR_TIE and i > best[1])
-        ):
-            best = (score, i, change)
-    if best is None or best[2] is None:
-        return []  # nothing older on this subject, or it says the same again
-    if sum(change is not None for _, _, change in readings) >= _ROUTINE:
+        if when(items[i][0]) < mine and (r := _reading(items[i][1], d, idf, near)) is not None:
+            ruled = _compare(items[i][1], d, idf, near)
+            r.features["rules"] = float(ruled is not None and ruled[1] is not None)
+            read.append((i, r))
+    changing = [(i, r) for i, r in read if r.change is not None]
+    if not changing:
+        return []
+    newest = max(i for i, _ in changing)
+    best_cover = max(r.cover for _, r in read)
+    for rank, (i, r) in enumerate(read):
+        frame = [df[w] for w in d.stems - d.value_stems if w in items[i][1].stems]
+        r.features.update({
+            "first": float(rank == 0),
+            "behind": best_cover - r.cover,
+            "newest": float(i == newest),
+            "routine": min(len(changing), 6) / 6,
+            "frame_common": min(min(frame, default=0), _ROUTINE_DF * 2) / (_ROUTINE_DF * 2),
+            "older_undated": float(not when(items[i][0])),
+        })  # fmt: skip
+    scored = sorted(((probability(r.features), i, r) for i, r in changing), reverse=True)
+    if collect is not None:
+        collect += [(items[i][0], s, r.features) for _, i, r in scored]
+    # The rules propose (a pair they turn down is no update); the judge turns down those
+    # of their pairs it finds unlikely, on the evidence they do not weigh together.
+    scored = [x for x in scored if x[2].features["rules"]]
+    if not scored or len(scored) >= _ROUTINE:
         return []  # said with another value again and again: a log ("ran 5 km"), no fact
-    frame = [df[w] for w in d.stems - d.value_stems if w in items[best[1]][1].stems]
+    p, i, top = scored[0]
+    if not accepted(p) or top.change is None:
+        return []
+    frame = [df[w] for w in d.stems - d.value_stems if w in items[i][1].stems]
     if frame and min(frame) >= _ROUTINE_DF:
         return []  # its words, values aside, said on many days: a routine line, no fact
-    # The nearest, and what else said the value it leaves ("staging" in MEMORY.md and in
-    # a note): each is superseded, not only the latest to say it.
-    kind, _, now = best[2]
+    kind, _, now = top.change
     return [
-        Update(items[i][0], s, change[0], change[1], change[2], not d.changed, round(score, 3))
-        for score, i, change in readings
-        if change is not None and change[0] == kind and change[2] == now
-        and score >= best[0] - 2 * _NEAR_TIE
-    ]  # fmt: skip
+        Update(items[i][0], s, *r.change, not d.changed, round(r.cover, 3))
+        for p, i, r in scored
+        if accepted(p) and r.change is not None and r.change[0] == kind and r.change[2] == now
+    ]
 
 
 # Meaning (``near``: a cosine on the model's band, 0 unrelated .. 1 related), set on the
@@ -210,6 +222,55 @@ def _compare(
         return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
     return cover, (kind, o.written(was), d.written(now))
+
+
+def _reading(o: Said, d: Said, idf: dict[str, float], near: Near | None) -> Reading | None:
+    """The pair's features for the judge, and the value the newer gives anew (if any)."""
+    changes = _changes(o, d)
+    loose = False
+    if not changes:
+        changes = _loose(o, d, idf)
+        loose = bool(changes)
+    moved = {v for _, was, now in changes for v in (*was, *now)}
+    shared = (o.stems & d.stems) - moved
+    if not shared:
+        return None
+    weight = sum(_weight(w, idf) for w in shared)
+    mine = sum(_weight(w, idf) for w in d.stems - moved) or 1.0
+    theirs = sum(_weight(w, idf) for w in o.stems - moved) or 1.0
+    labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
+    alike = near(o.text, d.text) if near is not None else None
+    f = describe(o, d)
+    f.update({
+        "cover": max(weight / mine, weight / theirs),
+        "cover_both": min(weight / mine, weight / theirs),
+        "one_word": float(len(shared) == 1),
+        "words": min(len(shared), 4) / 4,
+        "value_word": float(len(shared) == 1 and shared <= o.value_stems | d.value_stems),
+        "label_only": float(bool(shared) and shared <= labels),
+        "same_label": float(bool(o.slot and d.slot)
+                            and _same_label(o.stems - o.slot, d.stems - d.slot)),
+        "owners_apart": float(bool(o.owners and d.owners and not o.owners & d.owners)),
+        "told_apart": float(_told_apart(o, d, shared)),
+        "named_apart": float(bool(_named(d) - o.stems and _named(o) - d.stems)),
+        "new_share": sum(_weight(w, idf) for w in d.stems - o.stems - moved) / mine,
+        "gone_share": sum(_weight(w, idf) for w in o.stems - d.stems - moved) / theirs,
+        "cos": alike if alike is not None else 0.0,
+        "cos_known": float(alike is not None),
+        "several": float(len(changes) > 1),
+        "loose": float(loose),
+    })  # fmt: skip
+    change = None
+    if changes and changes[0][1]:
+        kind, was, now = changes[0]
+        f["named_old"] = float(bool(d.left & was))
+        f[kind_feature(kind)] = 1.0
+        change = (kind, o.written(was), d.written(now))
+    elif d.negated and not o.negated and d.changed:
+        change = ("negated", o.written(o.value_stems), "no longer")
+    elif changes:
+        f["only_new"] = 1.0
+    return Reading(change, f, f["cover"])
 
 
 def _one_subject(o: Said, d: Said, shared: set[str], cover: float) -> bool:

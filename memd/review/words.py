@@ -29,7 +29,7 @@ CHANGE = frozenset("""
     now switched switch switching changed change changes moved move moves moving replaced
     renamed retimed rescheduled rearranged pushed postponed
     replace replaces instead anymore longer was were back reverted returned upped bumped
-    raised lowered increased decreased reduced extended shortened dropped new newly updated
+    raised lowered increased decreased reduced extended shortened dropped new newly updated again
     update upgraded downgraded migrated swapped became becomes rather
     jetzt nun neu neue neuer neues nicht mehr statt stattdessen gewechselt geändert
     umgestellt verschoben wieder seit ab zurück
