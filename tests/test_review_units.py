@@ -134,3 +134,18 @@ def test_the_judge_turns_down_another_attribute_under_a_shared_label():
     art = Statement("memory/2026-02-02.md", 3, "2026-02-02", "", "Year 9 art: Tuesday afternoons.")
     found = find_updates([*notes, art], lambda s: s.date or "")
     assert [u for u in found if u.newer == art] == []
+
+
+def test_a_plain_session_turn_after_a_list_item_is_a_turn_of_its_own():
+    """A dump's "user:" line right under a list item is no continuation of the item (as
+    Markdown's lazy continuation would have it): it is a turn, and no fact."""
+    from memd.review.statements import statements
+    from memd.review.updates import eligible
+
+    text = ("# 2026-02-17\n\n1. rerun the sweep with the new model\n"
+            "2. ask the supervisor about the GPU pool\n"
+            "user: 1 and 2 for now, and draft an email for the pool\n")  # fmt: skip
+    found = statements("memory/2026-02-17.md", text, "2026-02-17")
+    assert [(s.line, s.end_line, s.speaker) for s in found] == [
+        (3, None, None), (4, None, None), (5, None, "user")]  # fmt: skip
+    assert [eligible(s) for s in found] == [True, True, False]

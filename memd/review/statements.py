@@ -22,6 +22,9 @@ from memd.write.keylines import MARKER, key_lines, key_value
 
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SPEAKER = re.compile(r"^\*\*([^*]{1,40}?):?\*\*:?\s*")
+# A session's turn written plainly ("user: 1 and 2 for now"): only names no label has
+# ("Model:", "System:" and "Agent:" label facts as often as they open turns).
+_TURN = re.compile(r"^(user|assistant|human)\s*:\s*", re.IGNORECASE)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _COMMENT = re.compile(r"<!--.*?-->")
 # The provenance memd writes after a promoted line: "(memory/2026-03-09.md#L12; was: ...)".
@@ -109,7 +112,9 @@ def _continues(line: str, previous: str, first: str) -> bool:
     unit of its own (a list item, a speaker's turn, a table row or quote) or the line
     before ends in a hard break. Hard-wrapped or not, a unit reads the same."""
     stripped = line.lstrip()
-    if _BULLET.match(stripped) or _SPEAKER.match(stripped) or stripped.startswith(("|", ">")):
+    if _BULLET.match(stripped) or _SPEAKER.match(stripped) or _TURN.match(stripped):
+        return False
+    if stripped.startswith(("|", ">")):
         return False
     return not (first.lstrip().startswith(("|", ">")) or previous.endswith(("  ", "\\")))
 
@@ -126,7 +131,7 @@ def _statement(
         body = _PROVENANCE.sub("", body)
     body = " ".join(body.split())
     speaker = None
-    if m := _SPEAKER.match(body):
+    if m := _SPEAKER.match(body) or _TURN.match(body):
         speaker, body = m.group(1).strip(), body[m.end() :].strip()
     if len(words(body)) < 3 or head.startswith(("|", ">")):
         return None

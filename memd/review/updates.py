@@ -158,7 +158,7 @@ def _judged(
     if collect is not None:
         collect += [(items[i][0], s, r.features) for _, i, r in scored]
     # The rules propose (a pair they turn down is no update); the judge turns down those
-    # of their pairs it finds unlikely, on the evidence they do not weigh together.
+    # of their pairs it finds unlikely, on evidence the rules do not weigh together.
     scored = [x for x in scored if x[2].features["rules"]]
     if not scored or len(scored) >= _ROUTINE:
         return []  # said with another value again and again: a log ("ran 5 km"), no fact
