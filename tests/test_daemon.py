@@ -1,9 +1,11 @@
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -157,8 +159,9 @@ def test_start_up_pass_reports_progress_and_stale(serve, ws):
     assert status["files"] == 1500 and status["indexing"] is None and status["pending_files"] == 0
 
 
-def test_stop_during_a_long_index_is_prompt(serve, ws):
-    """SIGTERM in the middle of indexing ends after the transaction in flight, within 5 s."""
+def test_stop_during_a_long_index_is_prompt(serve, ws, tmp_path):
+    """SIGTERM in the middle of indexing ends after the transaction in flight: the pass is
+    left unfinished (the next start takes it up), whatever the machine's load."""
     for i in range(1500):
         ws.write(
             f"memory/2025-{i % 12 + 1:02d}-{i % 28 + 1:02d}-n{i}.md",
@@ -169,7 +172,12 @@ def test_stop_during_a_long_index_is_prompt(serve, ws):
     assert d.call("status")["files"] < 1500  # still indexing when the signal comes
     started = time.monotonic()
     assert d.stop() == 0
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # generous: a stop that waited for the pass fails below
+    db = sqlite3.connect(f"file:{tmp_path / 'state' / 'index-default.sqlite'}?mode=ro", uri=True)
+    with contextlib.closing(db):
+        [(indexed,)] = db.execute("SELECT count(*) FROM files").fetchall()
+    assert 0 < indexed < 1500, f"{indexed} files indexed: the stop waited for the whole pass"
+    assert '"daemon_stopped"' in d.log()
 
 
 def test_kill_9_mid_index_then_restart_matches_the_files(serve, ws):
@@ -486,7 +494,11 @@ def test_daemon_killed_mid_flush_leaves_only_whole_entries(serve, ws, notes):
     threads = [threading.Thread(target=flusher, args=(n,)) for n in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    note = ws.root / "memory" / "2026-06-01.md"
+    # Killed once several entries landed, with more in flight (a wait on what landed, not
+    # on the clock: a loaded machine may take seconds for the first).
+    d.wait_for(lambda: note.exists() and note.read_text().count("\n## ") >= 4, timeout=60,
+               what="entries flushed")  # fmt: skip
     d.kill()
     stop.set()
     for t in threads:
@@ -503,7 +515,10 @@ def test_daemon_killed_mid_flush_leaves_only_whole_entries(serve, ws, notes):
         == body
     )  # nothing torn
     d.start()  # and a restart indexes every entry that landed
-    d.wait_for(lambda: not d.call("memory_search", query="x")["index"]["stale"], what="catch-up")
+    d.wait_for(
+        lambda: not d.call("memory_search", query="x")["index"]["stale"], timeout=60,
+        what="catch-up",
+    )  # fmt: skip
     assert d.search("body", max_results=1)
 
 
