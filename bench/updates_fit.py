@@ -143,7 +143,7 @@ def main() -> None:
     for k, v in sorted(weights.items(), key=lambda kv: -abs(kv[1])):
         print(f"  {k:16} {v:+.3f}")
     if not args.dry:
-        lines = "".join(f"    {k!r}: {v},\n" for k, v in sorted(weights.items()))
+        lines = "".join(f"    {json.dumps(k)}: {v},\n" for k, v in sorted(weights.items()))
         OUT.write_text(
             '"""Weights of the update judge (``memd.review.judge``), written by '
             "``bench/updates_fit.py``\non the tune halves of bench/updates.json and "

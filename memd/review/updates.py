@@ -135,16 +135,20 @@ def _judged(
     mine = when(s)
     read = []
     for i, _ in overlap.most_common(_POOL):
-        if when(items[i][0]) < mine and (r := _reading(items[i][1], d, idf, near)) is not None:
-            ruled = _compare(items[i][1], d, idf, near)
-            r.features["rules"] = float(ruled is not None and ruled[1] is not None)
+        if when(items[i][0]) >= mine:
+            continue
+        if (r := _reading(items[i][1], d, idf, near, collect is not None)) is not None:
             read.append((i, r))
     changing = [(i, r) for i, r in read if r.change is not None]
-    if not changing:
+    # Only a pair the rules take can be judged an update; fitting reads every pair.
+    judged = [(i, r) for i, r in changing if collect is not None or r.features["rules"]]
+    if not judged:
         return []
     newest = max(i for i, _ in changing)
     best_cover = max(r.cover for _, r in read)
     for rank, (i, r) in enumerate(read):
+        if not any(r is mine for _, mine in judged):
+            continue
         frame = [df[w] for w in d.stems - d.value_stems if w in items[i][1].stems]
         r.features.update({
             "first": float(rank == 0),
@@ -154,7 +158,7 @@ def _judged(
             "frame_common": min(min(frame, default=0), _ROUTINE_DF * 2) / (_ROUTINE_DF * 2),
             "older_undated": float(not when(items[i][0])),
         })  # fmt: skip
-    scored = sorted(((probability(r.features), i, r) for i, r in changing), reverse=True)
+    scored = sorted(((probability(r.features), i, r) for i, r in judged), reverse=True)
     if collect is not None:
         collect += [(items[i][0], s, r.features) for _, i, r in scored]
     # The rules propose (a pair they turn down is no update); the judge turns down those
@@ -183,13 +187,14 @@ _APART = 0.67
 
 
 def _compare(
-    o: Said, d: Said, idf: dict[str, float], near: Near | None = None
+    o: Said, d: Said, idf: dict[str, float], near: Near | None = None, changes: list | None = None
 ) -> tuple[float, tuple | None] | None:
     """How much of one subject two statements share, and the value the newer ``d`` changes
-    (None: the same values); None when they are not about one subject."""
+    (None: the same values); None when they are not about one subject. ``changes``: what
+    ``_changes`` gave for the two, if it was asked already."""
     if o.owners and d.owners and not o.owners & d.owners:
         return None  # "Ana's shift" and "Ben's shift": two people's
-    changes = _changes(o, d)
+    changes = _changes(o, d) if changes is None else changes
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved
     if _told_apart(o, d, shared):
@@ -224,9 +229,15 @@ def _compare(
     return cover, (kind, o.written(was), d.written(now))
 
 
-def _reading(o: Said, d: Said, idf: dict[str, float], near: Near | None) -> Reading | None:
-    """The pair's features for the judge, and the value the newer gives anew (if any)."""
+def _reading(
+    o: Said, d: Said, idf: dict[str, float], near: Near | None, full: bool = True
+) -> Reading | None:
+    """The pair's features for the judge (the rules' verdict among them), and the value the
+    newer gives anew (if any). Not ``full``: a pair the rules turn down gets only its
+    verdict and cover (the judge never takes it; only fitting reads its features)."""
     changes = _changes(o, d)
+    ruled = _compare(o, d, idf, near, changes)
+    taken = ruled is not None and ruled[1] is not None
     loose = False
     if not changes:
         changes = _loose(o, d, idf)
@@ -238,11 +249,23 @@ def _reading(o: Said, d: Said, idf: dict[str, float], near: Near | None) -> Read
     weight = sum(_weight(w, idf) for w in shared)
     mine = sum(_weight(w, idf) for w in d.stems - moved) or 1.0
     theirs = sum(_weight(w, idf) for w in o.stems - moved) or 1.0
+    cover = max(weight / mine, weight / theirs)
+    change, f = None, {"rules": float(taken), "cover": cover}
+    if changes and changes[0][1]:
+        kind, was, now = changes[0]
+        f["named_old"] = float(bool(d.left & was))
+        f[kind_feature(kind)] = 1.0
+        change = (kind, o.written(was), d.written(now))
+    elif d.negated and not o.negated and d.changed:
+        change = ("negated", o.written(o.value_stems), "no longer")
+    elif changes:
+        f["only_new"] = 1.0
+    if not (full or taken):
+        return Reading(change, f, cover)
     labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
     alike = near(o.text, d.text) if near is not None else None
-    f = describe(o, d)
+    f.update(describe(o, d))
     f.update({
-        "cover": max(weight / mine, weight / theirs),
         "cover_both": min(weight / mine, weight / theirs),
         "one_word": float(len(shared) == 1),
         "words": min(len(shared), 4) / 4,
@@ -260,17 +283,7 @@ def _reading(o: Said, d: Said, idf: dict[str, float], near: Near | None) -> Read
         "several": float(len(changes) > 1),
         "loose": float(loose),
     })  # fmt: skip
-    change = None
-    if changes and changes[0][1]:
-        kind, was, now = changes[0]
-        f["named_old"] = float(bool(d.left & was))
-        f[kind_feature(kind)] = 1.0
-        change = (kind, o.written(was), d.written(now))
-    elif d.negated and not o.negated and d.changed:
-        change = ("negated", o.written(o.value_stems), "no longer")
-    elif changes:
-        f["only_new"] = 1.0
-    return Reading(change, f, f["cover"])
+    return Reading(change, f, cover)
 
 
 def _one_subject(o: Said, d: Said, shared: set[str], cover: float) -> bool:
