@@ -236,3 +236,43 @@ def memory_for(ws, **raw):
     raw = {"workspace": str(ws.root), "state_dir": str(ws.root.parent / "state"),
            "embeddings": {"provider": "none"}, **raw}  # fmt: skip
     return Memory(parse_config(raw, env={"HOME": str(ws.root.parent)}))
+
+
+def test_memd_index_alone_keeps_what_is_current_and_reads_no_note_when_nothing_changed(
+    notes, tmp_path
+):
+    """Without a daemon, ``memd index`` leaves what later notes replaced in the index (the
+    notes read once, by the pass's worker processes), a run that changes nothing reads no
+    note again, and an edit that removes the newer statement undoes it at the next run."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    for n in range(80):  # enough notes for the pass to read them in worker processes
+        day = dt.date(2025, 1, 1) + dt.timedelta(days=n)
+        notes.write(f"memory/{day}.md", f"# {day}\n\n- Walked by the river for {n} minutes.\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"workspace: {notes.root}\nstate_dir: {tmp_path / 'state'}\n"
+                      "embeddings: {provider: none}\n")  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "memd", *args], capture_output=True,
+                              text=True, env=env, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def old() -> dict:
+        results = json.loads(memd("search", QUESTION, "--json").stdout)["results"]
+        return next(r for r in results if r["path"] == OLDER)
+
+    first = memd("--verbose", "index")
+    assert "currency_refreshed" in first.stderr and "index_workers_failed" not in first.stderr
+    assert old()["superseded_by"] == f"{NEWER}#L4"
+    again = memd("--verbose", "index")
+    assert "currency_refreshed" not in again.stderr  # the index is as that refresh saw it
+    assert old()["superseded_by"] == f"{NEWER}#L4"
+    notes.write(NEWER, "# 2026-03-09\n\n## Ops\n- Ran 5 km before work.\n")
+    assert "currency_refreshed" in memd("--verbose", "index").stderr
+    assert "superseded_by" not in old()

@@ -283,8 +283,8 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> in
     """Index (and, with no daemon to do it later, embed) in this process, with progress."""
     on_terminal = sys.stderr.isatty() and not as_json
     progress = cli_format.Progress("indexing", "files") if on_terminal else None
-    result = memory.index(full=full, progress=progress).as_dict()
-    memory.currency.refresh()  # what later notes replaced, as the daemon keeps it
+    # With what later notes replaced, as the daemon keeps it.
+    result = memory.index(full=full, progress=progress, current=True).as_dict()
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0

@@ -36,7 +36,35 @@ if TYPE_CHECKING:
 log = get_logger()
 
 _STARTED = "currency_started"  # meta: when memd first read this workspace's statements
+# meta: the index generation (and meaning's model) a whole refresh last saw, with nothing
+# left waiting for meaning: while the index stays at it, what was saved is still right.
+_DONE = "currency_done"
 _NOW_CHARS = 300
+
+
+@dataclass
+class Taken:
+    """One note's statements taken apart (``take_apart``), as of ``stamp``."""
+
+    stamp: tuple[int, int]  # (st_mtime_ns, size) of what was read
+    said: list[tuple[Statement, Said]]  # those that can state a fact, taken apart
+    # line -> lines_digest of the statement's lines: those in ``said``, and in an undated
+    # note every statement (each one's first-seen time is kept by its digest).
+    digests: dict[int, str]
+
+
+def take_apart(entry: FileEntry, text: str) -> Taken | None:
+    """The statements of the note ``entry`` whose text is ``text`` (None: not a note
+    whose statements are read, e.g. a vault's). Runs in the index's workers too
+    (``Memory.index(current=True)``), so it is a module-level function."""
+    if entry.source == "extra":
+        return None
+    lines = text.splitlines()
+    every = statements(entry.path, text, entry.date)
+    said = read(every)
+    timed = every if entry.date is None else [s for s, _ in said]
+    digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in timed}
+    return Taken((entry.mtime_ns, entry.size), said, digests)
 
 
 @dataclass
@@ -63,6 +91,7 @@ class Currency:
         self._seen: dict[tuple[str, str], str] | None = None
         self._started: str | None = None
         self._loaded = False
+        self._taken: dict[str, Taken] = {}  # notes an index pass read for us, by path
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
         self.closed = False  # set before the index closes: a refresh in flight reads no more
@@ -78,17 +107,41 @@ class Currency:
         """Read the notes at these absolute paths again (all, with None or at the first
         call) and find the updates anew if any changed; whether anything did. A failure
         is logged: it costs the labels on superseded results, never the index."""
+        return self._guarded(lambda: self._refresh(paths))
+
+    def catch_up(self, taken: dict[str, Taken] | None = None) -> bool:
+        """``refresh()`` of every note, unless the index is as the last whole refresh saw
+        it (what it saved is then still right: a ``memd index`` that changed nothing
+        reads no note). ``taken``: notes an index pass just took apart (``take_apart``),
+        by path; those not changed since are not read again."""
+        return self._guarded(lambda: self._refresh(None, taken or {}, skip_done=True))
+
+    def _guarded(self, refresh: Callable[[], bool]) -> bool:
         try:
-            return self._refresh(paths)
+            return refresh()
         except (MemdError, OSError) as exc:
             log.warning("currency_failed", workspace=self.workspace.name, error=str(exc))
             return False
 
-    def _refresh(self, paths: Iterable[str] | None) -> bool:
+    def _done(self) -> str:
+        """What ``_DONE`` holds after a whole refresh of the index as it is now."""
+        generation = self._index.read(lambda store: store.get_meta("generation", "0"))
+        return f"{generation} {self._index.vector_key if self._meaning else 'words'}"
+
+    def _refresh(
+        self, paths: Iterable[str] | None, taken: dict[str, Taken] | None = None,
+        skip_done: bool = False,
+    ) -> bool:  # fmt: skip
         with self._lock:
             if self.closed:
                 return False
             started = time.perf_counter()
+            whole = paths is None or not self._loaded
+            done = self._done() if whole else None
+            saved = self._index.read(lambda s: s.get_meta(_DONE)) if skip_done else None
+            if not self._loaded and saved is not None and saved == done:
+                return False  # the index is as the last whole refresh saw it
+            self._taken = taken or {}
             entries, gone = self._changed(paths)
             waiting = self._meaning is not None and self._meaning.pending
             if not entries and not gone and self._loaded and not waiting:
@@ -102,7 +155,10 @@ class Currency:
             gone_paths, begun = sorted(gone), self._started if first else None
             if self.closed:  # the daemon reloaded meanwhile: this index is closed
                 return False
-            self._commit(lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun))
+            done = None if self.pending else done
+            self._commit(
+                lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun, done)
+            )
             log.debug("currency_refreshed", workspace=self.workspace.name, files=len(entries),
                       updates=len(self.updates), superseded=len(rows),
                       ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
@@ -170,24 +226,26 @@ class Currency:
         if first:
             self._started = now
         fresh: list[tuple[str, str, str]] = []
+        taken, self._taken = self._taken, {}
         for e in entries:
-            try:
-                text = Path(e.abspath).read_text(encoding="utf-8", errors="replace")
-            except OSError:  # gone since the walk: the next pass has it right
-                self._files.pop(e.path, None)
-                continue
-            lines = text.splitlines()
-            every = statements(e.path, text, e.date)
-            digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in every}
+            got = taken.get(e.path)
+            if got is None or got.stamp != (e.mtime_ns, e.size):
+                try:
+                    text = Path(e.abspath).read_text(encoding="utf-8", errors="replace")
+                except OSError:  # gone since the walk: the next pass has it right
+                    self._files.pop(e.path, None)
+                    continue
+                got = take_apart(e, text)
+                assert got is not None  # ``_changed`` passes no vault's files
             times: dict[int, str] = {}
             if e.date is None:
-                for s in every:
-                    key = (e.path, digests[s.line])
+                for line, digest in got.digests.items():
+                    key = (e.path, digest)
                     if key not in self._seen:
                         self._seen[key] = "" if first else now
                         fresh.append((*key, self._seen[key]))
-                    times[s.line] = self._seen[key]
-            self._files[e.path] = _File((e.mtime_ns, e.size), read(every), digests, times)
+                    times[line] = self._seen[key]
+            self._files[e.path] = _File(got.stamp, got.said, got.digests, times)
         return fresh
 
     def _when(self, s: Statement) -> str:
