@@ -112,9 +112,18 @@ def _stop_idle_tracker() -> None:
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
+    return in_workers(prepare, jobs, workers)
+
+
+def in_workers(
+    fn: Callable[[Any], Any], items: list[Any], workers: int | None = None
+) -> Iterator[Any]:
+    """``fn(item)`` of every item, in order: in worker processes when there are many (so
+    both cores work), else here. ``fn`` is a module-level function (a worker imports it by
+    name); if the workers die, the rest is done here, only more slowly."""
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) < _PARALLEL_MIN:
-        yield from map(prepare, jobs)
+    if workers <= 1 or len(items) < _PARALLEL_MIN:
+        yield from map(fn, items)
         return
     # Imported here: a pass with little to parse (every search without a daemon) skips them.
     import multiprocessing
@@ -129,14 +138,14 @@ def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
             max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
         )
         try:
-            for prepared in pool.map(prepare, jobs, chunksize=32):
-                yield prepared
+            for result in pool.map(fn, items, chunksize=32):
+                yield result
                 done += 1
         except (BrokenProcessPool, OSError) as exc:
             # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
             # the files still get indexed, only more slowly.
-            log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
-            yield from map(prepare, jobs[done:])
+            log.warning("index_workers_failed", error=str(exc), remaining=len(items) - done)
+            yield from map(fn, items[done:])
         finally:
             # Also reached when the caller stops early: drop the queued work, do not wait.
             pool.shutdown(wait=True, cancel_futures=True)

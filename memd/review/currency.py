@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
+from memd.index.prepare import in_workers
 from memd.log import get_logger
 from memd.review.meaning import Meaning
 from memd.review.statements import Statement, statements
@@ -64,7 +65,20 @@ def take_apart(entry: FileEntry, text: str) -> Taken | None:
     said = read(every)
     timed = every if entry.date is None else [s for s, _ in said]
     digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in timed}
-    return Taken((entry.mtime_ns, entry.size), said, digests)
+    return Taken(_stamp(entry), said, digests)
+
+
+def _take_file(entry: FileEntry) -> Taken | None:
+    """``take_apart`` of the note ``entry`` as it is on disk (None: gone)."""
+    try:
+        text = Path(entry.abspath).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return take_apart(entry, text)
+
+
+def _stamp(e: FileEntry) -> tuple[int, int]:
+    return (e.mtime_ns, e.size)
 
 
 @dataclass
@@ -209,7 +223,7 @@ class Currency:
         changed = [
             e
             for e in found.values()
-            if (f := self._files.get(e.path)) is None or f.stamp != (e.mtime_ns, e.size)
+            if (f := self._files.get(e.path)) is None or f.stamp != _stamp(e)
         ]
         return changed, gone
 
@@ -227,16 +241,15 @@ class Currency:
             self._started = now
         fresh: list[tuple[str, str, str]] = []
         taken, self._taken = self._taken, {}
+        unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != _stamp(e)]
+        # Many notes (every one, at a daemon's start or a memd index after an edit): read in
+        # worker processes, on both cores and off this process's lock on Python.
+        taken.update(zip([e.path for e in unread], in_workers(_take_file, unread), strict=True))
         for e in entries:
             got = taken.get(e.path)
-            if got is None or got.stamp != (e.mtime_ns, e.size):
-                try:
-                    text = Path(e.abspath).read_text(encoding="utf-8", errors="replace")
-                except OSError:  # gone since the walk: the next pass has it right
-                    self._files.pop(e.path, None)
-                    continue
-                got = take_apart(e, text)
-                assert got is not None  # ``_changed`` passes no vault's files
+            if got is None:  # gone since the walk: the next pass has it right
+                self._files.pop(e.path, None)
+                continue
             times: dict[int, str] = {}
             if e.date is None:
                 for line, digest in got.digests.items():
