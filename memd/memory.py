@@ -182,9 +182,8 @@ class Memory:
     def index(self, full: bool = False, progress: Progress | None = None,
               cancel: Event | None = None, current: bool = False) -> IndexReport:  # fmt: skip
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all.
-        ``current``: also find what is current (which statements later notes replaced),
-        each note taken apart by the worker that reads it for the index (what ``memd
-        index`` does when no daemon runs to keep it)."""
+        ``current``: also find what later notes replaced, each note read once, by the
+        pass's workers (``memd index`` with no daemon to keep it)."""
         if not current:
             return self._commit(lambda: self.db.sync(full, progress, cancel))
         from memd.review.currency import take_apart
