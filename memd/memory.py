@@ -186,7 +186,7 @@ class Memory:
         pass's workers (``memd index`` with no daemon to keep it)."""
         if not current:
             return self._commit(lambda: self.db.sync(full, progress, cancel))
-        from memd.review.currency import take_apart
+        from memd.review.taken import take_apart
 
         taken: dict = {}
         report = self._commit(lambda: self.db.sync(full, progress, cancel, take_apart, taken))

@@ -24,12 +24,13 @@ from memd.errors import MemdError
 from memd.index.prepare import in_workers
 from memd.log import get_logger
 from memd.review.meaning import Meaning
-from memd.review.statements import Statement, statements
-from memd.review.updates import Update, current, pair, read
+from memd.review.statements import Statement
+from memd.review.taken import Taken, load_kept, save_kept, stamp, take_file
+from memd.review.updates import Update, current, pair
 from memd.review.values import Said
 from memd.sources.entries import holdable
 from memd.sources.layout import FileEntry, Workspace, is_note
-from memd.store.rows import Supersession, lines_digest
+from memd.store.rows import Supersession
 
 if TYPE_CHECKING:
     from memd.index.index import Index
@@ -41,44 +42,6 @@ _STARTED = "currency_started"  # meta: when memd first read this workspace's sta
 # left waiting for meaning: while the index stays at it, what was saved is still right.
 _DONE = "currency_done"
 _NOW_CHARS = 300
-
-
-@dataclass
-class Taken:
-    """One note's statements taken apart (``take_apart``), as of ``stamp``."""
-
-    stamp: tuple[int, int]  # (st_mtime_ns, size) of what was read
-    said: list[tuple[Statement, Said]]  # those that can state a fact, taken apart
-    # line -> lines_digest of the statement's lines: those in ``said``, and in an undated
-    # note every statement (each one's first-seen time is kept by its digest).
-    digests: dict[int, str]
-
-
-def take_apart(entry: FileEntry, text: str) -> Taken | None:
-    """The statements of the note ``entry`` whose text is ``text`` (None: not a note
-    whose statements are read, e.g. a vault's). Runs in the index's workers too
-    (``Memory.index(current=True)``), so it is a module-level function."""
-    if entry.source == "extra":
-        return None
-    lines = text.splitlines()
-    every = statements(entry.path, text, entry.date)
-    said = read(every)
-    timed = every if entry.date is None else [s for s, _ in said]
-    digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in timed}
-    return Taken(_stamp(entry), said, digests)
-
-
-def _take_file(entry: FileEntry) -> Taken | None:
-    """``take_apart`` of the note ``entry`` as it is on disk (None: gone)."""
-    try:
-        text = Path(entry.abspath).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return take_apart(entry, text)
-
-
-def _stamp(e: FileEntry) -> tuple[int, int]:
-    return (e.mtime_ns, e.size)
 
 
 @dataclass
@@ -106,6 +69,7 @@ class Currency:
         self._started: str | None = None
         self._loaded = False
         self._taken: dict[str, Taken] = {}  # notes an index pass read for us, by path
+        self._kept = Path(f"{index.path}.statements")  # ``memd.review.taken``: between runs
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
         self.closed = False  # set before the index closes: a refresh in flight reads no more
@@ -155,13 +119,18 @@ class Currency:
             saved = self._index.read(lambda s: s.get_meta(_DONE)) if skip_done else None
             if not self._loaded and saved is not None and saved == done:
                 return False  # the index is as the last whole refresh saw it
-            self._taken = taken or {}
+            # What an earlier run took apart (used where the notes are as they were then).
+            before = load_kept(self._kept) if not self._loaded else {}
+            self._taken = {**before, **(taken or {})}
             entries, gone = self._changed(paths)
             waiting = self._meaning is not None and self._meaning.pending
             if not entries and not gone and self._loaded and not waiting:
                 return False
             first = self._loaded is False and self._begun() is None
-            fresh_seen = self._read(entries, gone, first)
+            fresh_seen, read_now = self._read(entries, gone, first)
+            if whole and _moved(before, self._files):  # kept for the next process's start
+                files = {p: Taken(f.stamp, f.said, f.digests) for p, f in self._files.items()}
+                save_kept(self._kept, files)
             self.updates = self._pair()
             self.latest = current(self.updates)
             rows = self._rows()
@@ -174,6 +143,7 @@ class Currency:
                 lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun, done)
             )
             log.debug("currency_refreshed", workspace=self.workspace.name, files=len(entries),
+                      read=read_now,
                       updates=len(self.updates), superseded=len(rows),
                       ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
             return True
@@ -223,15 +193,16 @@ class Currency:
         changed = [
             e
             for e in found.values()
-            if (f := self._files.get(e.path)) is None or f.stamp != _stamp(e)
+            if (f := self._files.get(e.path)) is None or f.stamp != stamp(e)
         ]
         return changed, gone
 
     def _read(
         self, entries: Sequence[FileEntry], gone: set[str], first: bool
-    ) -> list[tuple[str, str, str]]:
+    ) -> tuple[list[tuple[str, str, str]], int]:
         """Take the statements of ``entries`` (and forget ``gone``); the first-seen rows to
-        keep for undated notes' new statements (``first``: all predate memd, oldest)."""
+        keep for undated notes' new statements (``first``: all predate memd, oldest), and
+        how many notes were read from disk (the rest were taken apart already)."""
         self._begun()
         assert self._seen is not None
         for path in gone:
@@ -241,10 +212,10 @@ class Currency:
             self._started = now
         fresh: list[tuple[str, str, str]] = []
         taken, self._taken = self._taken, {}
-        unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != _stamp(e)]
+        unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != stamp(e)]
         # Many notes (every one, at a daemon's start or a memd index after an edit): read in
         # worker processes, on both cores and off this process's lock on Python.
-        taken.update(zip([e.path for e in unread], in_workers(_take_file, unread), strict=True))
+        taken.update(zip([e.path for e in unread], in_workers(take_file, unread), strict=True))
         for e in entries:
             got = taken.get(e.path)
             if got is None:  # gone since the walk: the next pass has it right
@@ -259,7 +230,7 @@ class Currency:
                         fresh.append((*key, self._seen[key]))
                     times[line] = self._seen[key]
             self._files[e.path] = _File(got.stamp, got.said, got.digests, times)
-        return fresh
+        return fresh, len(unread)
 
     def _when(self, s: Statement) -> str:
         if s.date is not None:
@@ -277,3 +248,10 @@ class Currency:
             rows.append(Supersession(path, line, u.older.last, f.digests[line], u.newer.citation,
                                      u.likely, u.newer.text[:_NOW_CHARS]))  # fmt: skip
         return rows
+
+
+def _moved(before: dict[str, Taken], now: dict[str, _File]) -> bool:
+    """Whether the notes as now read differ from those kept before."""
+    return len(before) != len(now) or any(
+        (b := before.get(path)) is None or b.stamp != f.stamp for path, f in now.items()
+    )
