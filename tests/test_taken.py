@@ -1,5 +1,5 @@
 """Notes taken apart are kept beside the index between runs: read back as they were made,
-and only from a file this user alone may write, made by the same code."""
+and only from a file this user alone may write and that holds what ``save_kept`` wrote."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_what_is_kept_reads_back_as_it_was_taken_apart(tmp_path):
     assert oct((tmp_path / "kept").stat().st_mode & 0o777) == "0o600"
 
 
-def test_a_file_others_may_write_or_of_other_code_is_not_read(tmp_path):
+def test_a_file_others_may_write_or_that_is_not_what_was_kept_is_not_read(tmp_path):
     path = tmp_path / "kept"
     save_kept(path, {"memory/2026-03-09.md": take_apart(entry(), TEXT)})
     os.chmod(path, 0o666)

@@ -69,6 +69,7 @@ class Currency:
         self._started: str | None = None
         self._loaded = False
         self._taken: dict[str, Taken] = {}  # notes an index pass read for us, by path
+        self._workers: int | None = 1  # processes to read notes in (None: as many as cores)
         self._kept = Path(f"{index.path}.statements")  # ``memd.review.taken``: between runs
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
@@ -92,6 +93,9 @@ class Currency:
         it (what it saved is then still right: a ``memd index`` that changed nothing
         reads no note). ``taken``: notes an index pass just took apart (``take_apart``),
         by path; those not changed since are not read again."""
+        # A command's own refresh reads what it must in worker processes; a daemon's stays
+        # in-process (a pool its stop cut short left semaphores to its resource tracker).
+        self._workers = None
         return self._guarded(lambda: self._refresh(None, taken or {}, skip_done=True))
 
     def _guarded(self, refresh: Callable[[], bool]) -> bool:
@@ -213,9 +217,10 @@ class Currency:
         fresh: list[tuple[str, str, str]] = []
         taken, self._taken = self._taken, {}
         unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != stamp(e)]
-        # Many notes (every one, at a daemon's start or a memd index after an edit): read in
-        # worker processes, on both cores and off this process's lock on Python.
-        taken.update(zip([e.path for e in unread], in_workers(take_file, unread), strict=True))
+        # Many notes (every one, at the first run or a new statement reader): read in worker
+        # processes, on both cores.
+        read = in_workers(take_file, unread, self._workers)
+        taken.update(zip([e.path for e in unread], read, strict=True))
         for e in entries:
             got = taken.get(e.path)
             if got is None:  # gone since the walk: the next pass has it right
