@@ -69,7 +69,7 @@ class Currency:
         self._started: str | None = None
         self._loaded = False
         self._taken: dict[str, Taken] = {}  # notes an index pass read for us, by path
-        self._workers: int | None = 1  # processes to read notes in (None: as many as cores)
+        self._command = False  # a command's one refresh (``catch_up``), not a daemon's
         self._kept = Path(f"{index.path}.statements")  # ``memd.review.taken``: between runs
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
@@ -93,9 +93,11 @@ class Currency:
         it (what it saved is then still right: a ``memd index`` that changed nothing
         reads no note). ``taken``: notes an index pass just took apart (``take_apart``),
         by path; those not changed since are not read again."""
-        # A command's own refresh reads what it must in worker processes; a daemon's stays
-        # in-process (a pool its stop cut short left semaphores to its resource tracker).
-        self._workers = None
+        # A command's own refresh reads what it must in worker processes and keeps the notes
+        # for the next run; a daemon's stays in-process and keeps none (a pool its stop cut
+        # short left semaphores to its resource tracker; writing the file held the lock on
+        # Python while its first searches waited).
+        self._command = True
         return self._guarded(lambda: self._refresh(None, taken or {}, skip_done=True))
 
     def _guarded(self, refresh: Callable[[], bool]) -> bool:
@@ -132,7 +134,7 @@ class Currency:
                 return False
             first = self._loaded is False and self._begun() is None
             fresh_seen, read_now = self._read(entries, gone, first)
-            if whole and _moved(before, self._files):  # kept for the next process's start
+            if whole and self._command and _moved(before, self._files):  # for the next run
                 files = {p: Taken(f.stamp, f.said, f.digests) for p, f in self._files.items()}
                 save_kept(self._kept, files)
             self.updates = self._pair()
@@ -219,7 +221,7 @@ class Currency:
         unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != stamp(e)]
         # Many notes (every one, at the first run or a new statement reader): read in worker
         # processes, on both cores.
-        read = in_workers(take_file, unread, self._workers)
+        read = in_workers(take_file, unread, None if self._command else 1)
         taken.update(zip([e.path for e in unread], read, strict=True))
         for e in entries:
             got = taken.get(e.path)
