@@ -26,6 +26,8 @@ from memd.review.statements import Statement, statements
 from memd.review.updates import read
 from memd.review.values import Said
 from memd.sources.entries import FileEntry
+from memd.store import fts as _fts_module  # its stop words
+from memd.store import rows as _rows_module  # lines_digest
 from memd.store.rows import lines_digest
 
 
@@ -70,7 +72,9 @@ def stamp(e: FileEntry) -> tuple[int, int]:
 def _code() -> str:
     """What made the entries: the readers' source (an edit of any reads every note anew)."""
     digest = hashlib.sha256()
-    for module in (_statements_module, _values_module, _words_module, _updates_module):
+    readers = (_statements_module, _values_module, _words_module, _updates_module, _fts_module,
+               _rows_module)  # fmt: skip
+    for module in readers:
         digest.update(Path(module.__file__ or "").read_bytes())
     digest.update(__file__.encode())
     return digest.hexdigest()
