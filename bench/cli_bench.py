@@ -8,13 +8,15 @@ every note, as the rare-word query matches a few), indexes it
 keyword-only (``embeddings.provider: none``: the local model would take hours on 5,000
 notes, and a one-shot command's cost is start-up, config and the socket, not the vector
 side), then times the median wall time of ``--runs`` runs of each command, as a new process
-each time, without a daemon and with one. Also times ``python -c pass`` and importing
-``memd.cli.main``. When ``qmd`` is on PATH, the same vault is added as a qmd collection
-(timed: its full index against memd's) and ``qmd search`` / ``qmd get`` are timed in the
-same run; otherwise the ratios are to ``QMD_REFERENCE``, qmd 2.8.3 measured on this
-generated vault with the same queries (``farm-bench -n 10``, load about 0.6). Targets: the
-common-word search without a daemon ≤ 1.0× qmd's, with a daemon ≤ 0.25× (≤ 0.09 s); a full
-keyword index ≤ 0.35× qmd's.
+each time, without a daemon and with one (once the daemon is idle: its work after the first
+pass done). Also times ``python -c pass``, importing ``memd.cli.main``, and the keyword
+index alone (the library's ``Memory.index()``, without what ``memd index`` also finds of
+what is current) on the same vault. When ``qmd`` is on PATH, the same vault is added as a
+qmd collection (timed: its full index against memd's) and ``qmd search`` / ``qmd get`` are
+timed in the same run; otherwise the ratios are to ``QMD_REFERENCE``, qmd 2.8.3 measured on
+this generated vault with the same queries (``farm-bench -n 10``, load about 0.6). Targets:
+the common-word search without a daemon ≤ 1.0× qmd's, with a daemon ≤ 0.25× (≤ 0.09 s); a
+full keyword index ≤ 0.35× qmd's.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import memd as memd_package  # noqa: E402
 from bench.common import write_result  # noqa: E402
+from bench.daemon_bench import cpu_seconds  # noqa: E402
 from bench.vault import make_vault, queries  # noqa: E402
 from memd.client import Client  # noqa: E402
 from memd.errors import MemdError  # noqa: E402
@@ -76,8 +79,11 @@ def timed(result: dict, name: str, cmd: list[str], runs: int, env: dict) -> None
     result[f"{name}_s"], result[f"{name}_fastest_s"], result[f"{name}_cpu_s"] = wall(cmd, runs, env)
 
 
-def wait_ready(sock: Path, proc: subprocess.Popen, timeout: float = 120.0) -> None:
-    """Until the daemon answers and has finished its first pass."""
+def wait_ready(sock: Path, proc: subprocess.Popen, timeout: float = 300.0) -> float:
+    """Until the daemon answers, has finished its first pass and is idle: its background
+    work after the pass (what is current: every note read once at start) done, so the
+    timed commands measure answers, not answers beside that work. Returns the seconds
+    from the first pass's end to idle."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -86,11 +92,43 @@ def wait_ready(sock: Path, proc: subprocess.Popen, timeout: float = 120.0) -> No
             with Client(sock, timeout=5) as c:
                 status = c.call("status")
                 if status["indexing"] is None and status["pending_files"] == 0:
-                    return
+                    break
         except MemdError:
             pass
         time.sleep(0.1)
-    raise SystemExit(f"memd serve did not get ready in {timeout:.0f} s")
+    passed = time.monotonic()
+    while time.monotonic() < deadline:
+        before = cpu_seconds(proc.pid)
+        time.sleep(1.0)
+        if cpu_seconds(proc.pid) - before < 0.05:  # under 5 % of a core for a second
+            return round(time.monotonic() - passed, 1)
+    raise SystemExit(f"memd serve did not get ready and idle in {timeout:.0f} s")
+
+
+KEYWORD_ONLY = """
+import sys, time
+from memd.configfile import parse_config
+from memd.memory import Memory
+config = parse_config({"workspace": sys.argv[1], "state_dir": sys.argv[2],
+                       "embeddings": {"provider": "none"}}, env={})
+if __name__ == "__main__":
+    t = time.perf_counter()
+    Memory(config).index()
+    print(time.perf_counter() - t)
+"""
+
+
+def keyword_only_index(vault: Path, state: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of the keyword index alone (``Memory.index()``, the library:
+    chunks and full-text search, not what is current), in a child process."""
+    script = state.with_name("keyword_only.py")
+    script.write_text(KEYWORD_ONLY)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, str(script), str(vault), str(state)],
+                         check=True, capture_output=True, text=True)  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return round(float(out.stdout.split()[-1]), 2), round(cpu, 2)
 
 
 COMMON = "database migration"  # bench.vault's topic, put in every note by make_vault(every_note=)
@@ -167,6 +205,9 @@ def main() -> int:
             # Both cores busy end to end would make a quiet wall time of half of this.
             "index_cpu_s": round(index_cpu_s, 2),
         }
+        # The same vault's keyword index alone (no what-is-current), in the same run.
+        keyword_s, keyword_cpu_s = keyword_only_index(vault, tmp / "keyword-state")
+        result.update(index_keyword_only_s=keyword_s, index_keyword_only_cpu_s=keyword_cpu_s)
         timed(result, "python_start", python, args.runs, env)
         timed(result, "import_memd_cli", [*python[:2], "import memd.cli.main"], args.runs, env)
         timed(result, "import_memd_thin", [*python[:2], "import memd.cli.thin"], args.runs, env)
@@ -178,7 +219,7 @@ def main() -> int:
             [*memd, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            wait_ready(tmp / "run" / "memd.sock", daemon)
+            result["daemon_idle_after_first_pass_s"] = wait_ready(tmp / "run" / "memd.sock", daemon)
             timed(result, "search_daemon", search, args.runs, env)
             timed(result, "search_common_daemon", common, args.runs, env)
             timed(result, "get_daemon", get, args.runs, env)
@@ -199,6 +240,7 @@ def main() -> int:
         result.update(qmd)
         reference = result["qmd_search_common_s"]
         result["index_ratio_to_qmd"] = round(index_s / result["qmd_index_s"], 2)
+        result["index_keyword_only_ratio_to_qmd"] = round(keyword_s / result["qmd_index_s"], 2)
         for side in ("no_daemon", "daemon"):
             result[f"search_common_{side}_ratio_to_qmd"] = round(
                 result[f"search_common_{side}_s"] / reference, 2

@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from threading import Event
 from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -178,14 +179,20 @@ class Memory:
 
     # -- index ------------------------------------------------------------------------------
 
-    def index(
-        self,
-        full: bool = False,
-        progress: Progress | None = None,
-        cancel: threading.Event | None = None,
-    ) -> IndexReport:
-        """Bring the index in line with the files; ``full`` re-reads and re-chunks all."""
-        return self._commit(lambda: self.db.sync(full, progress, cancel))
+    def index(self, full: bool = False, progress: Progress | None = None,
+              cancel: Event | None = None, current: bool = False) -> IndexReport:  # fmt: skip
+        """Bring the index in line with the files; ``full`` re-reads and re-chunks all.
+        ``current``: also find what later notes replaced, each note read once, by the
+        pass's workers (``memd index`` with no daemon to keep it)."""
+        if not current:
+            return self._commit(lambda: self.db.sync(full, progress, cancel))
+        from memd.review.taken import take_apart
+
+        taken: dict = {}
+        report = self._commit(lambda: self.db.sync(full, progress, cancel, take_apart, taken))
+        if not report.cancelled:
+            self.currency.catch_up(taken)
+        return report
 
     def index_paths(
         self, paths: Iterable[str], cancel: threading.Event | None = None
@@ -202,8 +209,8 @@ class Memory:
     @property
     def currency(self) -> Currency:
         """What is current (``memd.review.currency``): the updates among the notes. The
-        daemon refreshes it after its passes; alone, ``memd index`` does (call
-        ``currency.refresh()`` after ``index``: it reads every note the first time)."""
+        daemon refreshes it after its passes; alone, ``memd index`` does
+        (``index(current=True)``)."""
         with self._made_lock:
             if self._currency is None:
                 from memd.review.currency import Currency

@@ -236,3 +236,54 @@ def memory_for(ws, **raw):
     raw = {"workspace": str(ws.root), "state_dir": str(ws.root.parent / "state"),
            "embeddings": {"provider": "none"}, **raw}  # fmt: skip
     return Memory(parse_config(raw, env={"HOME": str(ws.root.parent)}))
+
+
+def test_memd_index_alone_keeps_what_is_current_and_reads_no_note_when_nothing_changed(
+    notes, tmp_path
+):
+    """Without a daemon, ``memd index`` leaves what later notes replaced in the index (the
+    notes read once, by the pass's worker processes), a run that changes nothing reads no
+    note again, an edit that removes the newer statement undoes it at the next run, and
+    notes taken apart once are not read again while they stay as they were."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    for n in range(80):  # enough notes for the pass to read them in worker processes
+        day = dt.date(2025, 1, 1) + dt.timedelta(days=n)
+        notes.write(f"memory/{day}.md", f"# {day}\n\n- Walked by the river for {n} minutes.\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"workspace: {notes.root}\nstate_dir: {tmp_path / 'state'}\n"
+                      "embeddings: {provider: none}\n")  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
+
+    def memd(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "memd", *args], capture_output=True,
+                              text=True, env=env, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def old() -> dict:
+        results = json.loads(memd("search", QUESTION, "--json").stdout)["results"]
+        return next(r for r in results if r["path"] == OLDER)
+
+    def notes_read(done: subprocess.CompletedProcess) -> list[int]:
+        """How many notes each refresh of what is current read from disk itself."""
+        lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+        return [line["read"] for line in lines if line.get("event") == "currency_refreshed"]
+
+    first = memd("--verbose", "index")
+    assert "index_workers_failed" not in first.stderr
+    assert notes_read(first) == [0]  # the pass's workers took every note apart
+    assert old()["superseded_by"] == f"{NEWER}#L4"
+    again = memd("--verbose", "index")
+    assert notes_read(again) == []  # the index is as that refresh saw it
+    assert old()["superseded_by"] == f"{NEWER}#L4"
+    notes.write(NEWER, "# 2026-03-09\n\n## Ops\n- Ran 5 km before work.\n")
+    # The other notes as the first run took them apart, kept beside the index.
+    assert notes_read(memd("--verbose", "index")) == [0]
+    assert "superseded_by" not in old()
+    notes.write(OLDER, NOTES[OLDER] + "- Booked the dentist.\n")
+    (tmp_path / "state" / "index-default.sqlite.statements").unlink()  # a cache: rebuilt
+    assert notes_read(memd("--verbose", "index")) == [len(NOTES) + 80 - 1]

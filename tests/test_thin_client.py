@@ -12,6 +12,7 @@ import sys
 HEAVY = [
     "yaml", "memd.config", "memd.configfile", "memd.serve.router", "memd.memory",
     "memd.serve.methods", "numpy", "apsw", "structlog", "markdown_it", "asyncio", "difflib",
+    "hashlib",
 ]  # fmt: skip
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import memd.embed.numpy_lazy as np
 from memd.config import Chunking, Config
@@ -38,6 +38,7 @@ from memd.store.vectors import VectorIndex, from_blob, to_blob
 
 if TYPE_CHECKING:
     from memd.index.interim import InterimTier
+    from memd.index.prepare import Reader
 
 log = get_logger()
 T = TypeVar("T")
@@ -213,15 +214,19 @@ class Index:
         full: bool = False,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        reader: Reader | None = None,
+        read: dict[str, Any] | None = None,
     ) -> IndexReport:
         """Bring the index in line with the files; ``full`` re-reads and re-chunks every
-        file (and checks the database for damage first)."""
+        file (and checks the database for damage first). ``reader`` also reads the text of
+        each file the pass reads, its answers put in ``read`` (``reconcile``)."""
 
         def run() -> IndexReport:
             if full:
                 self.store.check()
             report = reconcile(self.store, self.workspace, self.chunking, full, progress,
-                               cancel=cancel, tails=self.tails, skipped=self.skipped)  # fmt: skip
+                               cancel=cancel, tails=self.tails, skipped=self.skipped,
+                               reader=reader, read=read)  # fmt: skip
             if self.sessions and not report.cancelled:
                 report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
             if not report.cancelled:
@@ -372,14 +377,18 @@ class Index:
             self.store.cache_vectors(entries, self.cache_size)
 
     def save_currency(self, rows: Sequence[Supersession], seen: Sequence[tuple[str, str, str]],
-                      gone: Sequence[str], started: str | None) -> None:  # fmt: skip
+                      gone: Sequence[str], started: str | None, done: str | None = None,
+                      ) -> None:  # fmt: skip
         """What later notes superseded, in place of what was kept, with when undated
-        notes' new statements were first seen (the writer's job; memd.review.currency)."""
+        notes' new statements were first seen, and (``done``) what a whole refresh saw
+        (the writer's job; memd.review.currency)."""
         with self.store.transaction():
             self.store.replace_superseded(rows)
             self.store.save_seen(seen, gone)
             if started is not None:
                 self.store.set_meta("currency_started", started)
+            if done is not None:
+                self.store.set_meta("currency_done", done)
 
 
 def _iso(epoch: str | float | None) -> str | None:

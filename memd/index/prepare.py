@@ -10,8 +10,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
@@ -38,6 +39,14 @@ class Job:
     known_hash: str | None
     chunking: Chunking
     tail: Tail | None = None  # the file as last chunked, if it may only have grown
+    # Also run over the file's text in the worker, its answer handed back (``Prepared.read``):
+    # a later stage's reading of the same notes (what is current) then costs no second read
+    # and runs on both cores. A module-level function, so a worker can import it by name.
+    reader: Reader | None = None
+
+
+# ``reader(entry, text)``: ``entry`` with its size and ``st_mtime_ns`` as read.
+Reader = Callable[[FileEntry, str], Any]
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,7 @@ class Prepared:
     from_line: int | None = None  # only the chunks from this line on are new
     retag: bool = False  # the file's tags changed: its first chunk's FTS row too
     tail: Tail | None = None
+    read: Any = None  # what ``Job.reader`` made of the text (None: no reader, or no text)
 
 
 _spawned = 0  # pools of spawned processes alive in this process
@@ -102,9 +112,18 @@ def _stop_idle_tracker() -> None:
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
+    return in_workers(prepare, jobs, workers)
+
+
+def in_workers(
+    fn: Callable[[Any], Any], items: list[Any], workers: int | None = None
+) -> Iterator[Any]:
+    """``fn(item)`` of every item, in order: in worker processes when there are many (so
+    both cores work), else here. ``fn`` is a module-level function (a worker imports it by
+    name); if the workers die, the rest is done here, only more slowly."""
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) < _PARALLEL_MIN:
-        yield from map(prepare, jobs)
+    if workers <= 1 or len(items) < _PARALLEL_MIN:
+        yield from map(fn, items)
         return
     # Imported here: a pass with little to parse (every search without a daemon) skips them.
     import multiprocessing
@@ -119,14 +138,14 @@ def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
             max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
         )
         try:
-            for prepared in pool.map(prepare, jobs, chunksize=32):
-                yield prepared
+            for result in pool.map(fn, items, chunksize=32):
+                yield result
                 done += 1
         except (BrokenProcessPool, OSError) as exc:
             # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
             # the files still get indexed, only more slowly.
-            log.warning("index_workers_failed", error=str(exc), remaining=len(jobs) - done)
-            yield from map(prepare, jobs[done:])
+            log.warning("index_workers_failed", error=str(exc), remaining=len(items) - done)
+            yield from map(fn, items[done:])
         finally:
             # Also reached when the caller stops early: drop the queued work, do not wait.
             pool.shutdown(wait=True, cancel_futures=True)
@@ -169,6 +188,7 @@ def prepare(job: Job) -> Prepared:
         return Prepared(e, skipped=f"cannot read file: {exc.strerror}")
     stamp = stat_stamp(st)
     entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), stamp)
+    read = _read(job, st, data)
     chunking = job.chunking
     if job.tail is not None and (
         grown := regrow(data, job.tail, chunking.tokens, chunking.overlap, chunking.hide)
@@ -178,10 +198,11 @@ def prepare(job: Job) -> Prepared:
                      job.tail.date)  # fmt: skip
         rows = chunk_rows(meta, grown.chunks, first=False, hide=chunking.hide)
         retag = grown.tags != job.tail.tags
-        return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail)
+        return Prepared(entry, meta, rows, from_line=grown.from_line, retag=retag, tail=grown.tail,
+                        read=read)  # fmt: skip
     digest = hashlib.sha256(data).hexdigest()
     if digest == job.known_hash:
-        return Prepared(entry, unchanged=True)
+        return Prepared(entry, unchanged=True, read=read)
     warnings: list[str] = []
     clean = True
     try:
@@ -200,7 +221,7 @@ def prepare(job: Job) -> Prepared:
         if not chunks and not problems and e.source == "extra":  # pictures and links
             chunks = [stub_chunk(Document([], []), note_name(e.path))]
         rows = chunk_rows(meta, chunks, hide=chunking.hide)
-        return Prepared(entry, meta=meta, rows=rows, warnings=tuple(warnings))
+        return Prepared(entry, meta=meta, rows=rows, warnings=tuple(warnings), read=read)
     doc = parse(text, drawing=is_drawing(e.path), hide=chunking.hide)
     warnings.extend(doc.warnings)
     chunks, restart = chunk_with_restart(doc, chunking.tokens, chunking.overlap)
@@ -216,7 +237,18 @@ def prepare(job: Job) -> Prepared:
         rows=chunk_rows(meta, chunks, hide=chunking.hide),
         warnings=tuple(warnings),
         tail=tail,
+        read=read,
     )
+
+
+def _read(job: Job, st: os.stat_result, data: bytes) -> Any:
+    """``job.reader`` over the file's text (bytes that are not UTF-8 replaced, as a reader
+    of the file would), with the entry as the walk would stat it."""
+    if job.reader is None:
+        return None
+    e = job.entry
+    entry = FileEntry(e.path, e.abspath, e.realpath, e.source, e.date, len(data), st.st_mtime_ns)
+    return job.reader(entry, data.decode("utf-8", errors="replace"))
 
 
 def _meta(

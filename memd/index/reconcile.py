@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memd.config import Chunking
 from memd.log import Tally, get_logger
@@ -25,7 +25,7 @@ from memd.store.base import Store
 from memd.store.rows import FileRow, chunk_rows
 
 if TYPE_CHECKING:
-    from memd.index.prepare import Prepared
+    from memd.index.prepare import Prepared, Reader
     from memd.index.regrow import Tail
 
 log = get_logger()
@@ -59,12 +59,16 @@ def reconcile(
     cancel: threading.Event | None = None,
     tails: Tails | None = None,
     skipped: dict[str, str] | None = None,
+    reader: Reader | None = None,
+    read: dict[str, Any] | None = None,
 ) -> IndexReport:
     """Bring the index of ``workspace`` in line with its files; returns what changed.
 
     ``cancel`` stops the pass between two write transactions (the daemon's shutdown).
     ``tails`` lets a file that only grew be re-chunked from its end (and is kept up).
     ``skipped`` (path -> why; kept up) holds every file the index could not take.
+    ``reader`` is also run over the text of every file the pass reads, in its workers;
+    its answers go to ``read`` by path (``memd.index.prepare.Job.reader``).
     """
     started = time.perf_counter()
     known = store.files()
@@ -78,9 +82,8 @@ def reconcile(
     gone = [p for p in known if p not in present and not p.startswith(SESSIONS_DIR + "/")]
     changes = _Changes(entries, gone, known, unchanged=len(unchanged),
                        unnamed=dict.fromkeys(unnamed, UNNAMED))  # fmt: skip
-    report = _sync(
-        store, workspace, chunking, changes, full, progress, workers, cancel, started, tails
-    )
+    report = _sync(store, workspace, chunking, changes, full, progress, workers, cancel,
+                   started, tails, (reader, read))  # fmt: skip
     if not report.cancelled and not trusted:
         with store.transaction():
             store.set_meta("layout", _rules(workspace))
@@ -143,8 +146,10 @@ def _sync(
     cancel: threading.Event | None,
     started: float,
     tails: Tails | None = None,
+    reading: tuple[Reader | None, dict[str, Any] | None] = (None, None),
 ) -> IndexReport:
     report = IndexReport(unchanged=changes.unchanged)
+    reader, read = reading
     tails = {} if tails is None else tails
     settings = _settings(chunking)
     if store.get_meta("chunking", settings) != settings:
@@ -175,12 +180,14 @@ def _sync(
         for path in changes.gone:
             tails.pop(path, None)
     done = 0
-    prepared = _prepared(jobs, chunking, workers)
+    prepared = _prepared(jobs, chunking, workers, reader)
     try:
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
                 for p in batch:
                     _apply(store, p, known, report, tails, chunking.hide)
+                    if read is not None and p.read is not None:
+                        read[p.entry.path] = p.read
             done += len(batch)
             if progress:
                 progress(done, len(jobs))
@@ -281,14 +288,19 @@ def stamp_at(path: str) -> int | None:
 
 
 def _prepared(
-    jobs: list[tuple[FileEntry, str | None, Tail | None]], chunking: Chunking, workers: int | None
+    jobs: list[tuple[FileEntry, str | None, Tail | None]],
+    chunking: Chunking,
+    workers: int | None,
+    reader: Reader | None = None,
 ) -> Iterator[Prepared]:
     """The changed files read, parsed and chunked (``memd.index.prepare``), in order."""
     if jobs:
         # Loaded only when a file changed: a pass that finds none (a one-shot search) skips it.
         from memd.index.prepare import Job, prepare_all
 
-        yield from prepare_all([Job(e, old, chunking, tail) for e, old, tail in jobs], workers)
+        yield from prepare_all(
+            [Job(e, old, chunking, tail, reader) for e, old, tail in jobs], workers
+        )
 
 
 def _batched(items: Iterable[Prepared], n: int) -> Iterator[list[Prepared]]:

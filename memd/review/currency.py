@@ -21,14 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
+from memd.index.prepare import in_workers
 from memd.log import get_logger
 from memd.review.meaning import Meaning
-from memd.review.statements import Statement, statements
-from memd.review.updates import Update, current, pair, read
+from memd.review.statements import Statement
+from memd.review.taken import Taken, load_kept, save_kept, stamp, take_file
+from memd.review.updates import Update, current, pair
 from memd.review.values import Said
 from memd.sources.entries import holdable
 from memd.sources.layout import FileEntry, Workspace, is_note
-from memd.store.rows import Supersession, lines_digest
+from memd.store.rows import Supersession
 
 if TYPE_CHECKING:
     from memd.index.index import Index
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
 log = get_logger()
 
 _STARTED = "currency_started"  # meta: when memd first read this workspace's statements
+# meta: the index generation (and meaning's model) a whole refresh last saw, with nothing
+# left waiting for meaning: while the index stays at it, what was saved is still right.
+_DONE = "currency_done"
 _NOW_CHARS = 300
 
 
@@ -63,6 +68,9 @@ class Currency:
         self._seen: dict[tuple[str, str], str] | None = None
         self._started: str | None = None
         self._loaded = False
+        self._taken: dict[str, Taken] = {}  # notes an index pass read for us, by path
+        self._command = False  # a command's one refresh (``catch_up``), not a daemon's
+        self._kept = Path(f"{index.path}.statements")  # ``memd.review.taken``: between runs
         self.updates: list[Update] = []
         self.latest: dict[tuple[str, int], Update] = {}  # superseded -> what replaced it last
         self.closed = False  # set before the index closes: a refresh in flight reads no more
@@ -78,23 +86,57 @@ class Currency:
         """Read the notes at these absolute paths again (all, with None or at the first
         call) and find the updates anew if any changed; whether anything did. A failure
         is logged: it costs the labels on superseded results, never the index."""
+        return self._guarded(lambda: self._refresh(paths))
+
+    def catch_up(self, taken: dict[str, Taken] | None = None) -> bool:
+        """``refresh()`` of every note, unless the index is as the last whole refresh saw
+        it (what it saved is then still right: a ``memd index`` that changed nothing
+        reads no note). ``taken``: notes an index pass just took apart (``take_apart``),
+        by path; those not changed since are not read again."""
+        # A command's own refresh reads what it must in worker processes and keeps the notes
+        # for the next run; a daemon's stays in-process and keeps none (a pool its stop cut
+        # short left semaphores to its resource tracker; writing the file held the lock on
+        # Python while its first searches waited).
+        self._command = True
+        return self._guarded(lambda: self._refresh(None, taken or {}, skip_done=True))
+
+    def _guarded(self, refresh: Callable[[], bool]) -> bool:
         try:
-            return self._refresh(paths)
+            return refresh()
         except (MemdError, OSError) as exc:
             log.warning("currency_failed", workspace=self.workspace.name, error=str(exc))
             return False
 
-    def _refresh(self, paths: Iterable[str] | None) -> bool:
+    def _done(self) -> str:
+        """What ``_DONE`` holds after a whole refresh of the index as it is now."""
+        generation = self._index.read(lambda store: store.get_meta("generation", "0"))
+        return f"{generation} {self._index.vector_key if self._meaning else 'words'}"
+
+    def _refresh(
+        self, paths: Iterable[str] | None, taken: dict[str, Taken] | None = None,
+        skip_done: bool = False,
+    ) -> bool:  # fmt: skip
         with self._lock:
             if self.closed:
                 return False
             started = time.perf_counter()
+            whole = paths is None or not self._loaded
+            done = self._done() if whole else None
+            saved = self._index.read(lambda s: s.get_meta(_DONE)) if skip_done else None
+            if not self._loaded and saved is not None and saved == done:
+                return False  # the index is as the last whole refresh saw it
+            # What an earlier run took apart (used where the notes are as they were then).
+            before = load_kept(self._kept) if not self._loaded else {}
+            self._taken = {**before, **(taken or {})}
             entries, gone = self._changed(paths)
             waiting = self._meaning is not None and self._meaning.pending
             if not entries and not gone and self._loaded and not waiting:
                 return False
             first = self._loaded is False and self._begun() is None
-            fresh_seen = self._read(entries, gone, first)
+            fresh_seen, read_now = self._read(entries, gone, first)
+            if whole and self._command and _moved(before, self._files):  # for the next run
+                files = {p: Taken(f.stamp, f.said, f.digests) for p, f in self._files.items()}
+                save_kept(self._kept, files)
             self.updates = self._pair()
             self.latest = current(self.updates)
             rows = self._rows()
@@ -102,8 +144,12 @@ class Currency:
             gone_paths, begun = sorted(gone), self._started if first else None
             if self.closed:  # the daemon reloaded meanwhile: this index is closed
                 return False
-            self._commit(lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun))
+            done = None if self.pending else done
+            self._commit(
+                lambda: self._index.save_currency(rows, fresh_seen, gone_paths, begun, done)
+            )
             log.debug("currency_refreshed", workspace=self.workspace.name, files=len(entries),
+                      read=read_now,
                       updates=len(self.updates), superseded=len(rows),
                       ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
             return True
@@ -153,15 +199,16 @@ class Currency:
         changed = [
             e
             for e in found.values()
-            if (f := self._files.get(e.path)) is None or f.stamp != (e.mtime_ns, e.size)
+            if (f := self._files.get(e.path)) is None or f.stamp != stamp(e)
         ]
         return changed, gone
 
     def _read(
         self, entries: Sequence[FileEntry], gone: set[str], first: bool
-    ) -> list[tuple[str, str, str]]:
+    ) -> tuple[list[tuple[str, str, str]], int]:
         """Take the statements of ``entries`` (and forget ``gone``); the first-seen rows to
-        keep for undated notes' new statements (``first``: all predate memd, oldest)."""
+        keep for undated notes' new statements (``first``: all predate memd, oldest), and
+        how many notes were read from disk (the rest were taken apart already)."""
         self._begun()
         assert self._seen is not None
         for path in gone:
@@ -170,25 +217,27 @@ class Currency:
         if first:
             self._started = now
         fresh: list[tuple[str, str, str]] = []
+        taken, self._taken = self._taken, {}
+        unread = [e for e in entries if (t := taken.get(e.path)) is None or t.stamp != stamp(e)]
+        # Many notes (every one, at the first run or a new statement reader): read in worker
+        # processes, on both cores.
+        read = in_workers(take_file, unread, None if self._command else 1)
+        taken.update(zip([e.path for e in unread], read, strict=True))
         for e in entries:
-            try:
-                text = Path(e.abspath).read_text(encoding="utf-8", errors="replace")
-            except OSError:  # gone since the walk: the next pass has it right
+            got = taken.get(e.path)
+            if got is None:  # gone since the walk: the next pass has it right
                 self._files.pop(e.path, None)
                 continue
-            lines = text.splitlines()
-            every = statements(e.path, text, e.date)
-            digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in every}
             times: dict[int, str] = {}
             if e.date is None:
-                for s in every:
-                    key = (e.path, digests[s.line])
+                for line, digest in got.digests.items():
+                    key = (e.path, digest)
                     if key not in self._seen:
                         self._seen[key] = "" if first else now
                         fresh.append((*key, self._seen[key]))
-                    times[s.line] = self._seen[key]
-            self._files[e.path] = _File((e.mtime_ns, e.size), read(every), digests, times)
-        return fresh
+                    times[line] = self._seen[key]
+            self._files[e.path] = _File(got.stamp, got.said, got.digests, times)
+        return fresh, len(unread)
 
     def _when(self, s: Statement) -> str:
         if s.date is not None:
@@ -206,3 +255,10 @@ class Currency:
             rows.append(Supersession(path, line, u.older.last, f.digests[line], u.newer.citation,
                                      u.likely, u.newer.text[:_NOW_CHARS]))  # fmt: skip
         return rows
+
+
+def _moved(before: dict[str, Taken], now: dict[str, _File]) -> bool:
+    """Whether the notes as now read differ from those kept before."""
+    return len(before) != len(now) or any(
+        (b := before.get(path)) is None or b.stamp != f.stamp for path, f in now.items()
+    )
