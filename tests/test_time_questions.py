@@ -55,9 +55,10 @@ def test_a_word_no_note_holds_is_judged_by_meaning(ws, openai_config):
     server's vectors keep "ballet" far from "piano", so the old code found it weak too; the
     local model put them close: bench/time_questions_bench.py.)"""
     from memd.memory import Memory
+    from memd.search.unheld import unheld_words
 
     ws.write("memory/2026-11-26.md", "# 2026-11-26\n\n- Ada's piano class moves to Saturday "
-             "at 10:00.\n\n## Export\n\n- We deployed the billing export on Monday.\n")  # fmt: skip
+             "at 10:00, said Priya.\n\n## Export\n\n- We deployed the billing export on Monday.\n")  # fmt: skip
     with Memory(openai_config()) as memory:
         memory.index()
         memory.embed_all()
@@ -73,3 +74,5 @@ def test_a_word_no_note_holds_is_judged_by_meaning(ws, openai_config):
         assert ballet and {match for _, match in ballet} == {"weak"}, ballet
         assert ballet[0][0] == piano[0][0]  # the same order: only the labels change
         assert shipped[0] == ("memory/2026-11-26.md#L5-L7", "strong"), shipped
+        # "Priya's" is Priya's word (the note says "Priya", never "Priya's")
+        assert unheld_words(memory.db.store, "when did Priya's ballet class move?") == [("ballet",)]

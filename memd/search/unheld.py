@@ -29,6 +29,7 @@ _ENDS = (".", "?", "!", ":", ";")  # after these a capital starts a sentence, na
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _ABBREVIATION = re.compile(r"[A-Z][a-z]{0,2}\.")  # "Dr.", "Mrs.", "St.": a title, no name
+_POSSESSIVE_INSIDE = re.compile(r"(?<=\w)['’]s\b")
 
 # How much nearer a result must be to the question than to the question without its
 # unheld words (a cosine difference) to hold their meaning. Set on the tune halves of
@@ -64,8 +65,8 @@ def names_unheld(store: Store, question: str) -> bool:
 
 def unheld_words(store: Store, question: str) -> list[tuple[str, ...]]:
     """The question's words (not its stopwords) that no chunk of the index holds, each as
-    its word forms."""
-    match = match_query(question)
+    its word forms; "John's" is John's word (notes say "John:", never "John's")."""
+    match = match_query(_POSSESSIVE_INSIDE.sub("", question))
     if match is None:
         return []
     counts = store.term_counts(match)[1]
@@ -77,7 +78,7 @@ def without(question: str, words: Sequence[tuple[str, ...]]) -> str:
     unheld = set(words)
 
     def kept(token: str) -> bool:
-        match = match_query(token)
+        match = match_query(_POSSESSIVE_INSIDE.sub("", token))
         return match is None or not all(forms in unheld for forms in match.words)
 
     return " ".join(t for t in question.split() if kept(t))
