@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -124,11 +126,19 @@ def evaluate(show: bool = False) -> dict:
     out = {}
     for name, root, key in workspaces():
         with tempfile.TemporaryDirectory(prefix="memd-starts-") as tmp:
-            config = parse_config({"workspace": str(root), "state_dir": tmp,
+            # A copy whose files last changed on the key's day, as if it were today there:
+            # an undated note (a brief) is read for what is coming up by when it changed.
+            shutil.copytree(root, Path(tmp) / name)
+            noon = dt.datetime.fromisoformat(key["now"]).replace(hour=12).timestamp()
+            for path in (Path(tmp) / name).rglob("*.md"):
+                os.utime(path, (noon, noon))
+            config = parse_config({"workspace": str(Path(tmp) / name),
+                                   "state_dir": str(Path(tmp) / "state"),
                                    "embeddings": {"provider": "none"}})  # fmt: skip
             with Memory(config) as memory:
                 memory.index()
-                said = context(memory, cwd=str(root), today=dt.date.fromisoformat(key["now"]))
+                today = dt.date.fromisoformat(key["now"])
+                said = context(memory, cwd=str(Path(tmp) / name), today=today)
         if show:
             print(f"== {name} ({key['now']})\n{said.text}")
         fails = check(root, key, said.text)

@@ -8,6 +8,7 @@ one with or without the daemon."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -304,6 +305,25 @@ def test_workspaces_written_by_others_start_with_every_rule_once_and_whole():
     assert len(found) == 6
     for name, outcome in found.items():
         failed = {k: v for k, v in outcome.items() if k not in ("tokens", "passed")}
-        if name == "freelance":  # its brief's undated note names a due day: not read yet
-            failed.pop("coming_not_shown", None)
         assert failed == {}, (name, failed)
+
+
+def test_a_brief_changed_lately_says_what_is_coming_up(serve, ws):
+    """A note without a date in its name (a brief) is read, as of the day it last
+    changed, for the days it names ahead; one untouched for months is not."""
+    ws.write("MEMORY.md", "# Memory\n\n- The owner likes short answers.\n")
+    ws.write("memory/2026-11-26.md", "# 2026-11-26\n\n- Sent the invoice to Kettle.\n")
+    ws.write("memory/briefs/limiter.md", "# Brief\n\nDeliverables due 11 December: a "
+             "design note and a benchmark.\n")  # fmt: skip
+    ws.write("memory/briefs/old.md", "# Old brief\n\nThe audit is due 9 December.\n")
+    lately = dt.datetime(2026, 11, 25, 12).timestamp()
+    months = dt.datetime(2026, 8, 1, 12).timestamp()
+    os.utime(ws.root / "memory/briefs/limiter.md", (lately, lately))
+    os.utime(ws.root / "memory/briefs/old.md", (months, months))
+    d = serve()
+    indexed(d)
+    text = start_hook(d.config_path, ws.root).stdout
+    coming = text.split("Coming up:\n", 1)[1].split("\n\n", 1)[0]
+    assert "[2026-12-11] Deliverables due 11 December: a design note and a benchmark." in coming
+    assert "(memory/briefs/limiter.md#L3)" in coming
+    assert "audit" not in text

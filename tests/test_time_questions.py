@@ -58,7 +58,8 @@ def test_a_word_no_note_holds_is_judged_by_meaning(ws, openai_config):
     from memd.search.unheld import unheld_words
 
     ws.write("memory/2026-11-26.md", "# 2026-11-26\n\n- Ada's piano class moves to Saturday "
-             "at 10:00, said Priya.\n\n## Export\n\n- We deployed the billing export on Monday.\n")  # fmt: skip
+             "at 10:00, said Priya.\n\n## Export\n\n- We deployed the billing export on "
+             "Monday.\n")  # fmt: skip
     with Memory(openai_config()) as memory:
         memory.index()
         memory.embed_all()
