@@ -265,7 +265,8 @@ def _coming_lines(
     core: list[Item], dailies: list[tuple[str, list[Item]]], today: dt.date
 ) -> list[Shown]:
     """Statements that name a day ahead of ``today`` (within ``_AHEAD_DAYS``), read as
-    written on their note's day; the soonest first."""
+    written on their note's day; the soonest first. A time that has begun ("from March"
+    on 9 March) is under way, not coming up."""
     last = today + dt.timedelta(days=_AHEAD_DAYS)
     written_after = (today - dt.timedelta(days=_AHEAD_FROM_DAYS)).isoformat()
     out: list[Shown] = []
@@ -277,9 +278,9 @@ def _coming_lines(
         if i.turn or i.statement.task == "done":
             continue
         ahead = [lo for lo, hi in days_named(i.statement.text, written)
-                 if lo is not None and hi is not None and hi > today and lo <= last]  # fmt: skip
+                 if lo is not None and hi is not None and today < lo <= last]  # fmt: skip
         if ahead:
-            when = max(min(ahead), today + dt.timedelta(days=1))
+            when = min(ahead)
             shown = _shown(i, (when.isoformat(), i.statement.path, i.statement.line))
             shown.text = f"[{when.isoformat()}] {shown.text}"
             out.append(shown)
