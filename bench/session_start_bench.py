@@ -69,7 +69,8 @@ def shown(text: str) -> list[tuple[str, int, int, str, str]]:
     return out
 
 
-def _parent(lines: list[str], n: int) -> int | None:
+def parent_line(lines: list[str], n: int) -> int | None:
+    """The 1-based line of the bullet a nested bullet at ``n`` belongs to."""
     raw = lines[n - 1]
     indent = len(raw) - len(raw.lstrip())
     if indent == 0 or not raw.lstrip().startswith(("- ", "* ")):
@@ -100,7 +101,7 @@ def check(root: Path, key: dict, text: str) -> dict:
                             | {b for b in bodies if bodies.count(b) > 1})  # fmt: skip
     fails["orphan"] = []
     for _, path, first, _, _ in got:
-        parent = _parent(lines(path), first)
+        parent = parent_line(lines(path), first)
         if path == "MEMORY.md" and parent is not None:
             where = text.find(f"({path}#L{parent}")
             if where < 0 or where > text.find(f"({path}#L{first}"):

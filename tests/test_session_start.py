@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.session_start_bench import parent_line
+
 WORKSPACES = Path(__file__).parent / "data" / "workspaces"
 NOW = "2026-11-27T09:00:00"
 _CITED = re.compile(r"\(((?:[^()]+?)#L(\d+)(?:-L\d+)?)\)\s*$")
@@ -70,19 +72,6 @@ def shown_lines(text: str) -> list[tuple[str, int, str]]:
         if line.lstrip().startswith("- ") and (m := _CITED.search(line)):
             out.append((m.group(1).split("#")[0], int(m.group(2)), line[: m.start()].strip()))
     return out
-
-
-def parent_line(lines: list[str], n: int) -> int | None:
-    """The 1-based line of the bullet a nested bullet at ``n`` belongs to."""
-    raw = lines[n - 1]
-    indent = len(raw) - len(raw.lstrip())
-    if indent == 0 or not raw.lstrip().startswith(("- ", "* ")):
-        return None
-    for k in range(n - 2, -1, -1):
-        above = lines[k]
-        if above.strip() and len(above) - len(above.lstrip()) < indent:
-            return k + 1
-    return None
 
 
 @pytest.mark.parametrize("name", ["ops", "research", "home"])

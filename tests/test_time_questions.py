@@ -12,6 +12,16 @@ WORKSPACES = DATA / "workspaces"
 NOW = "2026-11-27T09:00:00"
 
 
+def labels_of(memory):
+    """A search as of NOW, each result's citation and label."""
+
+    def found(question: str) -> list[tuple[str, str]]:
+        got = memory.search(question, now=NOW, min_results=3).results
+        return [(r.citation, r.match) for r in got]
+
+    return found
+
+
 def test_future_questions_find_the_note_and_a_window_vouches_for_none():
     outcome = evaluate("none")
     missed = [f["q"] for f in outcome["future"] if not f["hit"]]
@@ -34,11 +44,7 @@ def test_a_name_no_note_holds_leaves_nothing_strong(tmp_path):
                            "embeddings": {"provider": "none"}})  # fmt: skip
     with Memory(config) as memory:
         memory.index()
-
-        def found(question: str) -> list[tuple[str, str]]:
-            got = memory.search(question, now=NOW, min_results=3).results
-            return [(r.citation, r.match) for r in got]
-
+        found = labels_of(memory)
         norway = found("what did Lena decide about the Norway section yesterday?")
         spain = found("what did Lena decide about the Spain section yesterday?")
         assert norway[0] == ("memory/2026-11-26.md#L9-L12", "strong")
@@ -63,11 +69,7 @@ def test_a_word_no_note_holds_is_judged_by_meaning(ws, openai_config):
     with Memory(openai_config()) as memory:
         memory.index()
         memory.embed_all()
-
-        def found(question: str) -> list[tuple[str, str]]:
-            got = memory.search(question, now=NOW, min_results=3).results
-            return [(r.citation, r.match) for r in got]
-
+        found = labels_of(memory)
         ballet = found("when is Ada's ballet class next Saturday?")
         piano = found("when is Ada's piano class next Saturday?")
         shipped = found("when did we ship the billing export last week?")
