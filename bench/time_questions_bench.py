@@ -1,7 +1,7 @@
 """Time questions as people ask them: future ones over notes written for them, and ones no
 note answers, with time words, over agents' workspaces.
 
-    python bench/time_questions_bench.py [--modes keyword local] [--out FILE.json]
+    python bench/time_questions_bench.py [--modes keyword local vector] [--out FILE.json]
 
 The labelled set is tests/data/timeq/time_questions.json (written for memd, in many
 styles: "anything due before Christmas?", "what's on for Thursday?", "what happens
@@ -51,7 +51,7 @@ def _memory(root: Path, state: Path, provider: str) -> Memory:
     return memory
 
 
-def evaluate(provider: str = "none") -> dict:
+def evaluate(provider: str = "none", mode: str = "auto") -> dict:
     """Hits and strong counts per split, with each question's outcome."""
     labelled = json.loads(SET.read_text())
     now = labelled["now"]
@@ -64,7 +64,7 @@ def evaluate(provider: str = "none") -> dict:
             (root / rel).write_text(text)
         with _memory(root, tmp / "state-future", provider) as memory:
             for item in labelled["future"]:
-                got = memory.search(item["q"], now=now, max_results=3).results
+                got = memory.search(item["q"], now=now, max_results=3, mode=mode).results
                 paths = [r.path for r in got]
                 hit = any(p in item["expect"] for p in paths)
                 out["future"].append({**item, "top3": paths, "hit": hit})
@@ -75,7 +75,7 @@ def evaluate(provider: str = "none") -> dict:
                 if name not in opened:
                     shutil.copytree(DATA / "workspaces" / name, tmp / name)
                     opened[name] = _memory(tmp / name, tmp / f"state-{name}", provider)
-                got = opened[name].search(item["q"], now=now).results
+                got = opened[name].search(item["q"], now=now, mode=mode).results
                 strong = [r.citation for r in got if r.match == "strong"]
                 out["unanswerable"].append({**item, "strong": strong})
         finally:
@@ -84,7 +84,7 @@ def evaluate(provider: str = "none") -> dict:
     return out
 
 
-def evaluate_more(provider: str = "none") -> dict:
+def evaluate_more(provider: str = "none", mode: str = "auto") -> dict:
     """The second set: strong results per unanswerable question; for an answerable one,
     whether a right note is strong and whether it is in the top 3."""
     labelled = json.loads(MORE.read_text())
@@ -97,7 +97,7 @@ def evaluate_more(provider: str = "none") -> dict:
             with _memory(root, tmp / f"state-{name}", provider) as memory:
                 for kind in ("unanswerable", "answerable"):
                     for item in (i for i in labelled[kind] if i["workspace"] == name):
-                        got = memory.search(item["q"], now=where["now"]).results
+                        got = memory.search(item["q"], now=where["now"], mode=mode).results
                         strong = [r for r in got if r.match == "strong"]
                         row = {**item, "strong": [r.citation for r in strong]}
                         if kind == "answerable":
@@ -135,16 +135,18 @@ def summary(outcome: dict) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--modes", nargs="+", default=["keyword", "local"])
+    ap.add_argument("--modes", nargs="+", default=["keyword", "local", "vector"],
+                    help="keyword; local: the default mode, local model; vector")  # fmt: skip
     ap.add_argument("--out", type=Path, default=HERE / "results" / "time_questions.json")
     ap.add_argument("--verbose", action="store_true", help="print each question's outcome")
     args = ap.parse_args()
     result: dict = {"benchmark": "time_questions"}
     for mode in args.modes:
         provider = "none" if mode == "keyword" else "local"
-        outcome = evaluate(provider)
+        searched = "vector" if mode == "vector" else "auto"  # "local": the default, hybrid
+        outcome = evaluate(provider, searched)
         result[mode] = summary(outcome)
-        more = evaluate_more(provider)
+        more = evaluate_more(provider, searched)
         result[f"{mode}_more"] = summary_more(more)
         print(mode, json.dumps(result[mode]))
         print(f"{mode}_more", json.dumps(result[f"{mode}_more"]))
