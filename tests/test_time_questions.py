@@ -77,7 +77,5 @@ def test_a_word_no_note_holds_is_judged_by_meaning(ws, openai_config):
         assert ballet and {match for _, match in ballet} == {"weak"}, ballet
         assert ballet[0][0] == piano[0][0]  # the same order: only the labels change
         assert shipped[0] == ("memory/2026-11-26.md#L5-L7", "strong"), shipped
-        # No word of it in any note: meaning alone vouches for nothing
-        assert {match for _, match in found("is grandma visiting over Christmas?")} <= {"weak"}
         # "Priya's" is Priya's word (the note says "Priya", never "Priya's")
         assert unheld_words(memory.db.store, "when did Priya's ballet class move?") == [("ballet",)]

@@ -11,10 +11,8 @@ by meaning: a result holds the word's meaning when the question is nearer to it 
 word than without it. A note about the piano lesson is as near to "what time is Ada's
 class?" as to the question; one about her dance class is nearer to the question. When the
 best result does not hold it, every result is weak (judging each result alone reordered
-the list and cost locomo-dev 0.015 of R@1). A question none of whose words any note
-holds ("is grandma visiting?" over notes about trips) is answered by meaning alone, which
-one cosine cannot tell from a note on something else: every result is weak. The question
-is read without its time words, which say when, not what.
+the list and cost locomo-dev 0.015 of R@1). The question is read without its time words,
+which say when, not what.
 """
 
 from __future__ import annotations
@@ -104,8 +102,6 @@ def best_unsaid(
     rest = without(question, words)
     if not words or not rest.strip():
         return False
-    if words and len(words) == match_query(_POSSESSIVE_INSIDE.sub("", question)).terms:
-        return True  # no word of it is in any note: meaning alone vouches for nothing
     whole, short = embed(question), embed(rest)
     if whole is None or short is None:
         return False
