@@ -147,3 +147,18 @@ def test_recall_without_a_window_is_unchanged_and_shows_whole_items(memory, ws):
     assert "…" not in said.text  # a snippet cut short ends at its last whole item
     assert "Step 1 of the Postgres 16 upgrade" in said.text
     assert re.search(r"one by one\. \(memory/upgrade\.md#L\d+-L\d+\)", said.text)
+
+
+def test_what_has_begun_is_under_way_not_coming_up(memory, ws):
+    """On 9 March, "from March" has begun: not coming up; "Thu 12.3." and "am 3. April"
+    are, each with its day."""
+    ws.write("MEMORY.md", "# Memory\n\n- The owner likes short answers.\n")
+    ws.write("memory/2026-03-08.md", "# 2026-03-08\n\n- The Kita fee is €185 from March.\n"
+             "- Thu 12.3. pick up the passport at the Bürgeramt.\n"
+             "- Oma kommt am 3. April zu Besuch.\n")  # fmt: skip
+    memory.index()
+    text = context(memory, today=dt.date(2026, 3, 9)).text
+    coming = text.split("Coming up:\n", 1)[1].split("\n\n", 1)[0]
+    assert "[2026-03-12] Thu 12.3. pick up the passport at the Bürgeramt." in coming
+    assert "[2026-04-03] Oma kommt am 3. April zu Besuch." in coming
+    assert "Kita" not in coming

@@ -65,3 +65,19 @@ def test_questions_about_what_is_to_come_read_ahead(question, start, end):
     reading = read_time(question, NOW)
     assert reading is not None, question
     assert (reading.start.isoformat(), reading.end.isoformat()) == (start, end)
+
+
+def test_a_day_first_dotted_date_is_a_day_and_a_version_is_none():
+    """ "Thu 12.3.", "am 3. Dezember", "bis 31.12.2026" name days (a yearless one the
+    nearest to the note's day); "1.8.3" and "2.5 h" name none."""
+    written = dt.date(2026, 11, 23)
+    assert days_named("Hausmeister kommt am 3. Dezember.", written) == [
+        (dt.date(2026, 12, 3), dt.date(2026, 12, 3))
+    ]
+    assert days_named("Thu 12.3. pick up passport", dt.date(2026, 3, 8)) == [
+        (dt.date(2026, 3, 12), dt.date(2026, 3, 12))
+    ]
+    assert days_named("Vertrag bis 31.12.2026", written) == [
+        (dt.date(2026, 12, 31), dt.date(2026, 12, 31))
+    ]
+    assert days_named("billing-worker 1.8.3, 2.5 h", written) == []

@@ -50,6 +50,7 @@ _AHEAD_DAYS = 60  # "coming up": a day named at most this far ahead
 _AHEAD_FROM_DAYS = 21  # ... in notes written at most this long ago
 _TURNS_SHARE = 0.25  # session turns take at most this share of "Recent notes"
 _REQUESTS = 4  # a day's session requests shown at most
+_UNDATED = 20  # undated notes read for what is coming up, the latest changed
 _ALIKE = 0.8  # share of their words (numbers aside) two near-identical lines share
 
 
@@ -69,7 +70,8 @@ def context(
     dailies = _dailies(root, today)
     shown = {i.statement.path for _, found in dailies[:_RECENT_DAYS] for i in found}
     replaced = replaced_lines(view, sorted({view.core_file, *shown}))  # what shows as written
-    return fit(session_parts(view, core, dailies, today, cwd, source, replaced), budget)
+    parts = session_parts(view, core, dailies, today, cwd, source, replaced)
+    return fit(parts, budget)
 
 
 def session_parts(
@@ -87,7 +89,8 @@ def session_parts(
     core_part = Part("From MEMORY.md", _core_lines(core, replaced), 0.4)
     latest = dailies[:_RECENT_DAYS] if dailies else []
     recent = Part("Recent notes", _recent_lines(latest, replaced), 0.3, _TURNS_SHARE)
-    coming = Part("Coming up", _coming_lines(core, dailies, today), 0.1)
+    undated = _undated(view.root, today)  # read for what they name to come, nothing else
+    coming = Part("Coming up", _coming_lines(core, [*dailies, *undated], today), 0.1)
     tasks = Part("Open tasks", _task_lines(core, dailies, today), 0.1)
     parts = [core_part, coming, tasks, recent]
     if source == "compact":  # what was flushed just before the compaction, first
@@ -166,6 +169,31 @@ def _dailies(root: Path, today: dt.date) -> list[tuple[str, list[Item]]]:
     return days
 
 
+def _undated(root: Path, today: dt.date) -> list[tuple[str, list[Item]]]:
+    """Notes in ``memory/`` and its folders without a date in their name (a brief, a
+    project's page) changed in the last weeks, newest first, each with the day it last
+    changed: what they name still to come is coming up too ("Deliverables due 11
+    December" in a brief). Daily notes are passed over by name: a vault of years of them
+    costs nothing more."""
+    since = (today - dt.timedelta(days=_AHEAD_FROM_DAYS)).isoformat()
+    found: list[tuple[str, str]] = []
+    try:
+        top = list(os.scandir(root / "memory"))
+        for entry in top:
+            if daily_date(entry.name) is not None:
+                continue
+            inner = list(os.scandir(entry.path)) if entry.is_dir() else [entry]
+            for e in inner:
+                if e.name.endswith(".md") and daily_date(e.name) is None and e.is_file():
+                    day = dt.date.fromtimestamp(e.stat().st_mtime).isoformat()
+                    if since <= day <= today.isoformat():
+                        found.append((day, os.path.relpath(e.path, root)))
+    except OSError:
+        return []
+    found.sort(reverse=True)
+    return [(day, _note_items(root, rel)) for day, rel in found[:_UNDATED]]
+
+
 def _core_lines(core: list[Item], replaced: Replaced) -> list[Shown]:
     """MEMORY.md's statements, its owner's emphasis first, then the weightiest; shown in
     reading order. Tasks go to "Open tasks"."""
@@ -237,7 +265,8 @@ def _coming_lines(
     core: list[Item], dailies: list[tuple[str, list[Item]]], today: dt.date
 ) -> list[Shown]:
     """Statements that name a day ahead of ``today`` (within ``_AHEAD_DAYS``), read as
-    written on their note's day; the soonest first."""
+    written on their note's day; the soonest first. A time that has begun ("from March"
+    on 9 March) is under way, not coming up."""
     last = today + dt.timedelta(days=_AHEAD_DAYS)
     written_after = (today - dt.timedelta(days=_AHEAD_FROM_DAYS)).isoformat()
     out: list[Shown] = []
@@ -249,9 +278,9 @@ def _coming_lines(
         if i.turn or i.statement.task == "done":
             continue
         ahead = [lo for lo, hi in days_named(i.statement.text, written)
-                 if lo is not None and hi is not None and hi > today and lo <= last]  # fmt: skip
+                 if lo is not None and hi is not None and today < lo <= last]  # fmt: skip
         if ahead:
-            when = max(min(ahead), today + dt.timedelta(days=1))
+            when = min(ahead)
             shown = _shown(i, (when.isoformat(), i.statement.path, i.statement.line))
             shown.text = f"[{when.isoformat()}] {shown.text}"
             out.append(shown)

@@ -25,6 +25,16 @@ _WEEKDAY = re.compile(
     r"\b(?:(?P<which>last|this|next)\s+)?(?P<day>" + "|".join(WEEKDAYS) + r")\b(?!s)", re.I
 )
 _EVERY = re.compile(r"\b(?:every|each|other)\s+$", re.I)
+# A date as written across most of Europe: "12.3.", "3.12.2026", "3. Dezember" (the day
+# first, a dot after it); a version ("1.8.3") or a decimal ("2.5 h") is none.
+_GERMAN_MONTHS = ("januar", "februar", "märz", "april", "mai", "juni", "juli", "august",
+                  "september", "oktober", "november", "dezember")  # fmt: skip
+_DOTTED = re.compile(
+    r"(?<![\d.])(?P<d>\d{1,2})\.(?:(?P<m>\d{1,2})\.(?P<y>(?:19|20)\d\d)?(?!\d)|\s*(?P<name>"
+    + "|".join(_GERMAN_MONTHS)
+    + r")\b(?:\s+(?P<year>(?:19|20)\d\d))?)",
+    re.I,
+)
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
 # What any time expression holds: a digit, a month's or a weekday's name (or their
 # abbreviations), a relative word, a holiday, or Chinese time characters.
@@ -51,6 +61,9 @@ def days_named(text: str, written: dt.date) -> list[Window]:
                 continue
             if handler in YEARLESS and not _has_year(m):
                 window = _nearest(window, written)
+            found.append((m.start(), m.end(), window))
+    for m in _DOTTED.finditer(text):
+        if (window := _dotted(m, written)) is not None:
             found.append((m.start(), m.end(), window))
     for m in _WEEKDAY.finditer(text):
         if _EVERY.search(text[: m.start()]):
@@ -94,6 +107,17 @@ def _nearest(window: Window, written: dt.date) -> Window:
         return start.replace(year=start.year + 1), end.replace(year=end.year + 1)
     except ValueError:  # 29 February
         return window
+
+
+def _dotted(m: re.Match[str], written: dt.date) -> Window | None:
+    """A day-first dotted date, the nearest to the note's day when it has no year."""
+    month = int(m["m"]) if m["m"] else _GERMAN_MONTHS.index(m["name"].lower()) + 1
+    year = m["y"] or m["year"]
+    try:
+        day = dt.date(int(year) if year else written.year, month, int(m["d"]))
+    except ValueError:  # 31.2., 13.13.
+        return None
+    return (day, day) if year else _nearest((day, day), written)
 
 
 def _weekday(m: re.Match[str], written: dt.date, sentence: str) -> dt.date:

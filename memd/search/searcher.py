@@ -55,7 +55,7 @@ from memd.search.timerank import (
     window_filter,
 )
 from memd.search.timewords import TimeReading, names_a_time, read_time
-from memd.search.unheld import names_unheld
+from memd.search.unheld import best_unsaid, names_unheld
 from memd.sources.chunker import model_text
 from memd.store.base import Store
 from memd.store.vectors import VectorIndex
@@ -277,8 +277,9 @@ class Searcher:
 
         floor = req.min_score
         said = (reading or ahead or asked).query  # what is asked, without when
-        if floor > 0 and names_unheld(store, said):  # a name no note holds: none answers it
-            floor = math.inf
+        embed = None if query_vector is None else self._vector_of(asked, store)
+        if floor > 0 and (names_unheld(store, said) or best_unsaid(store, said, cands, embed)):
+            floor = math.inf  # it names what no note holds, or the best match means it not
         results = select(cands, n, floor, ranking, now.date(), order, fill=req.min_results or 0)
         results = stubs_linked(store, results)
         below, best = floored(cands, floor) if not results else (None, None)
@@ -333,6 +334,10 @@ class Searcher:
         for c, score in zip(top, scores, strict=True):
             c.relevance = score
         return top, None
+
+    def _vector_of(self, req: SearchRequest, store: Store) -> Callable[[str], np.ndarray | None]:
+        """Any text's vector as the request's query (cached alike), or None."""
+        return lambda text: self._query_vector(dataclasses.replace(req, query=text), store)[0]
 
     def _query_vector(self, req: SearchRequest, store: Store) -> tuple:
         """The query's vector, or None and the reason (never a silent downgrade)."""
