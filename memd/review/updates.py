@@ -132,12 +132,10 @@ def _judged(
     for w in rare:
         for i in postings.get(w, ()):
             overlap[i] += idf[w]
-    mine = when(s)
-    read = []
+    mine, read = when(s), []
     for i, _ in overlap.most_common(_POOL):
-        if when(items[i][0]) >= mine:
-            continue
-        if (r := _reading(items[i][1], d, idf, near, collect is not None)) is not None:
+        older = items[i][1] if when(items[i][0]) < mine else None
+        if older is not None and (r := _reading(older, d, idf, near, collect is not None)):
             read.append((i, r))
     changing = [(i, r) for i, r in read if r.change is not None]
     # Only a pair the rules take can be judged an update; fitting reads every pair.
@@ -166,12 +164,10 @@ def _judged(
     scored = [x for x in scored if x[2].features["rules"]]
     if not scored or len(scored) >= _ROUTINE:
         return []  # said with another value again and again: a log ("ran 5 km"), no fact
-    p, i, top = scored[0]
-    if not accepted(p) or top.change is None:
+    p, _, top = scored[0]
+    # Its words, values aside, said on _ROUTINE_DF days or more: a routine line, no fact.
+    if not accepted(p) or top.change is None or top.features["frame_common"] >= 0.5:
         return []
-    frame = [df[w] for w in d.stems - d.value_stems if w in items[i][1].stems]
-    if frame and min(frame) >= _ROUTINE_DF:
-        return []  # its words, values aside, said on many days: a routine line, no fact
     kind, _, now = top.change
     return [
         Update(items[i][0], s, *r.change, not d.changed, round(r.cover, 3))
@@ -232,9 +228,8 @@ def _compare(
 def _reading(
     o: Said, d: Said, idf: dict[str, float], near: Near | None, full: bool = True
 ) -> Reading | None:
-    """The pair's features for the judge (the rules' verdict among them), and the value the
-    newer gives anew (if any). Not ``full``: a pair the rules turn down gets only its
-    verdict and cover (the judge never takes it; only fitting reads its features)."""
+    """The pair's features for the judge (the rules' verdict among them) and the value the
+    newer gives anew; not ``full``, a pair the rules turn down gets its verdict alone."""
     changes = _changes(o, d)
     ruled = _compare(o, d, idf, near, changes)
     taken = ruled is not None and ruled[1] is not None
