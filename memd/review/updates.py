@@ -2,12 +2,11 @@
 
 For each statement, its nearest strictly older statements are found by IDF-weighted
 overlap of their words (rare words say what a statement is about; a value changes, its
-subject stays). The best of them is read for values of one kind (``memd.review.values``):
-where the later one holds a value the earlier does not, of a kind the earlier also gives,
-it updates it; where both give the same values, it says the same again. A change word
-("now", "switched", "was", "instead") makes a relation surer; without one it is
-``likely``. Nothing here is a list of phrasings: any wording that keeps the subject's
-words and changes a value is read alike.
+subject stays). Each is read for values of one kind (``memd.review.values``): where the
+later one holds a value the earlier does not, of a kind the earlier also gives, the rules
+take it for an update, and the judge (``memd.review.judge``) keeps the likeliest of those
+it does not find unlikely. A change word ("now", "switched", "was", "instead") makes a
+relation ``stated``; without one it is ``likely``. Nothing here is a list of phrasings.
 """
 
 from __future__ import annotations
