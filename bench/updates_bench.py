@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -91,12 +92,11 @@ def meanings(data: dict, provider: str):
     return near
 
 
-def detect(data: dict, near=None) -> dict:
+def workspaces(data: dict) -> Iterator[tuple[str, list[dict], list[Statement]]]:
+    """Per domain: its labelled pairs and every statement of its notes (filler among them)."""
     pairs_by_domain: dict[str, list[dict]] = defaultdict(list)
     for p in data["pairs"]:
         pairs_by_domain[p["domain"]].append(p)
-    rows = []  # per labelled pair: found?
-    false = []  # relations that are no labelled update
     for domain, pairs in pairs_by_domain.items():
         notes = layout(domain, pairs, data["filler"].get(domain, []))
         every = [
@@ -104,6 +104,13 @@ def detect(data: dict, near=None) -> dict:
             for path, lines in notes.items()
             for n, text in enumerate(lines)
         ]
+        yield domain, pairs, every
+
+
+def detect(data: dict, near=None) -> dict:
+    rows = []  # per labelled pair: found?
+    false = []  # relations that are no labelled update
+    for domain, pairs, every in workspaces(data):
         found = find_updates(every, lambda s: s.date or "", near)
         got = {(u.older.date, u.older.text, u.newer.date, u.newer.text): u for u in found}
         labelled = {}

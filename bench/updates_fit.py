@@ -20,16 +20,14 @@ import hashlib
 import json
 import os
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.updates_bench import JUDGED, _chains, detect, figures, layout, meanings
+from bench.updates_bench import JUDGED, _chains, detect, figures, meanings, workspaces
 from memd.review import judge, judge_weights
-from memd.review.statements import Statement
 from memd.review.updates import find_updates
 
 SETS = [Path(__file__).parent / "updates.json", Path(__file__).parent / "updates_heldout.json"]
@@ -42,17 +40,8 @@ def _half(text: str) -> str:
 
 def rows(data: dict, near) -> list[tuple[dict[str, float], int, str]]:
     """(features, label, the pair's texts) for the tune half's candidate pairs."""
-    by_domain: dict[str, list[dict]] = defaultdict(list)
-    for p in data["pairs"]:
-        by_domain[p["domain"]].append(p)
     out = []
-    for domain, pairs in by_domain.items():
-        notes = layout(domain, pairs, data["filler"].get(domain, []))
-        every = [
-            Statement(path, n + 3, path[7:17] if path != "MEMORY.md" else None, "", text)
-            for path, lines in notes.items()
-            for n, text in enumerate(lines)
-        ]
+    for _, pairs, every in workspaces(data):
         seen: list = []
         find_updates(every, lambda s: s.date or "", near, collect=seen)
         updates = {
