@@ -19,7 +19,6 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from threading import Event
 from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -180,7 +179,8 @@ class Memory:
     # -- index ------------------------------------------------------------------------------
 
     def index(self, full: bool = False, progress: Progress | None = None,
-              cancel: Event | None = None, current: bool = False) -> IndexReport:  # fmt: skip
+              cancel: threading.Event | None = None, current: bool = False,
+              ) -> IndexReport:  # fmt: skip
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all.
         ``current``: also find what later notes replaced, each note read once, by the
         pass's workers (``memd index`` with no daemon to keep it)."""

@@ -26,8 +26,7 @@ class Reading:
     any shape changed, so no update) and the pair's features for the judge."""
 
     change: tuple[str, str, str] | None  # (kind, was, now) as written
-    features: dict[str, float]
-    cover: float  # how much of one subject the two share (0..1)
+    features: dict[str, float]  # "cover": how much of one subject the two share (0..1)
 
 
 def probability(features: dict[str, float]) -> float:

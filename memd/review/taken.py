@@ -74,9 +74,8 @@ def _code() -> str:
     digest = hashlib.sha256()
     readers = (_statements_module, _values_module, _words_module, _updates_module, _fts_module,
                _rows_module)  # fmt: skip
-    for module in readers:
-        digest.update(Path(module.__file__ or "").read_bytes())
-    digest.update(__file__.encode())
+    for source in (*(m.__file__ or "" for m in readers), __file__):  # this file: the layout
+        digest.update(Path(source).read_bytes())
     return digest.hexdigest()
 
 

@@ -142,14 +142,12 @@ def _judged(
     if not judged:
         return []
     newest = max(i for i, _ in changing)
-    best_cover = max(r.cover for _, r in read)
-    for rank, (i, r) in enumerate(read):
-        if not any(r is mine for _, mine in judged):
-            continue
+    best_cover = max(r.features["cover"] for _, r in read)
+    for i, r in judged:
         frame = [df[w] for w in d.stems - d.value_stems if w in items[i][1].stems]
         r.features.update({
-            "first": float(rank == 0),
-            "behind": best_cover - r.cover,
+            "first": float(i == read[0][0]),
+            "behind": best_cover - r.features["cover"],
             "newest": float(i == newest),
             "routine": min(len(changing), 6) / 6,
             "frame_common": min(min(frame, default=0), _ROUTINE_DF * 2) / (_ROUTINE_DF * 2),
@@ -165,13 +163,13 @@ def _judged(
         return []  # said with another value again and again: a log ("ran 5 km"), no fact
     p, _, top = scored[0]
     # Its words, values aside, said on _ROUTINE_DF days or more: a routine line, no fact.
-    if not accepted(p) or top.change is None or top.features["frame_common"] >= 0.5:
+    if not accepted(p) or top.features["frame_common"] >= 0.5:
         return []
     kind, _, now = top.change
     return [
-        Update(items[i][0], s, *r.change, not d.changed, round(r.cover, 3))
+        Update(items[i][0], s, *r.change, not d.changed, round(r.features["cover"], 3))
         for p, i, r in scored
-        if accepted(p) and r.change is not None and r.change[0] == kind and r.change[2] == now
+        if accepted(p) and r.change[0] == kind and r.change[2] == now
     ]
 
 
@@ -255,7 +253,7 @@ def _reading(
     elif changes:
         f["only_new"] = 1.0
     if not (full or taken):
-        return Reading(change, f, cover)
+        return Reading(change, f)
     labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
     alike = near(o.text, d.text) if near is not None else None
     f.update(describe(o, d))
@@ -277,7 +275,7 @@ def _reading(
         "several": float(len(changes) > 1),
         "loose": float(loose),
     })  # fmt: skip
-    return Reading(change, f, cover)
+    return Reading(change, f)
 
 
 def _one_subject(o: Said, d: Said, shared: set[str], cover: float) -> bool:
