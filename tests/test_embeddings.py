@@ -101,6 +101,18 @@ def test_paraphrase_is_found_in_hybrid_mode_not_keyword(openai_config, notes):
         assert hybrid["index"]["pending_embeddings"] == 0
 
 
+def test_stopwords_alone_find_nothing_in_any_mode(openai_config, notes):
+    """A question of stopwords ("the", "who am I") asks for nothing: a vector of it is near
+    every note a little, and weak fill-ups of that are no answer."""
+    with Memory(openai_config(search={"min_results": 3})) as m:
+        m.index()
+        assert m.embed_all() == 3
+        for mode in ("keyword", "hybrid", "vector"):
+            for query in ("the", "who am I"):
+                assert m.search(SearchRequest(query, mode=mode)).results == [], (mode, query)
+        assert m.search(SearchRequest("Postgres storage", mode="vector")).results
+
+
 def test_cache_survives_restart_rename_and_full_rebuild(openai_config, embed_server, notes, ws):
     """Nothing already embedded is sent to the provider again."""
     cfg = openai_config()

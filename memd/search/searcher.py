@@ -58,6 +58,7 @@ from memd.search.timewords import TimeReading, names_a_time, read_time
 from memd.search.unheld import best_unsaid, names_unheld
 from memd.sources.chunker import model_text
 from memd.store.base import Store
+from memd.store.fts import match_query
 from memd.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -201,7 +202,9 @@ class Searcher:
         asked = dataclasses.replace(req, query=reading.query) if reading else req
         in_window = dataclasses.replace(asked, since=window[0], until=window[1]) if window else None
         query_vector, warning, tier, interim_vector = None, None, None, None
-        if req.mode != "keyword":
+        # Stopwords alone ("the", "who am I") ask for nothing: their vector is near every
+        # note a little, which is no answer in any mode.
+        if req.mode != "keyword" and (ahead is not None or match_query(asked.query)):
             with self.embedder.searching():  # a back-fill's next batch waits for these
                 query_vector, warning = self._query_vector(asked, store)
                 tier = self._interim()
