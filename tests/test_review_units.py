@@ -149,3 +149,23 @@ def test_a_plain_session_turn_after_a_list_item_is_a_turn_of_its_own():
     assert [(s.line, s.end_line, s.speaker) for s in found] == [
         (3, None, None), (4, None, None), (5, None, "user")]  # fmt: skip
     assert [eligible(s) for s in found] == [True, True, False]
+
+
+def test_an_item_nested_under_an_introducing_line_is_about_what_that_line_names():
+    """ "Limit: 1200/min" under "the Northwind contract gets its own limit:" is Northwind's
+    limit: it replaces nothing about the global limit, and the global change beside it is
+    found. (Read as a statement alone, the nested limit was taken for the global one's
+    update.)"""
+    from memd.review.statements import statements
+    from memd.review.updates import find_updates
+
+    core = "# Memory\n\n- Limit: 280 requests/min per API key (gateway, global)\n"
+    day = ("# 2026-02-03\n\n- global limit is now 400 requests/min per key (not 280!)\n"
+           "- the Northwind contract gets its own limit:\n"
+           "  - Limit: 1200 requests/min (their key only, contract addendum)\n")  # fmt: skip
+    every = [*statements("MEMORY.md", core, None), *statements("memory/2026-02-03.md", day,
+                                                                 "2026-02-03")]  # fmt: skip
+    nested = next(s for s in every if "1200" in s.text)
+    assert nested.lead == "the Northwind contract gets its own limit:"
+    found = find_updates(every, lambda s: s.date or "")
+    assert [(u.older.line, u.newer.line) for u in found] == [(3, 3)]

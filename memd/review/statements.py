@@ -14,7 +14,7 @@ yet so: they are marked ``task`` and never read as facts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memd.sources.markdown import fenced_lines
 from memd.store.fts import STOPWORDS
@@ -56,6 +56,9 @@ class Statement:
     key: str | None = None  # memd's key line: the key (``text`` is its value)
     end_line: int | None = None  # the unit's last line, when it spans more than one
     task: str | None = None  # "open", "done" or "question": not a fact
+    # The list item this one is nested under, when that item introduces it (ends in a
+    # colon): "- Logistik Nord gets its own limit:" scopes "  - Limit: 1200/min".
+    lead: str | None = None
 
     @property
     def last(self) -> int:
@@ -77,9 +80,22 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
     heading = ""
     unit: list[int] = []  # the physical lines (0-based) of the unit being read
 
+    items: list[tuple[int, str]] = []  # the open list items above: (indent, text)
+
     def close() -> None:
         if unit:
             said = _statement(path, date, heading, [lines[n] for n in unit], unit[0], unit[-1])
+            first = lines[unit[0]]
+            if _BULLET.match(first):
+                indent = len(first) - len(first.lstrip())
+                while items and items[-1][0] >= indent:
+                    items.pop()
+                lead = items[-1][1] if items and items[-1][1].endswith(":") else None
+                items.append((indent, said.text if said else unmarked(first).strip()))
+                if said is not None and lead:
+                    said = replace(said, lead=lead)
+            else:
+                items.clear()
             if said is not None:
                 out.append(said)
             unit.clear()
@@ -92,6 +108,7 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
         if m := _HEADING.match(raw):
             close()
             heading = m.group(2)
+            items.clear()
             continue
         if k := keyed.get(n + 1):
             close()

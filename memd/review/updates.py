@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memd.review.judge import Reading, accepted, describe, kind_feature, probability
 from memd.review.statements import Statement
@@ -83,8 +83,17 @@ def find_updates(
 
 def read(every: Iterable[Statement]) -> list[tuple[Statement, Said]]:
     """The statements that can state a fact, each taken apart (``said``)."""
-    items = [(s, said(_text(s))) for s in every if eligible(s)]
+    items = [(s, _scoped(said(_text(s)), s.lead)) for s in every if eligible(s)]
     return [(s, d) for s, d in items if not d.past_event and d.stems]
+
+
+def _scoped(d: Said, lead: str | None) -> Said:
+    """``d`` with the words of the item it is nested under as part of its subject: under
+    "Logistik Nord gets its own limit:", "Limit: 1200/min" is that customer's limit."""
+    if not lead:
+        return d
+    above = said(lead)
+    return replace(d, stems=d.stems | above.stems, scope=(_named(above) | above.owners) - d.stems)
 
 
 def pair(
@@ -187,6 +196,8 @@ def _compare(
     ``_changes`` gave for the two, if it was asked already."""
     if o.owners and d.owners and not o.owners & d.owners:
         return None  # "Ana's shift" and "Ben's shift": two people's
+    if d.scope - o.stems or o.scope - d.stems:
+        return None  # nested under a line naming what the other never names: its own
     changes = _changes(o, d) if changes is None else changes
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved

@@ -84,6 +84,7 @@ class Said:
     text: str = ""  # what was read (the reason and asides left out)
     before: dict[str, str] = field(default_factory=dict)  # a word -> the word just before it
     last: str = ""  # its last content word (a value's head: "the blue cluster")
+    scope: frozenset[str] = frozenset()  # names of the item it is nested under: whose
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
