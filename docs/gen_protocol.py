@@ -186,14 +186,20 @@ def key_of(f: dataclasses.Field) -> str:
     return f.metadata.get("key", f.name)
 
 
-def record_rows(cls: type) -> list[str]:
+def record_rows(cls: type, sent: bool = False) -> list[str]:
+    """A record's field table; ``sent``: only the fields the socket sends."""
     hints = typing.get_type_hints(cls)
     notes = field_notes(cls)
     rows = ["| field | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(cls):
+        if sent and f.metadata.get("sent") is False:
+            continue
         shown = f"`{key_of(f)}`" + (f" (`.{f.name}`)" if key_of(f) != f.name else "")
         optional = f.metadata.get("optional") or f.name in ("warning", "time")
         note = notes.get(f.name) or protocol.FIELDS.get(f"{cls.__name__}.{f.name}", "")
+        if not note.strip():  # a reader must learn what every field holds
+            raise SystemExit(f"memd: {cls.__name__}.{f.name} has no meaning: add it to FIELDS"
+                             " in memd/serve/protocol.py or a comment on the field")  # fmt: skip
         note += " (only when there is one)" if optional else ""
         rows.append(f"| {shown} | {type_text(hints[f.name])} | {cell(note.strip())} |")
     return rows
@@ -213,9 +219,9 @@ def records_in(cls: type, seen: dict[str, type]) -> None:
                     records_in(deeper, seen)
 
 
-def record_section(cls: type, level: str = "###") -> list[str]:
+def record_section(cls: type, level: str = "###", sent: bool = False) -> list[str]:
     doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
-    return [f"{level} {cls.__name__} record", "", cell(doc), "", *record_rows(cls), ""]
+    return [f"{level} {cls.__name__} record", "", cell(doc), "", *record_rows(cls, sent), ""]
 
 
 # -- examples, run here ------------------------------------------------------------------
@@ -321,6 +327,8 @@ def method_section(name: str, example: tuple[dict, dict]) -> list[str]:
             raise SystemExit(f"memd: {name}'s parameter {p.name} has no meaning in protocol.py")
         required = p.required or p.name in doc.required
         default = "required" if required else ("unset" if p.default is None else f"`{p.default}`")
+        if p.default == "" and not required:
+            default = '`""`'  # an empty code span would show nothing
         if isinstance(p.default, bool):
             default = f"`{str(p.default).lower()}`"
         out.append(f"| `{p.name}` | {p.kind} | {default} | {cell(meaning)} |")
@@ -331,6 +339,8 @@ def method_section(name: str, example: tuple[dict, dict]) -> list[str]:
         out[-1] += "an object."
         out += ["", "| field | meaning |", "|---|---|"]
         out += [f"| `{k}` | {cell(v)} |" for k, v in doc.answer.items()]
+        if unsaid := set(example[1]) - set(doc.answer):
+            raise SystemExit(f"memd: {name} answers {sorted(unsaid)}, not in its answer's words")
     else:
         out[-1] += f"[{doc.answer.__name__}](#{anchor(doc.answer)})."
     errors = [*doc.errors, *protocol.COMMON_ERRORS]
@@ -378,7 +388,7 @@ def protocol_page() -> str:
     out += ["## Answer records", "", "The fields of each answer; the library returns them as"]
     out += ["the same records ([Library reference](library.md)).", ""]
     for cls in seen.values():
-        out += record_section(cls)
+        out += record_section(cls, sent=True)
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -119,6 +119,37 @@ def test_each_example_gets_its_printed_answer_from_a_live_daemon(serve, ws):
     assert search["citation"] == d.search("which database do we use")[0]["citation"]
 
 
+def field_tables() -> dict[str, dict[str, str]]:
+    """Each field table of the page (a method's own answer, or a record's), by its section
+    title: field -> meaning."""
+    text = PAGE.read_text(encoding="utf-8")
+    tables = {}
+    for section in re.split(r"(?m)^#{2,3} ", text)[1:]:
+        rows = re.findall(r"(?m)^\| `(\w+)`(?: \(`\.\w+`\))? \|(?: [^|]* \|)? (.*) \|$", section)
+        if "| field |" in section:
+            tables[section.split("\n", 1)[0].strip()] = dict(rows)
+    return tables
+
+
+def test_every_answer_field_has_a_meaning_and_every_key_a_row():
+    """A client author reads each field's meaning off the page: no row is blank (or only
+    "(only when there is one)"), a method's own answer table names every key its example
+    answer carries, and no record lists a field the socket never sends."""
+    tables = field_tables()
+    blank = [
+        (title, name)
+        for title, rows in tables.items()
+        for name, meaning in rows.items()
+        if not meaning.replace("(only when there is one)", "").strip()
+    ]
+    assert not blank, blank
+    for name, (_, printed) in documented().items():
+        if name in tables:  # an answer described on the method's own section
+            extra = set(printed["result"]) - set(tables[name])
+            assert not extra, f"{name}'s answer carries {extra}, not in its table"
+    assert "skipped_files" not in tables["IndexReport record"]  # kept for status, not sent
+
+
 def test_each_mcp_tool_takes_its_method_s_parameters():
     """An MCP tool is a method under another shell: the same parameters, so the page's
     table holds for both (``from`` is ``from_line``: it cannot be a Python name)."""
