@@ -65,6 +65,10 @@ def test_the_changelog_names_this_version():
 
 def test_no_user_page_mentions_issue_numbers():
     assert not found(r"\b[Ii]ssues? \d+"), found(r"\b[Ii]ssues? \d+")
+    # Nor "the issue" (which?), nor where a figure was made as "here" (where is that?).
+    assert not found(r"\b[Tt]he issue\b"), found(r"\b[Tt]he issue\b")
+    here = r"\b(?:runs?|ran|run|measured|passed|installs?)(?: \w+)? here\b"
+    assert not found(here), found(here)
     assert not found(r"\bSPEC\b"), found(r"\bSPEC\b")
     # A figure names the hardware it was made on, not "this machine" (whose?).
     assert not found(r"\b[Tt]his (?:[\w-]+ )?machine\b"), found(r"\b[Tt]his (?:[\w-]+ )?machine\b")
@@ -181,3 +185,17 @@ def test_every_environment_variable_memd_reads_is_documented():
     table = page[page.index("## Environment variables") :].split("\n## ")[0]
     for name in read:
         assert f"`{name}`" in table, f"{name} is read by memd but not in configuration.md"
+
+
+def test_the_local_model_s_rate_is_the_benchmarks_page_s():
+    """A guide that says how fast the local model embeds quotes a rate the Benchmarks page
+    measured (with its command), not a figure of its own."""
+    rate = r"(\d+(?:\.\d+)?) chunks(?:/s\b| a second)"
+    measured = set(re.findall(rate, text_of(REPO / "docs" / "benchmarks.md")))
+    quoted = [
+        (page, number)
+        for page, match in found(rate)
+        if not page.endswith(("benchmarks.md", "CHANGELOG.md", "changelog.md"))
+        for number in re.findall(r"\d+(?:\.\d+)?", match)
+    ]
+    assert quoted and all(n in measured for _, n in quoted), (quoted, measured)
