@@ -172,6 +172,38 @@ def test_each_mcp_tool_takes_its_method_s_parameters():
         assert args == params, f"{name}: tool {sorted(args)}, method {sorted(params)}"
 
 
+def test_each_mcp_tool_s_defaults_are_its_method_s():
+    """An MCP tool leaves unset what the socket method leaves unset, so the config's value
+    applies to both (a tool that sent ``max_results=6`` hid ``search.max_results``)."""
+    import ast
+    import inspect
+
+    from memd.serve import mcp
+
+    gen = gen_protocol()
+    words = importlib.import_module("memd.serve.protocol").METHODS
+    checked = 0
+    for node in ast.walk(ast.parse(inspect.getsource(mcp.build_server))):
+        if not (isinstance(node, ast.FunctionDef) and node.name in gen.mcp_tools()):
+            continue
+        args, given = node.args.args, node.args.defaults
+        defaults = {
+            a.arg: ast.literal_eval(v)
+            for a, v in zip(args[len(args) - len(given) :], given, strict=True)
+        }
+        for p in gen.handler_params(METHODS[node.name]):
+            arg = "from_line" if p.name == "from" else p.name
+            if arg not in {a.arg for a in args}:
+                continue
+            method = "required" if p.required or p.name in words[node.name].required else p.default
+            if node.name == "memory_flush" and arg == "entries":
+                method = "required"  # the tool takes no transcript, so entries are a must
+            tool = defaults.get(arg, "required")
+            assert tool == method, f"{node.name}.{arg}: tool {tool!r}, method {method!r}"
+            checked += 1
+    assert checked >= 30
+
+
 def test_every_exported_record_and_error_is_in_the_library_reference():
     import memd
 
