@@ -401,13 +401,26 @@ LIBRARY_CALLS = ["index", "rebuild", "search", "get", "status", "flush", "flush_
                  "store", "forget", "list", "close"]  # fmt: skip
 
 
+class _Bare(str):
+    """Text that shows as itself in a signature: an annotation without its quotes."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def signature(fn: Any, name: str, returns: bool = True) -> str:
     shown = inspect.signature(fn)
-    if not returns:
-        shown = shown.replace(return_annotation=inspect.Signature.empty)
-    text = str(shown).replace("'", "").replace(" = core", ' = "core"')
-    text = re.sub(r"\(self,? ?", "(", text)
-    return f"{name}{text}"
+    params = []
+    for p in shown.parameters.values():
+        if isinstance(p.annotation, str):
+            p = p.replace(annotation=_Bare(p.annotation))
+        if isinstance(p.default, str):  # a string default in double quotes, as code has it
+            p = p.replace(default=_Bare(json.dumps(p.default)))
+        params.append(p)
+    back = shown.return_annotation
+    back = _Bare(back) if isinstance(back, str) else back
+    shown = shown.replace(parameters=params, return_annotation=back if returns else shown.empty)
+    return name + re.sub(r"^\(self,? ?", "(", str(shown))
 
 
 def docstring(obj: Any) -> str:
@@ -432,6 +445,74 @@ def returned(fn: Any) -> Any:
     if hint in (None, "None"):
         return None
     return getattr(records, hint, None) or getattr(memd, hint)
+
+
+def hosted_calls() -> list[tuple[str, Any, str]]:
+    """The library calls behind the socket's review and agent-host methods: (call as a
+    program writes it, the function, its socket method)."""
+    from memd.agent.context import context, recall
+    from memd.agent.hookflush import hook_flush
+    from memd.review.reviewer import Reviewer
+
+    return [
+        ("memory.reviewer.run", Reviewer.run, "`memory_review`"),
+        ("memory.reviewer.apply", Reviewer.apply, "`memory_review_apply` (`ids`)"),
+        ("memory.reviewer.dismiss", Reviewer.dismiss, "`memory_review_apply` (`dismiss`)"),
+        ("memd.agent.context.context", context, "`memory_context`"),
+        ("memd.agent.context.recall", recall, "`memory_recall`"),
+        ("memd.agent.hookflush.hook_flush", hook_flush, "`memory_flush_hook`"),
+    ]
+
+
+def return_of(fn: Any) -> Any:
+    """``fn``'s return annotation, resolved in its module (names only imported for type
+    checking are looked up among the records memd exports)."""
+    import memd
+    from memd import records
+
+    hint = fn.__annotations__.get("return")
+    if not isinstance(hint, str):
+        return hint
+    names = {**vars(memd), **vars(records), **vars(sys.modules[fn.__module__])}
+    return eval(hint, names)  # an annotation of memd's own code
+
+
+def hosted_section(seen: dict[str, type]) -> list[str]:
+    """Reviews and what agent hosts get: calls on ``memory.reviewer`` and functions that
+    take a ``Memory``; their records join ``seen``."""
+    out = ["## Reviews and agent hosts", ""]
+    out += ["`memory.reviewer` runs and applies reviews; the functions of `memd.agent` take"]
+    out += ["the `Memory` (or a read-only view of its index) as their first argument. The"]
+    out += ["socket's `health` has no library call: it asks who serves a socket.", ""]
+    out += ["| call | returns | what it does | socket method |", "|---|---|---|---|"]
+    for shown, fn, method in hosted_calls():
+        back = return_of(fn)
+        for inner in [back, *typing.get_args(back)]:
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                records_in(inner, seen)
+        call = cell(signature(fn, shown, returns=False))
+        out.append(f"| `{call}` | {type_text(back)} | {cell(docstring(fn))} | {method} |")
+    return [*out, ""]
+
+
+def daemon_section(memory_class: type) -> list[str]:
+    """Every other public call and property of ``Memory``, read off the class: what the
+    daemon's loops call (a program running its own loop may call them too)."""
+    out = ["## The daemon's own calls", ""]
+    out += ["What the daemon's loops call on each workspace's `Memory`: watching, embedding,"]
+    out += ["publishing, what is current. A program that runs its own loop may call them.", ""]
+    out += ["| call | what it does |", "|---|---|"]
+    shown = {*LIBRARY_CALLS, "reviewer"}
+    for name, value in vars(memory_class).items():
+        if name.startswith("_") or name in shown:
+            continue
+        if isinstance(value, property):
+            hint = value.fget.__annotations__.get("return")
+            call = f"{name}` (property: `{getattr(hint, '__name__', hint)}`)"
+            out.append(f"| `{call} | {cell(docstring(value.fget))} |")
+        else:
+            out.append(f"| `{cell(signature(value, name))}` | {cell(docstring(value))} |")
+    return [*out, ""]
 
 
 def library_page() -> str:
@@ -475,21 +556,23 @@ def library_page() -> str:
         "",
         "## Memory",
         "",
-        "| call | returns | what it does | raises |",
-        "|---|---|---|---|",
+        "| call | returns | what it does | raises | socket method |",
+        "|---|---|---|---|---|",
     ]
     hints_of = {n: {"return": returned(getattr(Memory, n))} for n in LIBRARY_CALLS}
     for name in LIBRARY_CALLS:
         fn = getattr(Memory, name)
         back = hints_of[name].get("return")
         returns = "nothing" if back in (None, type(None)) else type_text(back)
-        method = protocol.METHODS.get(SOCKET_NAMES.get(name, f"memory_{name}"))
+        socket_name = SOCKET_NAMES.get(name, f"memory_{name}")
+        method = protocol.METHODS.get(socket_name)
         raised = [c for c, _ in method.errors] if method else []
         if len(inspect.signature(fn).parameters) > 1:  # self and at least one more
             raised.insert(0, errors_module.InvalidParams)
         raises = ", ".join(f"`{c.__name__}`" for c in dict.fromkeys(raised)) or "–"
         call = cell(signature(fn, name, returns=False))
-        out.append(f"| `{call}` | {returns} | {cell(docstring(fn))} | {raises} |")
+        served = f"`{socket_name}`" if method else "–"
+        out.append(f"| `{call}` | {returns} | {cell(docstring(fn))} | {raises} | {served} |")
     out += ["", "`search` takes the options of a `SearchRequest` as keywords, or one whole:", ""]
     out += record_section(SearchRequest, "###")
     out += record_section(Entry, "###")
@@ -498,6 +581,8 @@ def library_page() -> str:
         back = hints_of[name].get("return")
         if isinstance(back, type) and dataclasses.is_dataclass(back):
             records_in(back, seen)
+    out += hosted_section(seen)
+    out += daemon_section(Memory)
     out += ["## Records", ""]
     for cls in seen.values():
         out += record_section(cls)

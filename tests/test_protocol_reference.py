@@ -204,6 +204,22 @@ def test_each_mcp_tool_s_defaults_are_its_method_s():
     assert checked >= 30
 
 
+def test_every_public_call_of_memory_and_every_socket_method_is_on_the_library_page():
+    """A program finds each of ``Memory``'s public calls and properties on the library
+    reference, and, for each socket method, the library call that does the same (or that
+    there is none)."""
+    from memd.memory import Memory
+
+    page = (REPO / "docs" / "reference" / "library.md").read_text(encoding="utf-8")
+    rows = re.findall(r"(?m)^\| `([\w.]+)[(`]", page)
+    public = [n for n in vars(Memory) if not n.startswith("_")]
+    assert len(public) >= 15
+    missing = [n for n in public if n not in rows and f"memory.{n}" not in " ".join(rows)]
+    assert not missing, f"Memory's {missing} are on no row of the library reference"
+    for method in METHODS:
+        assert f"`{method}`" in page, f"{method}: no library call named for it"
+
+
 def test_every_exported_record_and_error_is_in_the_library_reference():
     import memd
 
