@@ -302,6 +302,18 @@ def mcp_tools() -> set[str]:
     }  # fmt: skip
 
 
+def socket_only() -> list[str]:
+    """Parameters a method takes over the socket that its MCP tool does not."""
+    from memd.serve import mcp
+
+    left = set()
+    for node in ast.walk(ast.parse(inspect.getsource(mcp.build_server))):
+        if isinstance(node, ast.FunctionDef) and node.name in mcp_tools():
+            args = {"from" if a.arg == "from_line" else a.arg for a in node.args.args}
+            left |= {p.name for p in handler_params(server_methods.METHODS[node.name])} - args
+    return sorted(left)
+
+
 def errors_table() -> list[str]:
     rows = ["| code | class | when | `data` |", "|---|---|---|---|"]
     fixed = [(-32700, "", "the line is not JSON, or JSON nested too deeply", "")]
@@ -364,9 +376,11 @@ def protocol_page() -> str:
         "describes the wire: JSON-RPC 2.0, one object per line. A request names the method",
         "and its `params`; an unset parameter takes its default, an unknown one is refused",
         "with `-32602`. A method marked as an MCP tool is served by `memd mcp` too, with the",
-        "same parameters (`memory_get`'s `from` is `from_line` there) and the same answer as",
-        "compact JSON text. Each example",
-        "answer is what the method answered on a workspace of three notes.",
+        "same parameters but "
+        + " and ".join(f"`{n}`" for n in socket_only())
+        + " (socket only; `memory_get`'s `from` is `from_line` there), and the same answer",
+        "as compact JSON text. Each example answer is what the method answered on a workspace",
+        "of three notes.",
         "",
         "| method | MCP tool | what it does |",
         "|---|---|---|",
