@@ -89,7 +89,9 @@ def measure() -> dict:
     from memd.memory import Memory
 
     code = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "memd").rglob("*.py"))
-    env_read = set(re.findall(r"(?:env|environ)(?:\.get\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code))
+    env_read = set(
+        re.findall(r"(?:env|environ)(?:\.get\(|\.setdefault\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code)
+    )
     config_md = pages[DOCS / "configuration.md"]
     config_yaml = (REPO / "config.yaml").read_text(encoding="utf-8")
     keys = [(n, f.name) for n, cls in _SECTIONS.items() for f in dataclasses.fields(cls)]

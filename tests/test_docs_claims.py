@@ -177,10 +177,13 @@ def test_the_readme_headline_figures_are_the_benchmarks_page_s():
 
 
 def test_every_environment_variable_memd_reads_is_documented():
-    """Each variable the code reads (``env.get("X")``, ``os.environ.get("X")``, ``env["X"]``)
-    is in the table of configuration.md."""
+    """Each variable the code reads (``env.get("X")``, ``os.environ.get("X")``, ``env["X"]``,
+    ``os.environ.setdefault("X", ...)``) is in the table of configuration.md."""
     code = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "memd").rglob("*.py"))
-    read = set(re.findall(r"(?:env|environ)(?:\.get\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code))
+    # A variable memd sets only when unset (``setdefault``) is one it reads too.
+    read = set(
+        re.findall(r"(?:env|environ)(?:\.get\(|\.setdefault\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code)
+    )
     assert {"MEMD_CONFIG", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "CODEX_HOME"} <= read, read
     page = text_of(REPO / "docs" / "configuration.md")
     table = page[page.index("## Environment variables") :].split("\n## ")[0]
