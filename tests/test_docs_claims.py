@@ -203,3 +203,31 @@ def test_the_local_model_s_rate_is_the_benchmarks_page_s():
         for number in re.findall(r"\d+(?:\.\d+)?", match)
     ]
     assert quoted and all(n in measured for _, n in quoted), (quoted, measured)
+
+
+def test_a_config_key_quoted_with_a_number_has_that_default():
+    """Where a page names a key with its value (`` `search.min_score`, 0.38 ``,
+    `` `embeddings.debounce_ms` (2 s) ``), the value is the key's default in the code."""
+    import dataclasses
+
+    from memd.configfile import _SECTIONS
+
+    defaults = {
+        f"{name}.{f.name}": f.default
+        for name, cls in _SECTIONS.items()
+        for f in dataclasses.fields(cls)
+        if isinstance(f.default, int | float) and not isinstance(f.default, bool)
+    }
+    quoted = r"`(\w+\.\w+)`[,:]? \(?(?:default )?(\d[\d,]*(?:\.\d+)?)(?: (s|ms)\b)?"
+    checked = 0
+    for page in PAGES:
+        for m in re.finditer(quoted, text_of(page)):
+            key, number, unit = m.groups()
+            if key not in defaults:
+                continue
+            value = float(number.replace(",", ""))
+            if key.endswith("_ms") and unit == "s":
+                value *= 1000
+            assert value == defaults[key], f"{page.name}: {key} is {defaults[key]}, not {number}"
+            checked += 1
+    assert checked >= 8, checked
