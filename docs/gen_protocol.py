@@ -186,14 +186,20 @@ def key_of(f: dataclasses.Field) -> str:
     return f.metadata.get("key", f.name)
 
 
-def record_rows(cls: type) -> list[str]:
+def record_rows(cls: type, sent: bool = False) -> list[str]:
+    """A record's field table; ``sent``: only the fields the socket sends."""
     hints = typing.get_type_hints(cls)
     notes = field_notes(cls)
     rows = ["| field | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(cls):
+        if sent and f.metadata.get("sent") is False:
+            continue
         shown = f"`{key_of(f)}`" + (f" (`.{f.name}`)" if key_of(f) != f.name else "")
         optional = f.metadata.get("optional") or f.name in ("warning", "time")
         note = notes.get(f.name) or protocol.FIELDS.get(f"{cls.__name__}.{f.name}", "")
+        if not note.strip():  # a reader must learn what every field holds
+            raise SystemExit(f"memd: {cls.__name__}.{f.name} has no meaning: add it to FIELDS"
+                             " in memd/serve/protocol.py or a comment on the field")  # fmt: skip
         note += " (only when there is one)" if optional else ""
         rows.append(f"| {shown} | {type_text(hints[f.name])} | {cell(note.strip())} |")
     return rows
@@ -213,9 +219,9 @@ def records_in(cls: type, seen: dict[str, type]) -> None:
                     records_in(deeper, seen)
 
 
-def record_section(cls: type, level: str = "###") -> list[str]:
+def record_section(cls: type, level: str = "###", sent: bool = False) -> list[str]:
     doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
-    return [f"{level} {cls.__name__} record", "", cell(doc), "", *record_rows(cls), ""]
+    return [f"{level} {cls.__name__} record", "", cell(doc), "", *record_rows(cls, sent), ""]
 
 
 # -- examples, run here ------------------------------------------------------------------
@@ -296,6 +302,18 @@ def mcp_tools() -> set[str]:
     }  # fmt: skip
 
 
+def socket_only() -> list[str]:
+    """Parameters a method takes over the socket that its MCP tool does not."""
+    from memd.serve import mcp
+
+    left = set()
+    for node in ast.walk(ast.parse(inspect.getsource(mcp.build_server))):
+        if isinstance(node, ast.FunctionDef) and node.name in mcp_tools():
+            args = {"from" if a.arg == "from_line" else a.arg for a in node.args.args}
+            left |= {p.name for p in handler_params(server_methods.METHODS[node.name])} - args
+    return sorted(left)
+
+
 def errors_table() -> list[str]:
     rows = ["| code | class | when | `data` |", "|---|---|---|---|"]
     fixed = [(-32700, "", "the line is not JSON, or JSON nested too deeply", "")]
@@ -321,6 +339,8 @@ def method_section(name: str, example: tuple[dict, dict]) -> list[str]:
             raise SystemExit(f"memd: {name}'s parameter {p.name} has no meaning in protocol.py")
         required = p.required or p.name in doc.required
         default = "required" if required else ("unset" if p.default is None else f"`{p.default}`")
+        if p.default == "" and not required:
+            default = '`""`'  # an empty code span would show nothing
         if isinstance(p.default, bool):
             default = f"`{str(p.default).lower()}`"
         out.append(f"| `{p.name}` | {p.kind} | {default} | {cell(meaning)} |")
@@ -331,6 +351,8 @@ def method_section(name: str, example: tuple[dict, dict]) -> list[str]:
         out[-1] += "an object."
         out += ["", "| field | meaning |", "|---|---|"]
         out += [f"| `{k}` | {cell(v)} |" for k, v in doc.answer.items()]
+        if unsaid := set(example[1]) - set(doc.answer):
+            raise SystemExit(f"memd: {name} answers {sorted(unsaid)}, not in its answer's words")
     else:
         out[-1] += f"[{doc.answer.__name__}](#{anchor(doc.answer)})."
     errors = [*doc.errors, *protocol.COMMON_ERRORS]
@@ -354,9 +376,11 @@ def protocol_page() -> str:
         "describes the wire: JSON-RPC 2.0, one object per line. A request names the method",
         "and its `params`; an unset parameter takes its default, an unknown one is refused",
         "with `-32602`. A method marked as an MCP tool is served by `memd mcp` too, with the",
-        "same parameters (`memory_get`'s `from` is `from_line` there) and the same answer as",
-        "compact JSON text. Each example",
-        "answer is what the method answered on a workspace of three notes.",
+        "same parameters but "
+        + " and ".join(f"`{n}`" for n in socket_only())
+        + " (socket only; `memory_get`'s `from` is `from_line` there), and the same answer",
+        "as compact JSON text. Each example answer is what the method answered on a workspace",
+        "of three notes.",
         "",
         "| method | MCP tool | what it does |",
         "|---|---|---|",
@@ -378,7 +402,7 @@ def protocol_page() -> str:
     out += ["## Answer records", "", "The fields of each answer; the library returns them as"]
     out += ["the same records ([Library reference](library.md)).", ""]
     for cls in seen.values():
-        out += record_section(cls)
+        out += record_section(cls, sent=True)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -391,13 +415,26 @@ LIBRARY_CALLS = ["index", "rebuild", "search", "get", "status", "flush", "flush_
                  "store", "forget", "list", "close"]  # fmt: skip
 
 
+class _Bare(str):
+    """Text that shows as itself in a signature: an annotation without its quotes."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def signature(fn: Any, name: str, returns: bool = True) -> str:
     shown = inspect.signature(fn)
-    if not returns:
-        shown = shown.replace(return_annotation=inspect.Signature.empty)
-    text = str(shown).replace("'", "").replace(" = core", ' = "core"')
-    text = re.sub(r"\(self,? ?", "(", text)
-    return f"{name}{text}"
+    params = []
+    for p in shown.parameters.values():
+        if isinstance(p.annotation, str):
+            p = p.replace(annotation=_Bare(p.annotation))
+        if isinstance(p.default, str):  # a string default in double quotes, as code has it
+            p = p.replace(default=_Bare(json.dumps(p.default)))
+        params.append(p)
+    back = shown.return_annotation
+    back = _Bare(back) if isinstance(back, str) else back
+    shown = shown.replace(parameters=params, return_annotation=back if returns else shown.empty)
+    return name + re.sub(r"^\(self,? ?", "(", str(shown))
 
 
 def docstring(obj: Any) -> str:
@@ -422,6 +459,74 @@ def returned(fn: Any) -> Any:
     if hint in (None, "None"):
         return None
     return getattr(records, hint, None) or getattr(memd, hint)
+
+
+def hosted_calls() -> list[tuple[str, Any, str]]:
+    """The library calls behind the socket's review and agent-host methods: (call as a
+    program writes it, the function, its socket method)."""
+    from memd.agent.context import context, recall
+    from memd.agent.hookflush import hook_flush
+    from memd.review.reviewer import Reviewer
+
+    return [
+        ("memory.reviewer.run", Reviewer.run, "`memory_review`"),
+        ("memory.reviewer.apply", Reviewer.apply, "`memory_review_apply` (`ids`)"),
+        ("memory.reviewer.dismiss", Reviewer.dismiss, "`memory_review_apply` (`dismiss`)"),
+        ("memd.agent.context.context", context, "`memory_context`"),
+        ("memd.agent.context.recall", recall, "`memory_recall`"),
+        ("memd.agent.hookflush.hook_flush", hook_flush, "`memory_flush_hook`"),
+    ]
+
+
+def return_of(fn: Any) -> Any:
+    """``fn``'s return annotation, resolved in its module (names only imported for type
+    checking are looked up among the records memd exports)."""
+    import memd
+    from memd import records
+
+    hint = fn.__annotations__.get("return")
+    if not isinstance(hint, str):
+        return hint
+    names = {**vars(memd), **vars(records), **vars(sys.modules[fn.__module__])}
+    return eval(hint, names)  # an annotation of memd's own code
+
+
+def hosted_section(seen: dict[str, type]) -> list[str]:
+    """Reviews and what agent hosts get: calls on ``memory.reviewer`` and functions that
+    take a ``Memory``; their records join ``seen``."""
+    out = ["## Reviews and agent hosts", ""]
+    out += ["`memory.reviewer` runs and applies reviews; the functions of `memd.agent` take"]
+    out += ["the `Memory` (or a read-only view of its index) as their first argument. The"]
+    out += ["socket's `health` has no library call: it asks who serves a socket.", ""]
+    out += ["| call | returns | what it does | socket method |", "|---|---|---|---|"]
+    for shown, fn, method in hosted_calls():
+        back = return_of(fn)
+        for inner in [back, *typing.get_args(back)]:
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                records_in(inner, seen)
+        call = cell(signature(fn, shown, returns=False))
+        out.append(f"| `{call}` | {type_text(back)} | {cell(docstring(fn))} | {method} |")
+    return [*out, ""]
+
+
+def daemon_section(memory_class: type) -> list[str]:
+    """Every other public call and property of ``Memory``, read off the class: what the
+    daemon's loops call (a program running its own loop may call them too)."""
+    out = ["## The daemon's own calls", ""]
+    out += ["What the daemon's loops call on each workspace's `Memory`: watching, embedding,"]
+    out += ["publishing, what is current. A program that runs its own loop may call them.", ""]
+    out += ["| call | what it does |", "|---|---|"]
+    shown = {*LIBRARY_CALLS, "reviewer"}
+    for name, value in vars(memory_class).items():
+        if name.startswith("_") or name in shown:
+            continue
+        if isinstance(value, property):
+            hint = value.fget.__annotations__.get("return")
+            call = f"{name}` (property: `{getattr(hint, '__name__', hint)}`)"
+            out.append(f"| `{call} | {cell(docstring(value.fget))} |")
+        else:
+            out.append(f"| `{cell(signature(value, name))}` | {cell(docstring(value))} |")
+    return [*out, ""]
 
 
 def library_page() -> str:
@@ -465,21 +570,23 @@ def library_page() -> str:
         "",
         "## Memory",
         "",
-        "| call | returns | what it does | raises |",
-        "|---|---|---|---|",
+        "| call | returns | what it does | raises | socket method |",
+        "|---|---|---|---|---|",
     ]
     hints_of = {n: {"return": returned(getattr(Memory, n))} for n in LIBRARY_CALLS}
     for name in LIBRARY_CALLS:
         fn = getattr(Memory, name)
         back = hints_of[name].get("return")
         returns = "nothing" if back in (None, type(None)) else type_text(back)
-        method = protocol.METHODS.get(SOCKET_NAMES.get(name, f"memory_{name}"))
+        socket_name = SOCKET_NAMES.get(name, f"memory_{name}")
+        method = protocol.METHODS.get(socket_name)
         raised = [c for c, _ in method.errors] if method else []
         if len(inspect.signature(fn).parameters) > 1:  # self and at least one more
             raised.insert(0, errors_module.InvalidParams)
         raises = ", ".join(f"`{c.__name__}`" for c in dict.fromkeys(raised)) or "–"
         call = cell(signature(fn, name, returns=False))
-        out.append(f"| `{call}` | {returns} | {cell(docstring(fn))} | {raises} |")
+        served = f"`{socket_name}`" if method else "–"
+        out.append(f"| `{call}` | {returns} | {cell(docstring(fn))} | {raises} | {served} |")
     out += ["", "`search` takes the options of a `SearchRequest` as keywords, or one whole:", ""]
     out += record_section(SearchRequest, "###")
     out += record_section(Entry, "###")
@@ -488,6 +595,8 @@ def library_page() -> str:
         back = hints_of[name].get("return")
         if isinstance(back, type) and dataclasses.is_dataclass(back):
             records_in(back, seen)
+    out += hosted_section(seen)
+    out += daemon_section(Memory)
     out += ["## Records", ""]
     for cls in seen.values():
         out += record_section(cls)

@@ -337,7 +337,7 @@ class IndexReport:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     # path -> why, for status (not sent: ``warnings`` says it with names printable).
-    skipped_files: dict[str, str] = field(default_factory=dict)
+    skipped_files: dict[str, str] = field(default_factory=dict, metadata={"sent": False})
 
     @property
     def touched(self) -> bool:
@@ -345,5 +345,7 @@ class IndexReport:
 
     def as_dict(self) -> dict:
         out = {**dataclasses.asdict(self), "seconds": round(self.seconds, 3)}
-        del out["skipped_files"]
+        for f in dataclasses.fields(self):
+            if f.metadata.get("sent") is False:
+                del out[f.name]
         return out

@@ -65,6 +65,10 @@ def test_the_changelog_names_this_version():
 
 def test_no_user_page_mentions_issue_numbers():
     assert not found(r"\b[Ii]ssues? \d+"), found(r"\b[Ii]ssues? \d+")
+    # Nor "the issue" (which?), nor where a figure was made as "here" (where is that?).
+    assert not found(r"\b[Tt]he issue\b"), found(r"\b[Tt]he issue\b")
+    here = r"\b(?:runs?|ran|run|measured|passed|installs?)(?: \w+)? here\b"
+    assert not found(here), found(here)
     assert not found(r"\bSPEC\b"), found(r"\bSPEC\b")
     # A figure names the hardware it was made on, not "this machine" (whose?).
     assert not found(r"\b[Tt]his (?:[\w-]+ )?machine\b"), found(r"\b[Tt]his (?:[\w-]+ )?machine\b")
@@ -110,14 +114,15 @@ def test_the_5000_note_vault_has_one_chunk_count():
 
 def test_the_test_count_is_about_right():
     """development.md says "over N tests": at most what pytest collects, and not far below."""
-    said = re.search(r"over (\d+) tests", text_of(REPO / "docs" / "development.md"))
+    said = re.search(r"over ([\d,]+) tests", text_of(REPO / "docs" / "development.md"))
     assert said, "development.md no longer counts the tests"
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     collected = int(re.search(r"(\d+) tests? collected", out.stdout).group(1))
-    assert int(said.group(1)) <= collected < int(said.group(1)) * 1.25, collected
+    said_count = int(said.group(1).replace(",", ""))
+    assert said_count <= collected < said_count * 1.25, collected
 
 
 def test_config_yaml_holds_every_key():
@@ -172,12 +177,57 @@ def test_the_readme_headline_figures_are_the_benchmarks_page_s():
 
 
 def test_every_environment_variable_memd_reads_is_documented():
-    """Each variable the code reads (``env.get("X")``, ``os.environ.get("X")``, ``env["X"]``)
-    is in the table of configuration.md."""
+    """Each variable the code reads (``env.get("X")``, ``os.environ.get("X")``, ``env["X"]``,
+    ``os.environ.setdefault("X", ...)``) is in the table of configuration.md."""
     code = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "memd").rglob("*.py"))
-    read = set(re.findall(r"(?:env|environ)(?:\.get\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code))
+    # A variable memd sets only when unset (``setdefault``) is one it reads too.
+    read = set(
+        re.findall(r"(?:env|environ)(?:\.get\(|\.setdefault\(|\[)\s*\"([A-Z][A-Z0-9_]+)\"", code)
+    )
     assert {"MEMD_CONFIG", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "CODEX_HOME"} <= read, read
     page = text_of(REPO / "docs" / "configuration.md")
     table = page[page.index("## Environment variables") :].split("\n## ")[0]
     for name in read:
         assert f"`{name}`" in table, f"{name} is read by memd but not in configuration.md"
+
+
+def test_the_local_model_s_rate_is_the_benchmarks_page_s():
+    """A guide that says how fast the local model embeds quotes a rate the Benchmarks page
+    measured (with its command), not a figure of its own."""
+    rate = r"(\d+(?:\.\d+)?) chunks(?:/s\b| a second)"
+    measured = set(re.findall(rate, text_of(REPO / "docs" / "benchmarks.md")))
+    quoted = [
+        (page, number)
+        for page, match in found(rate)
+        if not page.endswith(("benchmarks.md", "CHANGELOG.md", "changelog.md"))
+        for number in re.findall(r"\d+(?:\.\d+)?", match)
+    ]
+    assert quoted and all(n in measured for _, n in quoted), (quoted, measured)
+
+
+def test_a_config_key_quoted_with_a_number_has_that_default():
+    """Where a page names a key with its value (`` `search.min_score`, 0.38 ``,
+    `` `embeddings.debounce_ms` (2 s) ``), the value is the key's default in the code."""
+    import dataclasses
+
+    from memd.configfile import _SECTIONS
+
+    defaults = {
+        f"{name}.{f.name}": f.default
+        for name, cls in _SECTIONS.items()
+        for f in dataclasses.fields(cls)
+        if isinstance(f.default, int | float) and not isinstance(f.default, bool)
+    }
+    quoted = r"`(\w+\.\w+)`[,:]? \(?(?:default )?(\d[\d,]*(?:\.\d+)?)(?: (s|ms)\b)?"
+    checked = 0
+    for page in PAGES:
+        for m in re.finditer(quoted, text_of(page)):
+            key, number, unit = m.groups()
+            if key not in defaults:
+                continue
+            value = float(number.replace(",", ""))
+            if key.endswith("_ms") and unit == "s":
+                value *= 1000
+            assert value == defaults[key], f"{page.name}: {key} is {defaults[key]}, not {number}"
+            checked += 1
+    assert checked >= 8, checked

@@ -98,3 +98,13 @@ def test_the_site_builds_strictly_and_fetches_nothing(tmp_path):
         assert not fonts.search(text), page
     for css in site.rglob("*.css"):
         assert not fonts.search(css.read_text(encoding="utf-8")), css
+    # A long code line wraps instead of hiding its end behind a scroll bar (the
+    # `.venv/bin/memd serve` of an install line): every page loads the stylesheet that
+    # wraps code, and each line of a block is a span of its own, which it indents when wrapped.
+    wrap = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"pre > code \{[^}]*white-space: pre-wrap", wrap)
+    assert re.search(r"span\[id\^=\"__span-\"\] \{[^}]*text-indent: -", wrap)
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if "<pre" in text and page.parent != site / "404.html":
+            assert "stylesheets/extra.css" in text and 'id="__span-0-1"' in text, page

@@ -116,6 +116,20 @@ def test_search_flush_get_without_a_daemon(host):
     assert read["text"] == "## Decisions\n"
 
 
+def test_search_takes_the_config_s_max_results(host, ws):
+    """A tool call that names no ``max_results`` gets the config's ``search.max_results``,
+    as a socket request does."""
+    config, env = host
+    for day in range(1, 10):
+        ws.write(f"memory/2026-01-0{day}.md", f"# 2026-01-0{day}\n- The wombat count was {day}.\n")
+    config.write_text(config.read_text() + "search: {max_results: 8, min_score: 0}\n")
+
+    async def steps(session):
+        return payload(await session.call_tool("memory_search", {"query": "wombat count"}))
+
+    assert len(run_session(config, env, steps)["results"]) == 8
+
+
 def test_bad_tool_calls_are_errors_and_the_server_goes_on(host):
     async def steps(session):
         bad_path = await session.call_tool("memory_get", {"path": "../etc/passwd"})

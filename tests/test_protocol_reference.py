@@ -119,6 +119,37 @@ def test_each_example_gets_its_printed_answer_from_a_live_daemon(serve, ws):
     assert search["citation"] == d.search("which database do we use")[0]["citation"]
 
 
+def field_tables() -> dict[str, dict[str, str]]:
+    """Each field table of the page (a method's own answer, or a record's), by its section
+    title: field -> meaning."""
+    text = PAGE.read_text(encoding="utf-8")
+    tables = {}
+    for section in re.split(r"(?m)^#{2,3} ", text)[1:]:
+        rows = re.findall(r"(?m)^\| `(\w+)`(?: \(`\.\w+`\))? \|(?: [^|]* \|)? (.*) \|$", section)
+        if "| field |" in section:
+            tables[section.split("\n", 1)[0].strip()] = dict(rows)
+    return tables
+
+
+def test_every_answer_field_has_a_meaning_and_every_key_a_row():
+    """A client author reads each field's meaning off the page: no row is blank (or only
+    "(only when there is one)"), a method's own answer table names every key its example
+    answer carries, and no record lists a field the socket never sends."""
+    tables = field_tables()
+    blank = [
+        (title, name)
+        for title, rows in tables.items()
+        for name, meaning in rows.items()
+        if not meaning.replace("(only when there is one)", "").strip()
+    ]
+    assert not blank, blank
+    for name, (_, printed) in documented().items():
+        if name in tables:  # an answer described on the method's own section
+            extra = set(printed["result"]) - set(tables[name])
+            assert not extra, f"{name}'s answer carries {extra}, not in its table"
+    assert "skipped_files" not in tables["IndexReport record"]  # kept for status, not sent
+
+
 def test_each_mcp_tool_takes_its_method_s_parameters():
     """An MCP tool is a method under another shell: the same parameters, so the page's
     table holds for both (``from`` is ``from_line``: it cannot be a Python name)."""
@@ -139,6 +170,54 @@ def test_each_mcp_tool_takes_its_method_s_parameters():
         params = {"from_line" if p == "from" else p for p in params}
         params -= {"wait_fresh", "transcript"}  # socket only: a tool call cannot wait or extract
         assert args == params, f"{name}: tool {sorted(args)}, method {sorted(params)}"
+
+
+def test_each_mcp_tool_s_defaults_are_its_method_s():
+    """An MCP tool leaves unset what the socket method leaves unset, so the config's value
+    applies to both (a tool that sent ``max_results=6`` hid ``search.max_results``)."""
+    import ast
+    import inspect
+
+    from memd.serve import mcp
+
+    gen = gen_protocol()
+    words = importlib.import_module("memd.serve.protocol").METHODS
+    checked = 0
+    for node in ast.walk(ast.parse(inspect.getsource(mcp.build_server))):
+        if not (isinstance(node, ast.FunctionDef) and node.name in gen.mcp_tools()):
+            continue
+        args, given = node.args.args, node.args.defaults
+        defaults = {
+            a.arg: ast.literal_eval(v)
+            for a, v in zip(args[len(args) - len(given) :], given, strict=True)
+        }
+        for p in gen.handler_params(METHODS[node.name]):
+            arg = "from_line" if p.name == "from" else p.name
+            if arg not in {a.arg for a in args}:
+                continue
+            method = "required" if p.required or p.name in words[node.name].required else p.default
+            if node.name == "memory_flush" and arg == "entries":
+                method = "required"  # the tool takes no transcript, so entries are a must
+            tool = defaults.get(arg, "required")
+            assert tool == method, f"{node.name}.{arg}: tool {tool!r}, method {method!r}"
+            checked += 1
+    assert checked >= 30
+
+
+def test_every_public_call_of_memory_and_every_socket_method_is_on_the_library_page():
+    """A program finds each of ``Memory``'s public calls and properties on the library
+    reference, and, for each socket method, the library call that does the same (or that
+    there is none)."""
+    from memd.memory import Memory
+
+    page = (REPO / "docs" / "reference" / "library.md").read_text(encoding="utf-8")
+    rows = re.findall(r"(?m)^\| `([\w.]+)[(`]", page)
+    public = [n for n in vars(Memory) if not n.startswith("_")]
+    assert len(public) >= 15
+    missing = [n for n in public if n not in rows and f"memory.{n}" not in " ".join(rows)]
+    assert not missing, f"Memory's {missing} are on no row of the library reference"
+    for method in METHODS:
+        assert f"`{method}`" in page, f"{method}: no library call named for it"
 
 
 def test_every_exported_record_and_error_is_in_the_library_reference():

@@ -91,7 +91,9 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
     )
     def memory_search(
         query: Annotated[str, Field(description="what to look for, in plain words")],
-        max_results: int = 6,
+        max_results: Annotated[
+            int | None, Field(description="results at most (1-100); default from config")
+        ] = None,
         min_score: Annotated[
             float | None, Field(description="drop weaker results (0-1); default from config")
         ] = None,

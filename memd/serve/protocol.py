@@ -69,6 +69,8 @@ METHODS = {
             "state_dir": "its state folder",
             "socket": "the socket it listens on",
             "workspaces": "each workspace's name and folder",
+            "vectors": "where its embeddings come from (`local multilingual-e5-small-q4`),"
+            " or `none (keyword search only)`",
         },
         {},
     ),
@@ -124,8 +126,12 @@ METHODS = {
             " then names that host's workspace",
         },
         (
-            (NotFound, "no such file"),
-            (PathRefused, "the path is outside the files memd indexes"),
+            (NotFound, "no such file, at a path memd would index (`memory/x.md`)"),
+            (
+                PathRefused,
+                "the path is outside the files memd indexes (`../x`, or a"
+                " top-level `x.md` that is not `MEMORY.md` in an agent's workspace)",
+            ),
         ),
     ),
     "memory_flush": Method(
@@ -282,6 +288,18 @@ FIELDS = {
     "SearchAnswer.warning": "what the caller should know: a query cut short, an index"
     " that did not catch up",
     "SearchAnswer.time": "how the query's time words were read",
+    "SearchAnswer.best_score": "with `below_floor`: the best score a dropped candidate had",
+    "SearchResult.workspace": "with `host`: the workspace of that host the note is in",
+    "SearchResult.superseded": "how the later statement was found: `stated` (a change"
+    " word) or `likely` (the same subject with another value)",
+    "SearchResult.now": "with `superseded_by`: what the later statement says",
+    "Lines.published_at": "with `host`: when that host published these lines (UTC)",
+    "FlushAnswer.warning": "written, but not yet searchable, or the flush id not recorded"
+    " (a retry may write again): what went wrong",
+    "StoreAnswer.warning": "written, but not yet searchable: what went wrong",
+    "ForgetAnswer.warning": "removed, but the index not yet updated: what went wrong",
+    "FlushPrompt.review_waiting": "review proposals waiting (`memd review`), when any",
+    "ReviewAnswer.warning": "what the review could not check, and why",
     "SearchResult.path": "workspace-relative",
     "SearchResult.start_line": "first line of the chunk, 1-based",
     "SearchResult.end_line": "last line, inclusive",
