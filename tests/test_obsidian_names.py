@@ -47,6 +47,7 @@ def _vault(root):
     (notes / "obsidian-tracker.md").write_text("---\naliases: [Tracker]\n---\nCharts of habits.\n")
     (notes / "tracker-plus.md").write_text("---\naliases: [Tracker+]\n---\nMore charts.\n")
     # Names that are time words: the note is meant, not the day
+    (notes / "$?.md").write_text("The exit status of the last command.\n")
     (notes / "Yesterday.md").write_text("A plugin that opens the note of the day before.\n")
     (notes / "history-today.md").write_text("---\naliases: [History Today]\n---\nEvents.\n")
     (notes / "christmas.md").write_text("---\naliases: [Christmas]\n---\nA countdown.\n")
@@ -121,6 +122,8 @@ def paths(m, q, **kw):
         ("deep_learning", "deep learning"),
         ("Deep-Learning", "deep learning"),
         ("STRASSE", "strasse"),
+        ("$?", "$?"),  # signs alone
+        (" == ", "=="),
     ],
 )
 def test_names_fold_case_accents_apostrophes_hyphens_and_underscores(text, key):
@@ -146,6 +149,7 @@ def test_names_fold_case_accents_apostrophes_hyphens_and_underscores(text, key):
         ("Yesterday", "Yesterday.md"),  # names that are time words
         ("History Today", "history-today.md"),
         ("Christmas", "christmas.md"),
+        ("$?", "$?.md"),  # a name of signs alone
     ],
 )
 def test_a_name_typed_as_obsidian_finds_it_ranks_that_note_first(mem, query, note):

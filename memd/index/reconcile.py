@@ -40,7 +40,7 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 # 5: notes' names as words of their own (exact lookup); stubs get a record; links and
 #    anchors give no tags.
 # 6: code in a callout or a list item and a link's destination with parentheses give no
-#    tags.
+#    tags; a name of signs alone ("$?") is a name.
 CHUNK_FORMAT = 6
 
 Progress = Callable[[int, int], None]
