@@ -71,7 +71,7 @@ def run_checks(
         yield Check("config", "ok", f"no file at {where}: built-in defaults")
     workspaces = [config.workspace(workspace)] if workspace else list(config.workspaces)
     for ws in workspaces:
-        yield _workspace(ws, where, config.source is None)
+        yield _workspace(ws, where, config.source is None, config.state_dir)
         if (keys := _look_alikes(ws)) is not None:
             yield keys
     yield _state_dir(config, where)
@@ -93,7 +93,7 @@ def run_checks(
         yield team_check(config)
 
 
-def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
+def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool, state_dir: Path) -> Check:
     name = f"workspace {ws.name}"
     if defaults and not ws.path.exists():
         return Check(
@@ -119,7 +119,7 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
             f"{ws.path}; extra path missing: {', '.join(missing)}",
             f"create it, or remove it from extra_paths in {where}",
         )
-    layout = Workspace(ws)
+    layout = Workspace(ws, state_dir)
     found, read = _markdown_read(layout)
     if layout.vault:
         return Check(name, "ok", f"{ws.path} (a vault: {counted(read, 'note')} read)")
