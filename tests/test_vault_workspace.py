@@ -61,6 +61,8 @@ def test_a_vault_set_as_the_workspace_is_read_whole(tmp_path):
     checks = {c.name: c for c in doctor.run_checks(str(run.config), None, os.environ)}
     ws = checks["workspace default"]
     assert ws.state == "ok" and "a vault: 14 notes read" in ws.detail, ws
+    if "inotify" in checks:  # Linux: the vault's every folder takes a watch, hidden ones too
+        assert checks["inotify"].detail.startswith("4 folders to watch"), checks["inotify"]
 
 
 def test_a_folder_of_notes_without_memory_is_a_vault_and_an_agents_folder_is_not(tmp_path):
