@@ -1,6 +1,7 @@
 """A real Obsidian vault (not in this repository) set as the workspace, judged as its user would.
 
     python bench/vault_real_bench.py VAULT [--name NAME] [--sample 500] [--mode keyword]
+        [--embeddings "{provider: local}" --mode auto --state DIR]
 
 Indexes the folder with ``memd index`` (timed, a new state folder), starts a real ``memd
 serve`` on it and asks over its socket. What is right comes from a reading of the vault
@@ -17,7 +18,7 @@ by name @1 and, of those linked to, how many list what links to them; tags memd 
 the note never wrote; notes found by ``--tag`` with a word of a link to a heading; notes
 repeated in a top 10 (the top tags asked as words, with and without their tag, and the
 topic notes' names), with and without ``all_chunks``. Writes
-bench/results/vault-real-NAME.json.
+bench/results/vault-real-NAME.json (-MODE after NAME but for keyword).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def typed(text: str) -> str:
 def _listed(value: object) -> list[str]:
     if isinstance(value, str):
         return [v for v in re.split(r"[,\s]+", value) if v]
-    if isinstance(value, list):
-        return [str(v) for v in value if v is not None and str(v).strip()]
+    if isinstance(value, list):  # a mapping in the list is no name, as Obsidian reads it
+        return [str(v) for v in value if isinstance(v, str | int | float) and str(v).strip()]
     return []
 
 
@@ -114,6 +115,8 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=500, help="notes asked by name")
     ap.add_argument("--mode", default="keyword", help="keyword, or auto with a model set up")
     ap.add_argument("--embeddings", default="{provider: none}", help="the embeddings section")
+    ap.add_argument("--state", type=Path, help="a state folder kept between runs (vectors made"
+                    " once; the index time is then an update's)")  # fmt: skip
     args = ap.parse_args()
     root = args.vault.resolve()
     name = args.name or root.name
@@ -139,7 +142,7 @@ def main() -> int:
     result: dict = {"benchmark": "obsidian-vault-real", "vault": name, "mode": args.mode,
                     "notes": len(notes), "stubs": stubs}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="memd-real-") as tmp:
-        state, sock = Path(tmp) / "state", Path(tmp) / "memd.sock"
+        state, sock = args.state or Path(tmp) / "state", Path(tmp) / "memd.sock"
         config = Path(tmp) / "config.yaml"
         config.write_text(f"workspace: {root}\nstate_dir: {state}\nsocket: {sock}\n"
                           f"embeddings: {args.embeddings}\n")  # fmt: skip
@@ -160,7 +163,8 @@ def main() -> int:
             daemon.terminate()
             daemon.wait(timeout=60)
         result["tags never written"] = _stray(state / "index-default.sqlite", notes)
-    write_result(result, HERE / "results" / f"vault-real-{name}.json")
+    suffix = "" if args.mode == "keyword" else f"-{args.mode}"
+    write_result(result, HERE / "results" / f"vault-real-{name}{suffix}.json")
     return 0
 
 
