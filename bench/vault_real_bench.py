@@ -186,9 +186,13 @@ def _connect(sock: Path) -> Client:
 def _judge(client, notes, by_name, linked, tag_count, args, result) -> None:
     rng = random.Random(7)
 
+    answered: collections.Counter = collections.Counter()
+
     def search(query: str, **params) -> list[dict]:
         params = {"query": query, "mode": args.mode, "max_results": 10, **params}
-        return client.call("memory_search", params)["results"]
+        answer = client.call("memory_search", params)
+        answered[answer["mode"]] += 1  # what ran: "auto" is hybrid only with vectors
+        return answer["results"]
 
     def first(query: str, want: set[str]) -> bool:
         found = search(query)
@@ -250,6 +254,7 @@ def _judge(client, notes, by_name, linked, tag_count, args, result) -> None:
             repeats += len(paths) - len(set(paths))
         result["repeated notes in top 10" + (", all_chunks" if every else "")] = repeats
     result["repeat queries"] = len(queries)
+    result["answered in"] = dict(answered)
 
 
 def _stray(database: Path, notes: dict) -> int:
