@@ -22,11 +22,14 @@ and set as the workspace itself (``.obsidian/`` at its root, no extra_paths): to
 (maps of content) among hundreds of notes tagged with the topic's name and saying it
 again and again; names with accents, apostrophes, hyphens and underscores typed the way
 Obsidian's switcher takes them (folded); stubs (front matter only, or empty); notes that
-link to their own headings (``[[#Heading]]``, ``[text](#anchor)``) and other notes' parts;
-long notes whose every section holds the same words. Reports, in each mode, name @1 and
-alias @1, stubs found by name and by alias (and listing the note that links to them), tags
-that came from links, and how many results in a top 10 repeat a note already shown (with
-and without ``all_chunks``). Writes bench/results/vault-shapes.json.
+link to their own headings (``[[#Heading]]``, ``[text](#anchor)``) and other notes' parts,
+with code in callouts and list items; long notes whose every section holds the same words;
+names a drawing, a canvas or a map of content shares, aliases folded alike, names that are
+time words (``Yesterday``) or signs alone (``$?``, ``C++``), as real vaults have them.
+Reports, in each mode, name @1 and alias @1, stubs found by name and by alias (and listing
+the note that links to them), tags the notes never wrote (from links, anchors, code), and
+how many results in a top 10 repeat a note already shown (with and without
+``all_chunks``). Writes bench/results/vault-shapes.json.
 """
 
 from __future__ import annotations
@@ -135,6 +138,12 @@ _TYPED = [
     ("Murphy’s Law", "murphy's law"),
     ("e-mail_etiquette", "email etiquette"),
 ]
+# Names real vaults share between notes once folded, or give a drawing or a canvas too:
+# the note Obsidian lists under the name as typed is the one meant.
+_SHARED = ["Virtualization", "Recipe manager", "Publish sites", "Reading list", "Homelab"]
+# Names that are also time words, and names of signs alone (real vaults have both).
+_ODD_NAMES = ["Yesterday", "Tomorrow", "Last Week", "Next Friday", "Christmas", "On This Day",
+              "$?", "==", "C++", "C#", "C"]  # fmt: skip
 _CROWD_LINES = [
     "Notes on {name}: the {name} reading list and what {name} means here.",
     "Another {name} session; the {name} questions from the group, in order.",
@@ -188,6 +197,7 @@ def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
             f"# {written}\n\nWhat I keep about {_pseudo(rng, 3, used)}, and a walk past it.\n"
         )
         asks["names"].append((typed, f"Places/{written}.md"))
+    _shared_names(root, asks)
     (root / "Stubs").mkdir()
     for i in range(40):
         name = _pseudo(rng, 3, used).capitalize()
@@ -216,6 +226,10 @@ def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
             f"---\ntags: [castle]\n---\n# {title}\n\nSee [[#The Courtyard]], "
             "[[#Adding Towers|towers]], [the gate](#the-gate) and [[Königsberg#Bridges]]; <https://example.org/#top>.\n"
             f"Built of #stone.\n\n## The Courtyard\n\nA well.\n\n## The Gate\n\nOak.\n"
+            # code in a callout and in a list item, a link whose address holds parentheses
+            "\n> [!example] Style\n> ```css\n> .moat { color: #0000ff; }\n> ```\n\n"
+            "- Paint\n  ```css\n  .wall { color: #ff0000; }\n  ```\n\n"
+            "[Keeps](https://en.wikipedia.org/wiki/Keep_(castle)#/media/Tower) too.\n"
         )
         asks["tags"][f"Castles/{title}.md"] = {"castle", "stone"}
     (root / "Long").mkdir()
@@ -231,6 +245,32 @@ def make_shapes(root: Path, crowd: float, seed: int = 42) -> dict:
         asks["tags"][f"Long/{title}.md"] = {"placeholder"}
     asks["repeats"] += ["plugin", "plugin cache", "weather gardens", "stage loads"]
     return asks
+
+
+def _shared_names(root: Path, asks: dict) -> None:
+    """Notes whose name a drawing, a canvas or a map of content (``🗂️ Name``) shares once
+    folded; aliases as typed beside an alias folded alike (``Name+`` and ``Name``); names
+    that are time words or signs alone."""
+    for folder in ("Shared", "Drawings", "Boards", "Maps", "Plugins", "Odd"):
+        (root / folder).mkdir(exist_ok=True)
+    for i, name in enumerate(_SHARED):
+        (root / "Shared" / f"{name}.md").write_text(f"# {name}\n\nWhat {name} holds.\n")
+        (root / "Drawings" / f"{name}.excalidraw.md").write_text(
+            "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n\n## Text Elements\n"
+            f"{name} ^a1\n\n%%\n## Drawing\n```json\n{{}}\n```\n%%\n"
+        )
+        node = {"id": "n", "type": "text", "text": name, "x": 0, "y": 0, "width": 9, "height": 9}
+        (root / "Boards" / f"{name}.canvas").write_text(json.dumps({"nodes": [node]}) + "\n")
+        (root / "Maps" / f"🗂️ {name}.md").write_text(f"- [[{name}]]\n")
+        asks["names"].append((name, f"Shared/{name}.md"))
+        plain, plus = f"{name} tool", f"{name} tool+"
+        (root / "Plugins" / f"{name} tool.md").write_text(f"---\naliases: [{plain}]\n---\nA.\n")
+        other = f"{name} {'plus' if i % 2 else 'version two'}.md"  # before it, or after
+        (root / "Plugins" / other).write_text(f"---\naliases: [{plus}]\n---\nB.\n")
+        asks["aliases"].append((plus, f"Plugins/{other}"))
+    for name in _ODD_NAMES:
+        (root / "Odd" / f"{name}.md").write_text(f"What the {name} note holds.\n")
+        asks["names"].append((name, f"Odd/{name}.md"))
 
 
 def shapes(args: argparse.Namespace) -> int:

@@ -85,7 +85,7 @@ class Memory:
         catch_up: Callable[[float], bool] | None = None,
     ) -> None:
         self.config = config
-        self.workspace = Workspace(config.workspace(workspace))
+        self.workspace = Workspace(config.workspace(workspace), config.state_dir)
         zone = ZoneInfo(config.flush.timezone) if config.flush.timezone else None  # None: local
         self.sessions = Sessions(config.workspace(workspace).sessions, zone, config.chunking)
         self._own_embedder = embedder is None  # one passed in is the caller's to close
@@ -101,6 +101,7 @@ class Memory:
             on_written=on_written,
             sessions=self.sessions,
         )
+        self.workspace.remember(config.state_dir)  # the index made the state folder
         self.searcher = Searcher(
             config.search,
             self.embedder,
@@ -209,8 +210,7 @@ class Memory:
     @property
     def currency(self) -> Currency:
         """What is current (``memd.review.currency``): the updates among the notes. The
-        daemon refreshes it after its passes; alone, ``memd index`` does
-        (``index(current=True)``)."""
+        daemon refreshes it after its passes; alone, ``memd index(current=True)`` does."""
         with self._made_lock:
             if self._currency is None:
                 from memd.review.currency import Currency

@@ -33,8 +33,24 @@ def _vault(root):
     (notes / "Uses.md").write_text("Someone who is [[Able|capable]] of it.\n")
     (notes / "Castle.md").write_text(
         "# Castle\n\nSee [[#The Courtyard]] and [Adding towers](#adding-towers) and "
-        "[up](#h). Tagged #stone here.\n\n## The Courtyard\n\nA well in the middle.\n"
+        "[up](#h). Tagged #stone here, [walls](https://w.org/wiki/Wall_(castle)#/Gates).\n\n"
+        "## The Courtyard\n\nA well in the middle.\n\n> [!example] Style\n> ```css\n"
+        "> .moat { color: #0000ff; }\n> ```\n\n- A list\n  ```css\n  .keep { color: #ff0000; }\n"
+        "  ```\n"
     )
+    # Names shared after folding, or by a drawing or canvas: the closest to what was typed
+    (notes / "Virtualization.md").write_text("Hypervisors and guests.\n")
+    (notes / "Recipe manager.md").write_text("A small app for recipes.\n")
+    (notes / "Publish sites.md").write_text("Sites made with Publish.\n")
+    (root / "Hub").mkdir()
+    (root / "Hub" / "🗂️ Publish Sites.md").write_text("- [[Publish sites]]\n")
+    (notes / "obsidian-tracker.md").write_text("---\naliases: [Tracker]\n---\nCharts of habits.\n")
+    (notes / "tracker-plus.md").write_text("---\naliases: [Tracker+]\n---\nMore charts.\n")
+    # Names that are time words: the note is meant, not the day
+    (notes / "$?.md").write_text("The exit status of the last command.\n")
+    (notes / "Yesterday.md").write_text("A plugin that opens the note of the day before.\n")
+    (notes / "history-today.md").write_text("---\naliases: [History Today]\n---\nEvents.\n")
+    (notes / "christmas.md").write_text("---\naliases: [Christmas]\n---\nA countdown.\n")
     section = "## Part {n}\n\nThe plugin loads part {n}; the plugin then waits.\n" + (
         "Filler words about the weather and the garden. " * 40
     )
@@ -43,6 +59,14 @@ def _vault(root):
         + "\n\n".join(section.format(n=n) for n in range(8))
     )
     (root / "Drawings").mkdir()
+    (root / "Drawings" / "Virtualization.excalidraw.md").write_text(
+        "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n\n## Text Elements\n"
+        "Virtualization ^a1\n\n%%\n## Drawing\n```json\n{}\n```\n%%\n"
+    )
+    (root / "Recipe manager.canvas").write_text(
+        '{"nodes":[{"id":"r","type":"text","text":"Recipe manager","x":0,"y":0,"width":9,'
+        '"height":9}]}\n'
+    )
     (root / "Drawings" / "Empty Sketch.excalidraw.md").write_text(
         "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n\n## Text Elements\n%%\n"
         '## Drawing\n```json\n{"elements": [{"type": "rectangle"}]}\n```\n%%\n'
@@ -98,6 +122,8 @@ def paths(m, q, **kw):
         ("deep_learning", "deep learning"),
         ("Deep-Learning", "deep learning"),
         ("STRASSE", "strasse"),
+        ("$?", "$?"),  # signs alone
+        (" == ", "=="),
     ],
 )
 def test_names_fold_case_accents_apostrophes_hyphens_and_underscores(text, key):
@@ -116,6 +142,14 @@ def test_names_fold_case_accents_apostrophes_hyphens_and_underscores(text, key):
         ("capable", "Able.md"),  # a stub's alias
         ("Able", "Able.md"),  # a stub's name
         ("blank page", "Blank Page.md"),  # an empty note
+        ("Virtualization", "Virtualization.md"),  # not the drawing of that name
+        ("Recipe manager", "Recipe manager.md"),  # not the canvas of that name
+        ("Publish sites", "Publish sites.md"),  # as typed, before '🗂️ Publish Sites'
+        ("Tracker+", "tracker-plus.md"),  # an alias as typed, before one folded alike
+        ("Yesterday", "Yesterday.md"),  # names that are time words
+        ("History Today", "history-today.md"),
+        ("Christmas", "christmas.md"),
+        ("$?", "$?.md"),  # a name of signs alone
     ],
 )
 def test_a_name_typed_as_obsidian_finds_it_ranks_that_note_first(mem, query, note):

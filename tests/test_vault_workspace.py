@@ -61,6 +61,8 @@ def test_a_vault_set_as_the_workspace_is_read_whole(tmp_path):
     checks = {c.name: c for c in doctor.run_checks(str(run.config), None, os.environ)}
     ws = checks["workspace default"]
     assert ws.state == "ok" and "a vault: 14 notes read" in ws.detail, ws
+    if "inotify" in checks:  # Linux: the vault's every folder takes a watch, hidden ones too
+        assert checks["inotify"].detail.startswith("4 folders to watch"), checks["inotify"]
 
 
 def test_a_folder_of_notes_without_memory_is_a_vault_and_an_agents_folder_is_not(tmp_path):
@@ -79,6 +81,29 @@ def test_a_folder_of_notes_without_memory_is_a_vault_and_an_agents_folder_is_not
     empty = tmp_path / "empty"
     empty.mkdir()
     assert not Workspace(WorkspaceConfig("w", empty)).vault
+
+
+def test_a_folder_found_to_be_a_vault_stays_one_when_the_agent_writes_its_memory(tmp_path):
+    """A folder of notes without .obsidian/ is a vault by looking; the agent's first daily
+    note (memd's own flush) or a MEMORY.md does not turn its notes off in later runs."""
+    notes = tmp_path / "notes"
+    _notes(notes)
+    run = _cli(tmp_path, notes)
+    assert "12 added" in run("index").stdout
+    out = run("flush", "--text", "We chose the blue theme.")
+    assert out.returncode == 0 and (notes / "memory").is_dir(), out.stderr
+    (notes / "MEMORY.md").write_text("# Memory\n\n- The harbour opens at six.\n")
+    out = run("index")
+    assert "0 removed" in out.stdout and "1 added" in out.stdout, out.stdout
+    for query, path in (("Topic 7", "Notes/Topic 7.md"), ("blue theme", "memory/")):
+        found = json.loads(run("search", query, "--json").stdout)["results"]
+        assert found and found[0]["path"].startswith(path), (query, found)
+    ws = {c.name: c for c in doctor.run_checks(str(run.config), None, os.environ)}
+    assert "a vault: 14 notes read" in ws["workspace default"].detail, ws
+    run.config.write_text(run.config.read_text() + "vault: false\n")  # said outright
+    assert "12 removed" in run("index").stdout
+    assert Workspace(WorkspaceConfig("default", notes), tmp_path / "state").vault
+    assert not Workspace(WorkspaceConfig("default", notes)).vault  # by looking alone
 
 
 def test_doctor_warns_when_most_notes_are_not_read_and_names_the_setting(tmp_path):

@@ -98,7 +98,7 @@ class DiskView:
         from memd.store.vectors import VectorIndex
 
         self.config = config
-        self._workspace = Workspace(config.workspace(workspace))
+        self._workspace = Workspace(config.workspace(workspace), config.state_dir)
         # ``memd.index.index.database_path``, without importing the indexer it lives with
         path = config.state_dir / f"index-{self._workspace.name}.sqlite"
         if not path.exists():

@@ -71,7 +71,7 @@ def run_checks(
         yield Check("config", "ok", f"no file at {where}: built-in defaults")
     workspaces = [config.workspace(workspace)] if workspace else list(config.workspaces)
     for ws in workspaces:
-        yield _workspace(ws, where, config.source is None)
+        yield _workspace(ws, where, config.source is None, config.state_dir)
         if (keys := _look_alikes(ws)) is not None:
             yield keys
     yield _state_dir(config, where)
@@ -88,12 +88,12 @@ def run_checks(
             if (refused := refused_files(ws, status[ws.name])) is not None:
                 yield refused
     if sys.platform.startswith("linux"):
-        yield _inotify(workspaces)
+        yield _inotify(workspaces, config.state_dir)
     if config.team.enabled:
         yield team_check(config)
 
 
-def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
+def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool, state_dir: Path) -> Check:
     name = f"workspace {ws.name}"
     if defaults and not ws.path.exists():
         return Check(
@@ -119,7 +119,7 @@ def _workspace(ws: WorkspaceConfig, where: Path, defaults: bool) -> Check:
             f"{ws.path}; extra path missing: {', '.join(missing)}",
             f"create it, or remove it from extra_paths in {where}",
         )
-    layout = Workspace(ws)
+    layout = Workspace(ws, state_dir)
     found, read = _markdown_read(layout)
     if layout.vault:
         return Check(name, "ok", f"{ws.path} (a vault: {counted(read, 'note')} read)")
@@ -351,16 +351,19 @@ def _skipped(ws: WorkspaceConfig, skipped: list[str]) -> Check:
     )
 
 
-def _inotify(workspaces: list[WorkspaceConfig]) -> Check:
+def _inotify(workspaces: list[WorkspaceConfig], state_dir: Path) -> Check:
     try:
         limit = int((_INOTIFY / "max_user_watches").read_text())
     except (OSError, ValueError):
         return Check("inotify", "warn", "cannot read /proc/sys/fs/inotify/max_user_watches")
-    # One watch per folder: each workspace folder alone, memory/ and extra folders deep.
+    # One watch per folder: each workspace folder alone (a vault's deep), memory/ and extra
+    # folders deep.
     folders = 0
     for ws in workspaces:
-        folders += 1
-        deep = [ws.path / MEMORY_DIR, *(e.path for e in ws.extra_paths if e.path.is_dir())]
+        vault = Workspace(ws, state_dir).vault
+        folders += 0 if vault else 1
+        deep = [ws.path if vault else ws.path / MEMORY_DIR]
+        deep += [e.path for e in ws.extra_paths if e.path.is_dir()]
         folders += sum(_count(top) for top in deep)
     # Watches are per folder: the files in them are counted on the workspace's own line.
     detail = f"{counted(folders, 'folder')} to watch; max_user_watches is {limit}"

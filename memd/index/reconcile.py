@@ -39,7 +39,9 @@ _BATCH_FILES = 250  # files per write transaction: progress is durable, readers 
 #    targets; front matter gives dates; bad front matter is not text; dated file names.
 # 5: notes' names as words of their own (exact lookup); stubs get a record; links and
 #    anchors give no tags.
-CHUNK_FORMAT = 5
+# 6: code in a callout or a list item and a link's destination with parentheses give no
+#    tags; a name of signs alone ("$?") is a name.
+CHUNK_FORMAT = 6
 
 Progress = Callable[[int, int], None]
 

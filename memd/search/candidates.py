@@ -7,6 +7,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.records import SearchResult
@@ -33,6 +34,10 @@ from memd.store.vectors import VectorIndex
 # A note's name (its file name or an alias) typed as the whole query: the reader means that
 # note, as Obsidian's quick switcher takes them. It ranks first in every mode.
 NAMED_RELEVANCE = 1.0
+# Several notes of one folded name (a drawing or a canvas named as a note, '🗂️ Publish
+# Sites' beside 'Publish sites', one note's alias another's name) rank by how closely each
+# matches what was typed, each a step below the closer one: too small a step to show.
+_NAME_STEP = 1e-6
 _NAME_WORDS = 12  # a longer query is no note's name
 _NAMED_LIMIT = 50  # notes of one name looked at (one name's, not its words': no pool)
 _ANCHOR_POOL = 20  # the best candidates whose links are read
@@ -86,8 +91,27 @@ def named(
     store: Store, req: SearchRequest, allowed: Mapping[int, str] | None
 ) -> list[tuple[Hit, float]]:
     """First chunks of notes whose file name or an alias is the query itself (its words
-    in order, any case and punctuation), each at ``NAMED_RELEVANCE``."""
-    return [(hit, NAMED_RELEVANCE) for hit in _named(store, name_key(req.query), req, allowed)]
+    in order, any case and punctuation), each at ``NAMED_RELEVANCE``, the closest first
+    (``closeness``)."""
+    typed = req.query.strip().casefold()
+    return [
+        (hit, NAMED_RELEVANCE - _NAME_STEP * closeness(store, hit, typed))
+        for hit in _named(store, name_key(req.query), req, allowed)
+    ]
+
+
+def closeness(store: Store, hit: Hit, typed: str) -> int:
+    """How a note named by ``typed`` (lower-case) is named so, closest first: 0 its name
+    as Obsidian lists it (``Plan.canvas`` and ``Plan.excalidraw`` for a canvas and a
+    drawing, so ``[[Plan]]``'s note comes first), 1 an alias as typed, 2 its name folded,
+    3 an alias folded."""
+    if PurePosixPath(hit.path).name.removesuffix(".md").casefold() == typed:
+        return 0
+    meta = store.file_meta(hit.path) if hit.host is None else None
+    aliases = meta.aliases if meta is not None else ()
+    if any(alias.strip().casefold() == typed for alias in aliases):
+        return 1
+    return 2 if name_key(note_name(hit.path)) == name_key(typed) else 3
 
 
 def anchored(

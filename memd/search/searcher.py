@@ -159,6 +159,8 @@ class Searcher:
         now = parse_now(req.now, self._clock)
         reading = read_time(req.query, now) if self.settings.time_words else None
         allowed = file_filter(store, req.paths, req.tags, req.sources)
+        if reading is not None and named(store, req, allowed):
+            reading = None  # a note's name ("Yesterday", "History Today"): that note is asked
         if reading is None:
             return self._rank(store, req, None, allowed)
         if reading.start is not None and reading.end is not None and reading.start > now.date():
@@ -176,10 +178,10 @@ class Searcher:
             # Nothing was written then: the window points at no note. A named time ("in
             # June" of a year with no June notes) may still be words of the notes, so the
             # question is searched as written; "this week" is not, so it is searched without.
-            named = names_a_time(reading.matched)
-            if not named and asks_only_when(reading.query):  # "what happened this week"
+            a_time = names_a_time(reading.matched)
+            if not a_time and asks_only_when(reading.query):  # "what happened this week"
                 return Ranked([], "keyword", None, reading, time_empty=True)
-            asked = req if named else dataclasses.replace(req, query=reading.query)
+            asked = req if a_time else dataclasses.replace(req, query=reading.query)
             ranked = self._rank(store, asked, None, allowed)
             return dataclasses.replace(ranked, time=reading, time_empty=True)
         if asks_only_when(reading.query):
@@ -267,16 +269,21 @@ class Searcher:
             if req.narrow_window:
                 cands = on_topic(cands, req.min_score)
         # A note named by the query, or by the words of links to it, is what it asks for.
+        names: dict[int, float] = {}
         if not listing_ahead:  # a time's names as words ("friday") name no note
-            lifts = [*anchored(store, asked, allowed, cands), *named(store, asked, allowed)]
-            cands = lift(cands, lifts)
+            by_name = named(store, asked, allowed)
+            names = {hit.chunk_id: relevance for hit, relevance in by_name}
+            cands = lift(cands, [*anchored(store, asked, allowed, cands), *by_name])
         mark_superseded(store, cands, asked.query)  # what later notes replaced, labelled
         if not req.all_chunks:  # one note, one place in the list
             cands = one_per_note(cands, req.min_score)
         n, query = req.max_results, asked.query
 
         def order(kept: list[Candidate]) -> object:
-            return demote(adjust(prefer(kept, ahead_named), reading, ranking, query, n))
+            demote(adjust(prefer(kept, ahead_named), reading, ranking, query, n))
+            for c in kept:  # a note named by the query stays first: no preference moves it
+                c.score = names.get(c.hit.chunk_id, c.score)
+            return kept
 
         floor = req.min_score
         said = (reading or ahead or asked).query  # what is asked, without when

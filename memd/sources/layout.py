@@ -28,7 +28,7 @@ from memd.log import get_logger
 from memd.sources.entries import FileEntry, Known, Scan, named, stat_stamp
 from memd.sources.globs import GlobSet
 from memd.sources.roots import Root, extra_roots
-from memd.sources.vault import looks_like_vault
+from memd.sources.vault import is_vault, remember
 
 log = get_logger()
 
@@ -75,18 +75,21 @@ def spoken_date(iso: str) -> str:
 class Workspace:
     """The files of one configured workspace and the rules that decide them."""
 
-    def __init__(self, config: WorkspaceConfig) -> None:
+    def __init__(self, config: WorkspaceConfig, state_dir: Path | None = None) -> None:
         self.config = config
         self.name = config.name
         self.path = config.path
         self.exclude = GlobSet(config.exclude)
-        self.vault = config.vault
-        if self.vault is None:
-            self.vault = looks_like_vault(config.path, (*CORE_NAMES, MEMORY_DIR))
+        self.vault = is_vault(config, state_dir, (*CORE_NAMES, MEMORY_DIR))
         self.roots = [
             Root("", config.path),
             *extra_roots(config.extra_paths, {*CORE_NAMES, MEMORY_DIR, SESSIONS_DIR}),
         ]
+
+    def remember(self, state_dir: Path) -> None:
+        """Keep a vault found by looking (``vault: auto``) one from now on."""
+        if self.config.vault is None and self.vault:
+            remember(self.path, state_dir, self.name)
 
     def classify(self, root: Root, rel: str, walked: bool = False) -> tuple[str, str | None] | None:
         """``(source, date)`` for a root-relative path memd indexes, else None; ``walked``

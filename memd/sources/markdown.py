@@ -285,16 +285,22 @@ def code_lines(text: str) -> set[int]:
 _INLINE_TAG = re.compile(r"(?<![^\s(\[])#([\w/-]*[^\W\d][\w/-]*)")
 _INLINE_CODE = re.compile(r"`[^`]*`")
 # Where a '#' is part of a link, not a tag: a wikilink (``[[#Heading]]``, ``[[Note#Part]]``),
-# a Markdown link's destination (``[text](#anchor)``) and a URL (``<https://a.b/#top>``).
-_LINK_PARTS = re.compile(r"\[\[[^\]]*\]\]|\]\([^)]*\)|<?\b[A-Za-z][\w+.-]*://[^\s>]*>?")
+# a Markdown link's destination (``[text](#anchor)``, with balanced parentheses inside:
+# ``(https://w.org/Wall_(castle)#/Gates)``) and a URL (``<https://a.b/#top>``).
+_LINK_PARTS = re.compile(
+    r"\[\[[^\]]*\]\]|\]\((?:[^()]|\([^()]*\))*\)|<?\b[A-Za-z][\w+.-]*://[^\s>]*>?"
+)
 _WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^]([^\]|]*))?(?:\|([^\]]*))?\]\]")
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([\w-]+)\][+-]?", re.MULTILINE)
 
 
 def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
-    """``#tags`` written in the text, outside code."""
+    """``#tags`` written in the text, outside code (``code``'s blocks, and fenced code at
+    any depth: in a callout or a list item, ``#ff0000`` is no tag either)."""
     found: list[str] = []
-    in_code = set()
+    if not any("#" in line for line in lines):
+        return found
+    in_code = fenced_lines(lines)
     for start, end in code:
         in_code.update(range(start, end))
     for n, line in enumerate(lines):

@@ -30,12 +30,14 @@ def note_name(path: str) -> str:
 
 def name_key(text: str) -> str:
     """A name or a query as the two are compared: its words, lower-case, without accents
-    or apostrophes; hyphens, underscores and other punctuation separate words."""
+    or apostrophes; hyphens, underscores and other punctuation separate words (a name
+    with no word is kept as written, less its case and spacing)."""
     folded = unicodedata.normalize("NFKD", text.casefold())
     if not folded.isascii():
         folded = "".join(c for c in folded if not unicodedata.combining(c))
     folded = _APOSTROPHES.sub("", folded).replace("_", " ")
-    return " ".join(_WORD.findall(folded))
+    # A name of signs alone (``$?``, ``==``) is its signs: Obsidian finds it too.
+    return " ".join(_WORD.findall(folded)) or " ".join(folded.split())
 
 
 def name_token(key: str) -> str:
