@@ -14,7 +14,7 @@ import pytest
 
 from memd.configfile import parse_config
 from memd.errors import ConfigError
-from memd.ui.notehtml import note_html, note_url
+from memd.ui.notehtml import note_html, note_names, note_url
 from tests.uipage import SECRET, Page, make_workspace, ui_config, wait_indexed, wait_url
 
 
@@ -183,6 +183,10 @@ def test_views_show_what_the_library_answers(page, ws):
     )
     status = page.get("/status").body
     assert "<th>files</th>" in status and "daemon running" in status
+    ws.write("memory/links.md", "# Links\n\n- The core: [[MEMORY]].\n")
+    link = '<a href="/note?path=MEMORY.md" class="wikilink"'
+    page.daemon.wait_for(lambda: link in page.get("/note?path=memory/links.md").body, 30,
+                         "the new note, its wikilink a link")  # fmt: skip
     flushed = page.daemon.call("memory_flush", entries=[{"text": "Tried the page.", "title": "ui"}])
     where = flushed["written"][0]
     timeline = page.get("/timeline").body
@@ -288,6 +292,35 @@ def test_links_between_notes_open_their_pages():
     assert 'href="/note?path=MEMORY.md"' in out
     assert 'href="/note?path=memory/b%20c.md"' in out
     assert 'href="#top"' in out and 'href="https://e.org"' in out
+
+
+def test_wikilinks_open_the_notes_they_name():
+    """``[[Note]]``, ``[[Note|shown]]`` and an embed open the note of that name (whatever
+    its case and accents), one in the linking note's folder first, else the one nearest
+    the top; a name no note has, and a wikilink in code, stay text."""
+    names = note_names(
+        [
+            "MEMORY.md",
+            "memory/2026-01-02.md",
+            "memory/projects/Atlas.md",
+            "archive/old/atlas.md",
+            "memory/Königsberg.md",
+            "memory/x.pdf",
+        ]
+    )
+    text = ("# t\n\nSee [[atlas]], [[MEMORY|the core]], ![[konigsberg]], [[nope]], [[x.pdf]] "
+            "and `[[atlas]]`.\n")  # fmt: skip
+    out = note_html(text, None, "memory/projects/today.md", names=names)
+    assert '<a href="/note?path=memory/projects/Atlas.md" class="wikilink"' in out
+    assert (
+        '<a href="/note?path=MEMORY.md" class="wikilink" rel="noreferrer noopener">the core</a>'
+        in out
+    )
+    assert 'href="/note?path=memory/K%C3%B6nigsberg.md"' in out and "!" not in out
+    assert "nope, x.pdf and <code>[[atlas]]</code>" in out
+    elsewhere = note_html("[[atlas]]", None, "memory/2026-01-02.md", names=names)
+    assert 'href="/note?path=archive/old/atlas.md"' in elsewhere  # nearest the top: a tie, by name
+    assert "<a" not in note_html("[[atlas]]")  # no names given: text
 
 
 def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, serve, tmp_path):

@@ -24,7 +24,7 @@ from memd.errors import InvalidParams, MemdError, NotFound, PathRefused
 from memd.log import get_logger
 from memd.ui import pages, reading
 from memd.ui.guard import Guard
-from memd.ui.notehtml import note_html
+from memd.ui.notehtml import note_html, note_names
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -130,9 +130,12 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
                 answer = await backend.ask("memory_get", path=path, lines=MAX_NOTE_LINES,
                                            **{"from": start})  # fmt: skip
             replaced, replacing = await backend.read(reading.relations, answer["path"])
+            names = (
+                note_names(await backend.read(reading.paths)) if "[[" in answer["text"] else None
+            )
         except MemdError as exc:
             return await failed(request, "timeline", exc)
-        shown = note_html(answer["text"], cited, answer["path"], answer["from"])
+        shown = note_html(answer["text"], cited, answer["path"], answer["from"], names)
         body = pages.note(answer, shown, replaced, replacing)
         return await view(request, path, "timeline", body, live=True)
 

@@ -137,6 +137,11 @@ def updates(memory: Memory, week_only: bool = True) -> list[Update]:
     return out
 
 
+def paths(memory: Memory) -> list[str]:
+    """Every indexed file's path (the notes a wikilink may name)."""
+    return list(memory.db.read(lambda store: store.file_times()))
+
+
 def relations(memory: Memory, path: str) -> tuple[list[Supersession], list[Supersession]]:
     """Of one note: its statements later ones replaced, and the statements elsewhere its
     own replaced."""
