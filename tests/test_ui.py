@@ -387,3 +387,35 @@ def test_a_long_note_opens_at_the_cited_lines(ws, serve, tmp_path):
     deep = p.get("/note?path=memory/log.md&from=1400&to=1400").body
     assert "lines 1380 to 1500 of 1500" in deep
     assert re.search(r'<li data-line="1400" class="cited" id="cited">entry 1400</li>', deep)
+
+
+def test_status_shows_the_teams_outbox_last_publish_and_errors(ws, serve, tmp_path, team_dsn):
+    """Status says as whom the daemon publishes to the team's database and when it last
+    did; once that database refuses connections, the error it waits on and the files an
+    edit left unpublished."""
+    import psycopg
+
+    ws.write("MEMORY.md", "# Memory\n\n- The gateway returned 502s.\n")
+    daemon = serve(ui_config() + f"team: {{dsn: '{team_dsn}', host: laptop-a}}\n")
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
+
+    def row(name: str, body: str) -> str:
+        found = re.search(f"<th>{name}</th><td>([^<]*)</td>", body)
+        return found.group(1) if found else ""
+
+    body = daemon.wait_for(lambda: "idle" in row("team", b := p.get("/status").body) and b,
+                           30, "the first publish")  # fmt: skip
+    assert row("team", body) == "publishing as laptop-a: idle"
+    assert row("team outbox", body) == "0 files not yet published"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d.*", row("team last publish", body))
+    name = team_dsn.split("?", 1)[0].rsplit("/", 1)[1]
+    with psycopg.connect(team_dsn.replace(f"/{name}?", "/postgres?"), autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                     (name,))  # fmt: skip
+    ws.write("MEMORY.md", "# Memory\n\n- The gateway is fixed.\n")
+    body = daemon.wait_for(lambda: "team database" in row("team", b := p.get("/status").body)
+                           and b, 30, "the team's error")  # fmt: skip
+    assert row("team", body).startswith("publishing as laptop-a: waiting")
+    assert row("team outbox", body) == "1 file not yet published"

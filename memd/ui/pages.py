@@ -236,10 +236,7 @@ def status(s: dict, samples: Sequence[tuple[float, int, int]]) -> str:
         ("config", s.get("config") or "defaults"),
         ("config drift", s.get("config_drift") or "none: what runs is what the file says"),
     ]
-    team = s.get("team")
-    if team:
-        rows += [(f"team: {k.replace('_', ' ')}", v) for k, v in team.items()
-                 if not isinstance(v, dict | list)]  # fmt: skip
+    rows += _team(s.get("team"))
     review = s.get("review")
     if review:
         said = [f"{review.get('waiting', 0)} proposals waiting"]
@@ -248,6 +245,25 @@ def status(s: dict, samples: Sequence[tuple[float, int, int]]) -> str:
         rows.append(("review", ", ".join(said)))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
     return f'<table class="status">{table}</table>' + _embedding(s.get("embedding"), samples)
+
+
+def _team(team: dict | None) -> list[tuple[str, object]]:
+    """Publishing to the team's database: as whom and how (its errors are in its state),
+    what waits, when it last published, what it refused."""
+    if not team:
+        return []
+    outbox = team.get("outbox")
+    waiting = (
+        "unknown" if outbox is None else f"{outbox} file{'s' * (outbox != 1)} not yet published"
+    )
+    rows: list[tuple[str, object]] = [
+        ("team", f"publishing as {team.get('host')}: {team.get('state')}"),
+        ("team outbox", waiting),
+        ("team last publish", team.get("published_at") or "never"),
+    ]
+    if team.get("refused"):
+        rows.append(("team refused", team.get("refused_files") or f"{team['refused']} files"))
+    return rows
 
 
 def _embedding(progress: dict | None, samples: Sequence[tuple[float, int, int]]) -> str:
