@@ -419,3 +419,40 @@ def test_status_shows_the_teams_outbox_last_publish_and_errors(ws, serve, tmp_pa
                            and b, 30, "the team's error")  # fmt: skip
     assert row("team", body).startswith("publishing as laptop-a: waiting")
     assert row("team outbox", body) == "1 file not yet published"
+
+
+def test_the_embedding_chart_keeps_the_last_hour_and_no_more(ws, memory):
+    """However long the page runs, the chart holds the last hour of samples: older ones
+    leave, the count stays bounded, and the chart says what it spans."""
+    import asyncio
+
+    from memd.serve.methods import call
+    from memd.ui.app import SAMPLE_S, Backend
+    from memd.ui.pages import status
+
+    ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
+    memory.index()
+    now = [1_000_000.0]
+
+    async def ask(method: str, params: dict) -> dict:
+        return call(lambda name: memory, method, params)
+
+    async def nobody() -> None:
+        return None
+
+    backend = Backend(ask, lambda: memory, nobody, clock=lambda: now[0])
+
+    async def run_for(hours: float) -> dict:
+        for _ in range(int(hours * 3600 / SAMPLE_S)):
+            s = await backend.sample()
+            now[0] += SAMPLE_S
+        return s
+
+    s = asyncio.run(run_for(0.1))
+    assert len(backend.samples) == int(0.1 * 3600 / SAMPLE_S)
+    assert "over the last 6 minutes" in status(s, backend.samples)
+    s = asyncio.run(run_for(5))
+    times = [t for t, _, _ in backend.samples]
+    assert len(times) <= 3600 / SAMPLE_S + 1 and now[0] - SAMPLE_S - times[0] <= 3600
+    assert times == sorted(times) and times[-1] == now[0] - SAMPLE_S
+    assert "over the last 60 minutes" in status(s, backend.samples)

@@ -64,6 +64,7 @@ class Backend:
     daemon: Callable[[], Awaitable[str | None]]
     workspace: str | None = None
     samples: deque = field(default_factory=lambda: deque(maxlen=int(_HOUR / SAMPLE_S) + 1))
+    clock: Callable[[], float] = time.time  # when a sample is taken
 
     async def ask(self, method: str, **params: Any) -> dict:
         return await self.call(method, {"workspace": self.workspace, **params})
@@ -75,7 +76,7 @@ class Backend:
 
     async def sample(self) -> dict:
         s = await self.ask("status")
-        now = time.time()
+        now = self.clock()
         if not self.samples or now - self.samples[-1][0] >= SAMPLE_S / 2:
             total = s["embedded_chunks"] + s["pending_embeddings"]
             self.samples.append((now, s["embedded_chunks"], total))

@@ -297,6 +297,11 @@ def _chart(samples: Sequence[tuple[float, int, int]]) -> str:
         f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="chunks embedded over '
         f'the last hour"><polyline class="total" points="{line(2)}"/>'
         f'<polyline class="done" points="{line(1)}"/></svg>'
-        f'<p class="meta">chunks with vectors (solid) of all chunks (dashed), over the last '
-        f"{max(round((t1 - t0) / 60), 1)} minutes</p>"
+        f'<p class="meta">chunks with vectors (solid) of all chunks (dashed), from 0 to {top} '
+        f"chunks, over the last {_minutes(t1 - t0)}</p>"
     )
+
+
+def _minutes(seconds: float) -> str:
+    n = max(round(seconds / 60), 1)
+    return f"{n} minute{'s' * (n != 1)}"
