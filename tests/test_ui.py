@@ -15,7 +15,15 @@ import pytest
 from memd.configfile import parse_config
 from memd.errors import ConfigError
 from memd.ui.notehtml import note_html, note_names, note_url
-from tests.uipage import SECRET, Page, make_workspace, ui_config, wait_indexed, wait_url
+from tests.uipage import (
+    MARKUP_NAME,
+    SECRET,
+    Page,
+    make_workspace,
+    ui_config,
+    wait_indexed,
+    wait_url,
+)
 
 
 @pytest.fixture
@@ -109,6 +117,13 @@ def test_a_change_needs_this_pages_origin_and_csrf_token(page, ws):
     text = (ws.root / "MEMORY.md").read_text()
     assert text.count("we keep application logs for 30 days") == 1
     assert text.startswith(before.decode())  # appended: nothing a person wrote changed
+    # Dismiss hides a proposal for good, as `memd review --dismiss` does, and writes nothing.
+    other = next(i for i in re.findall(r'id="p-([^"]+)"', page.get("/review").body) if i != pid)
+    gone = page.post("/review/dismiss", f"id={other}&csrf={csrf}", headers={"Origin": page.origin})
+    assert gone.status == 200 and f"dismissed {other}" in gone.body
+    assert f'id="p-{other}"' not in gone.body and f'id="p-{other}"' not in page.get("/review").body
+    assert other not in [p["id"] for p in page.daemon.call("memory_review")["proposals"]]
+    assert (ws.root / "MEMORY.md").read_text() == text
 
 
 def test_paths_outside_the_workspace_are_refused(page, tmp_path):
@@ -130,9 +145,16 @@ def test_paths_outside_the_workspace_are_refused(page, tmp_path):
     assert page.daemon.call("memory_get", path="memory/linked.md")["text"].count(SECRET) == 1
 
 
-def test_a_notes_markup_never_becomes_the_pages(page):
-    """A note's <script>, onerror= and javascript: links arrive as text."""
+def test_a_notes_markup_never_becomes_the_pages(page, ws):
+    """A note's <script>, onerror= and javascript: links arrive as text; so does a note's
+    name written in markup, in the timeline and on its own page."""
     page.login()
+    ws.write(f"memory/{MARKUP_NAME}", "# A name\n\n- Named in markup.\n")
+    escaped = "&lt;img src=x onerror=window.__memd_pwned=5&gt;"
+    page.daemon.wait_for(lambda: escaped in page.get("/").body, 30, "the note in the timeline")
+    for view in ("/", "/note?path=" + quote(f"memory/{MARKUP_NAME}")):
+        shown = page.get(view).body.split('<main id="main"', 1)[1]
+        assert escaped in shown and "<img" not in shown.lower(), view
     body = page.get("/note?path=memory/2026-03-10.md").body
     main = body.split('<main id="main"', 1)[1]
     assert "<script" not in main.lower() and "&lt;script&gt;" in main
@@ -456,3 +478,24 @@ def test_the_embedding_chart_keeps_the_last_hour_and_no_more(ws, memory):
     assert len(times) <= 3600 / SAMPLE_S + 1 and now[0] - SAMPLE_S - times[0] <= 3600
     assert times == sorted(times) and times[-1] == now[0] - SAMPLE_S
     assert "over the last 60 minutes" in status(s, backend.samples)
+
+
+def test_the_timeline_lists_each_days_session_records(ws, serve, tmp_path):
+    """A session transcript is listed under its day, marked as a session, and opens."""
+    ws.write("memory/2026-03-04.md", "# 2026-03-04\n\n- Asked the agent about the backup.\n")
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    turns = [{"role": "user", "content": "why did the backup fail?", "session": "s1",
+              "timestamp": "2026-03-04T09:00:00Z"},
+             {"role": "assistant", "content": "The disk was full.", "session": "s1",
+              "timestamp": "2026-03-04T09:00:05Z"}]  # fmt: skip
+    (folder / "s1.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    sessions = f"sessions: [{{path: {folder}, format: jsonl, name: bot}}]\n"
+    daemon = serve(ui_config() + sessions)
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
+    link = '<li class="session">session <a href="/note?path=sessions/bot/s1.jsonl">'
+    body = daemon.wait_for(lambda: link in (b := p.get("/").body) and b, 30, "the session")
+    day = body.split('<li class="day"><h2><a href="/note?path=memory/2026-03-04.md">', 1)[1]
+    assert day.split('<li class="day">', 1)[0].count(link) == 1  # under its own day
+    assert "The disk was full." in p.get("/note?path=sessions/bot/s1.jsonl").body

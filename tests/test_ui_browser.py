@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.uipage import Page, make_workspace, ui_config, wait_indexed, wait_url
+from tests.uipage import (
+    MARKUP_NAME,
+    Page,
+    make_workspace,
+    ui_config,
+    wait_indexed,
+    wait_url,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -130,6 +137,11 @@ def test_every_view_in_a_browser(browser, site, ws):
     _wait(browser, lambda d: f"memory/{today}.md" in d.find_element(By.ID, "main").text,
           "the new note in the timeline")  # fmt: skip
     assert browser.execute_script("return window.__memd_same_page") == 42, "no reload"
+    # A note named in markup arrives in the live timeline as its name, in text.
+    ws.write(f"memory/{MARKUP_NAME}", "# A name\n\n- Named in markup.\n")
+    _wait(browser, lambda d: MARKUP_NAME in d.find_element(By.ID, "main").text, "the named note")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#main img")
+    assert browser.execute_script("return window.__memd_pwned") is None
     # So does a flush, with its entry under its day.
     entry = {"text": "Walked through memory in the page.", "title": "page tour"}
     daemon.call("memory_flush", entries=[entry], date="2026-03-10")
