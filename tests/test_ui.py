@@ -53,7 +53,8 @@ def test_nothing_answers_without_the_token_and_the_token_becomes_a_cookie(page):
     cookie = first.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and page.token not in cookie
     assert page.get("/").status == 200
-    assert page.get("/", headers={"Cookie": "memd_ui=guessed"}).status == 403
+    assert page.get("/", headers={"Cookie": f"memd_ui_{page.port}=guessed"}).status == 403
+    assert cookie.startswith(f"memd_ui_{page.port}=")  # two pages' cookies never collide
     # The token is used up: the address printed opens the page once.
     assert page.get(f"/?t={page.token}", cookie=False).status == 403
     # The next address (the daemon keeps it for memd ui) works once, and a bookmark's

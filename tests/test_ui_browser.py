@@ -237,3 +237,39 @@ def test_status_charts_the_embedding_while_it_runs(browser, ws, serve, tmp_path,
     _wait(browser, charted, "the rate, the time left and the chart")
     assert browser.execute_script("return window.__memd_same_page") == 7, "no reload"
     _shot(browser, "status")
+
+
+def test_two_pages_open_side_by_side_in_one_browser(browser, site, tmp_path):
+    """The daemon's page and another workspace's page (``memd ui`` on another port) stay
+    open in one browser: logging in to one never logs the other out (a cookie is the
+    host's, whatever its port)."""
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    daemon, page = site
+    other = tmp_path / "other"
+    (other / "ws").mkdir(parents=True)
+    (other / "ws" / "MEMORY.md").write_text("# Memory\n\n- The other workspace.\n")
+    config = other / "memd.yaml"
+    config.write_text(
+        f"workspace: {other / 'ws'}\nstate_dir: {other / 'state'}\n"
+        f"socket: {other / 'memd.sock'}\nembeddings: {{provider: none}}\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-m", "memd", "--config", str(config), "ui"],
+                            env=daemon.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        second = Page(proc.stdout.readline().strip())
+        browser.get(page.url)
+        browser.get(second.url)
+        for origin, banner in (
+            (page.origin, "daemon running"),
+            (second.origin, "daemon is stopped"),
+        ):
+            browser.get(origin + "/status")
+            assert banner in browser.find_element(By.TAG_NAME, "body").text, origin
+    finally:
+        proc.terminate()
+        proc.wait(10)
