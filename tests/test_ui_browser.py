@@ -128,6 +128,11 @@ def test_every_view_in_a_browser(browser, site, ws):
     assert browser.execute_script("return window.__memd_pwned") is None
     assert not browser.find_elements(By.CSS_SELECTOR, "#main a[href^='javascript']")
     assert not browser.find_elements(By.CSS_SELECTOR, "#main img, #main script")
+    # Offline: the page fetched nothing but its own style and script.
+    fetched = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert fetched and all(url.startswith(base + "/") for url in fetched), fetched
 
     # An edit appears in the timeline without a reload.
     browser.get(base + "/timeline")
