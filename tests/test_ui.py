@@ -372,17 +372,22 @@ def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, 
         proc.wait(10)
 
 
-def test_turning_the_page_on_in_a_running_daemon_asks_for_a_restart(ws, serve):
-    """The page starts with the daemon: a change to ``ui`` shows as config drift until then."""
+def test_a_change_to_ui_in_a_running_daemon_shows_as_drift_on_its_page(ws, serve, tmp_path):
+    """The page starts and stops with the daemon: turning it off in the config shows, on
+    the page itself, as config drift until memd restarts; put back, the drift is gone."""
     ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
-    daemon = serve()
+    daemon = serve(ui_config())
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
     text = daemon.config_path.read_text()
-    daemon.config_path.write_text(text + ui_config())
-    daemon.wait_for(lambda: re.search(r"\bui in .* take effect when memd restarts",
-                                      daemon.call("status").get("config_drift", "")), 30,
-                    "the drift")  # fmt: skip
+    daemon.config_path.write_text(text.replace(ui_config(), "ui: {enabled: false}\n"))
+    drift = re.compile(
+        r"<th>config drift</th><td>[^<]*\bui in [^<]* take effect when memd restarts"
+    )
+    daemon.wait_for(lambda: drift.search(p.get("/status").body), 30, "the drift on the page")
     daemon.config_path.write_text(text)
-    daemon.wait_for(lambda: "config_drift" not in daemon.call("status"), 30, "no drift")
+    none = "<th>config drift</th><td>none: what runs is what the file says</td>"
+    daemon.wait_for(lambda: none in p.get("/status").body, 30, "no drift")
 
 
 def test_updates_found_by_subject_and_value_alone_are_marked_likely():
