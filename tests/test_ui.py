@@ -15,6 +15,7 @@ import pytest
 from memd.configfile import parse_config
 from memd.errors import ConfigError
 from memd.ui.notehtml import note_html, note_names, note_url
+from memd.ui.reading import PER_DAY
 from tests.uipage import (
     MARKUP_NAME,
     SECRET,
@@ -486,9 +487,13 @@ def test_the_embedding_chart_keeps_the_last_hour_and_no_more(ws, memory):
     assert "over the last 60 minutes" in status(s, backend.samples)
 
 
-def test_the_timeline_lists_each_days_session_records(ws, serve, tmp_path):
-    """A session transcript is listed under its day, marked as a session, and opens."""
+def test_the_timeline_lists_sessions_and_how_many_more_a_day_has(ws, serve, tmp_path):
+    """A session transcript is listed under its day, marked as a session, and opens; a
+    day with more notes than a day lists (a vault synced today) lists the first and
+    links to all of them."""
     ws.write("memory/2026-03-04.md", "# 2026-03-04\n\n- Asked the agent about the backup.\n")
+    for n in range(PER_DAY + 7):
+        ws.write(f"memory/topics/topic-{n:03}.md", f"# Topic {n}\n\nAbout subject {n}.\n")
     folder = tmp_path / "transcripts"
     folder.mkdir()
     turns = [{"role": "user", "content": "why did the backup fail?", "session": "s1",
@@ -505,3 +510,9 @@ def test_the_timeline_lists_each_days_session_records(ws, serve, tmp_path):
     day = body.split('<li class="day"><h2><a href="/note?path=memory/2026-03-04.md">', 1)[1]
     assert day.split('<li class="day">', 1)[0].count(link) == 1  # under its own day
     assert "The disk was full." in p.get("/note?path=sessions/bot/s1.jsonl").body
+    count = re.compile(r'<a href="/timeline\?day=([\d-]+)">7 more of this day</a>')
+    more = daemon.wait_for(lambda: count.search(p.get("/").body), 30, "the count")
+    assert p.get("/").body.count(">memory/topics/topic-") == PER_DAY
+    whole = p.get(f"/timeline?day={more.group(1)}").body
+    assert whole.count(">memory/topics/topic-") == PER_DAY + 7 and "more of this" not in whole
+    assert "2026-03-04" not in whole  # that day alone

@@ -116,7 +116,8 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
 
     async def timeline(request: Request) -> Response:
         before = request.query_params.get("before") or None
-        days, more = await backend.read(reading.timeline, before)
+        day = request.query_params.get("day") or None  # that day alone, all of it
+        days, more = await backend.read(reading.timeline, before, 14, day)
         return await view(request, "timeline", "timeline", pages.timeline(days, more), live=True)
 
     async def note(request: Request) -> Response:

@@ -110,6 +110,9 @@ def timeline(days: Sequence[Day], more: str | None) -> str:
         items += [f'<li><a href="{escape(note_url(p))}">{escape(p)}</a></li>' for p in day.notes]
         items += [f'<li class="session">session <a href="{escape(note_url(p))}">{escape(p)}</a>'
                   "</li>" for p in day.sessions]  # fmt: skip
+        if day.unlisted:
+            items.append(f'<li class="more"><a href="/timeline?day={quote(day.date)}">'
+                         f"{day.unlisted} more of this day</a></li>")  # fmt: skip
         title = escape(day.date)
         if day.daily:
             title = f'<a href="{escape(note_url(day.daily[0]))}">{title}</a>'
