@@ -516,3 +516,19 @@ def test_the_timeline_lists_sessions_and_how_many_more_a_day_has(ws, serve, tmp_
     whole = p.get(f"/timeline?day={more.group(1)}").body
     assert whole.count(">memory/topics/topic-") == PER_DAY + 7 and "more of this" not in whole
     assert "2026-03-04" not in whole  # that day alone
+
+
+def test_a_day_with_many_flushes_lists_the_newest(ws, memory):
+    """Past the most a day lists, the timeline keeps a day's newest flushes and counts
+    the rest."""
+    from memd.ui.reading import timeline
+
+    entries = "".join(
+        f"\n## 10:{n:02} — entry {n}\n\nWrote entry {n}.\n" for n in range(PER_DAY + 5)
+    )
+    ws.write("memory/2026-03-05.md", "# 2026-03-05\n" + entries)
+    memory.index()
+    (day,), _ = timeline(memory)
+    assert [title for _, title in day.flushes] == [f"10:{n:02} entry {n}"
+                                                   for n in range(5, PER_DAY + 5)]  # fmt: skip
+    assert day.unlisted == 5 and day.daily == ["memory/2026-03-05.md"]

@@ -86,11 +86,14 @@ def timeline(
                 entry.notes.append(path)
         entry.flushes = [f for path in entry.daily for f in _flushes(memory, path)]
         # A vault copied or synced today has thousands of notes changed today: a day lists
-        # a few of each kind and says how many more it has.
-        for kind in ("notes", "sessions", "flushes"):
-            items = getattr(entry, kind)
-            entry.unlisted += len(items[most:]) if most else 0
-            setattr(entry, kind, items[:most])
+        # a few of each kind (the newest of its flushes) and says how many more it has.
+        if most is not None:
+            entry.flushes.reverse()
+            for kind in ("notes", "sessions", "flushes"):
+                items = getattr(entry, kind)
+                entry.unlisted += len(items[most:])
+                setattr(entry, kind, items[:most])
+            entry.flushes.reverse()
         shown.append(entry)
     more = shown[-1].date if len(ordered) > days else None
     return shown, more
