@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -74,6 +75,21 @@ def test_another_host_name_is_refused(page):
     for host in (f"evil.example:{page.port}", "127.0.0.1", "127.0.0.1:1", f"0.0.0.0:{page.port}"):
         assert page.get("/", headers={"Host": host}).status == 403, host
     assert page.get("/", headers={"Host": f"localhost:{page.port}"}).status == 200
+
+
+def test_the_page_listens_on_127_0_0_1_only(page):
+    """The kernel's table of listening sockets has the page's port on 127.0.0.1 alone."""
+    tables = [Path(f"/proc/net/{t}") for t in ("tcp", "tcp6")]
+    if not tables[0].exists():
+        pytest.skip("no /proc/net/tcp to read the listening sockets from")
+    listening = set()
+    for table in tables:
+        for line in table.read_text().splitlines()[1:] if table.exists() else []:
+            local, state = line.split()[1], line.split()[3]
+            address, port = local.rsplit(":", 1)
+            if state == "0A" and int(port, 16) == page.port:  # 0A: LISTEN
+                listening.add(address)
+    assert listening == {"0100007F"}  # 127.0.0.1, as the kernel writes it
 
 
 def _proposal_id(page: Page) -> str:
