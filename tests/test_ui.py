@@ -8,14 +8,24 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from memd.configfile import parse_config
 from memd.errors import ConfigError
-from memd.ui.notehtml import note_html, note_url
-from tests.uipage import SECRET, Page, make_workspace, ui_config, wait_indexed, wait_url
+from memd.ui.notehtml import note_html, note_names, note_url
+from memd.ui.reading import PER_DAY
+from tests.uipage import (
+    MARKUP_NAME,
+    SECRET,
+    Page,
+    make_workspace,
+    ui_config,
+    wait_indexed,
+    wait_url,
+)
 
 
 @pytest.fixture
@@ -45,7 +55,8 @@ def test_nothing_answers_without_the_token_and_the_token_becomes_a_cookie(page):
     cookie = first.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and page.token not in cookie
     assert page.get("/").status == 200
-    assert page.get("/", headers={"Cookie": "memd_ui=guessed"}).status == 403
+    assert page.get("/", headers={"Cookie": f"memd_ui_{page.port}=guessed"}).status == 403
+    assert cookie.startswith(f"memd_ui_{page.port}=")  # two pages' cookies never collide
     # The token is used up: the address printed opens the page once.
     assert page.get(f"/?t={page.token}", cookie=False).status == 403
     # The next address (the daemon keeps it for memd ui) works once, and a bookmark's
@@ -64,6 +75,21 @@ def test_another_host_name_is_refused(page):
     for host in (f"evil.example:{page.port}", "127.0.0.1", "127.0.0.1:1", f"0.0.0.0:{page.port}"):
         assert page.get("/", headers={"Host": host}).status == 403, host
     assert page.get("/", headers={"Host": f"localhost:{page.port}"}).status == 200
+
+
+def test_the_page_listens_on_127_0_0_1_only(page):
+    """The kernel's table of listening sockets has the page's port on 127.0.0.1 alone."""
+    tables = [Path(f"/proc/net/{t}") for t in ("tcp", "tcp6")]
+    if not tables[0].exists():
+        pytest.skip("no /proc/net/tcp to read the listening sockets from")
+    listening = set()
+    for table in tables:
+        for line in table.read_text().splitlines()[1:] if table.exists() else []:
+            local, state = line.split()[1], line.split()[3]
+            address, port = local.rsplit(":", 1)
+            if state == "0A" and int(port, 16) == page.port:  # 0A: LISTEN
+                listening.add(address)
+    assert listening == {"0100007F"}  # 127.0.0.1, as the kernel writes it
 
 
 def _proposal_id(page: Page) -> str:
@@ -109,6 +135,13 @@ def test_a_change_needs_this_pages_origin_and_csrf_token(page, ws):
     text = (ws.root / "MEMORY.md").read_text()
     assert text.count("we keep application logs for 30 days") == 1
     assert text.startswith(before.decode())  # appended: nothing a person wrote changed
+    # Dismiss hides a proposal for good, as `memd review --dismiss` does, and writes nothing.
+    other = next(i for i in re.findall(r'id="p-([^"]+)"', page.get("/review").body) if i != pid)
+    gone = page.post("/review/dismiss", f"id={other}&csrf={csrf}", headers={"Origin": page.origin})
+    assert gone.status == 200 and f"dismissed {other}" in gone.body
+    assert f'id="p-{other}"' not in gone.body and f'id="p-{other}"' not in page.get("/review").body
+    assert other not in [p["id"] for p in page.daemon.call("memory_review")["proposals"]]
+    assert (ws.root / "MEMORY.md").read_text() == text
 
 
 def test_paths_outside_the_workspace_are_refused(page, tmp_path):
@@ -130,9 +163,16 @@ def test_paths_outside_the_workspace_are_refused(page, tmp_path):
     assert page.daemon.call("memory_get", path="memory/linked.md")["text"].count(SECRET) == 1
 
 
-def test_a_notes_markup_never_becomes_the_pages(page):
-    """A note's <script>, onerror= and javascript: links arrive as text."""
+def test_a_notes_markup_never_becomes_the_pages(page, ws):
+    """A note's <script>, onerror= and javascript: links arrive as text; so does a note's
+    name written in markup, in the timeline and on its own page."""
     page.login()
+    ws.write(f"memory/{MARKUP_NAME}", "# A name\n\n- Named in markup.\n")
+    escaped = "&lt;img src=x onerror=window.__memd_pwned=5&gt;"
+    page.daemon.wait_for(lambda: escaped in page.get("/").body, 30, "the note in the timeline")
+    for view in ("/", "/note?path=" + quote(f"memory/{MARKUP_NAME}")):
+        shown = page.get(view).body.split('<main id="main"', 1)[1]
+        assert escaped in shown and "<img" not in shown.lower(), view
     body = page.get("/note?path=memory/2026-03-10.md").body
     main = body.split('<main id="main"', 1)[1]
     assert "<script" not in main.lower() and "&lt;script&gt;" in main
@@ -183,6 +223,10 @@ def test_views_show_what_the_library_answers(page, ws):
     )
     status = page.get("/status").body
     assert "<th>files</th>" in status and "daemon running" in status
+    ws.write("memory/links.md", "# Links\n\n- The core: [[MEMORY]].\n")
+    link = '<a href="/note?path=MEMORY.md" class="wikilink"'
+    page.daemon.wait_for(lambda: link in page.get("/note?path=memory/links.md").body, 30,
+                         "the new note, its wikilink a link")  # fmt: skip
     flushed = page.daemon.call("memory_flush", entries=[{"text": "Tried the page.", "title": "ui"}])
     where = flushed["written"][0]
     timeline = page.get("/timeline").body
@@ -290,6 +334,35 @@ def test_links_between_notes_open_their_pages():
     assert 'href="#top"' in out and 'href="https://e.org"' in out
 
 
+def test_wikilinks_open_the_notes_they_name():
+    """``[[Note]]``, ``[[Note|shown]]`` and an embed open the note of that name (whatever
+    its case and accents), one in the linking note's folder first, else the one nearest
+    the top; a name no note has, and a wikilink in code, stay text."""
+    names = note_names(
+        [
+            "MEMORY.md",
+            "memory/2026-01-02.md",
+            "memory/projects/Atlas.md",
+            "archive/old/atlas.md",
+            "memory/Königsberg.md",
+            "memory/x.pdf",
+        ]
+    )
+    text = ("# t\n\nSee [[atlas]], [[MEMORY|the core]], ![[konigsberg]], [[nope]], [[x.pdf]] "
+            "and `[[atlas]]`.\n")  # fmt: skip
+    out = note_html(text, None, "memory/projects/today.md", names=names)
+    assert '<a href="/note?path=memory/projects/Atlas.md" class="wikilink"' in out
+    assert (
+        '<a href="/note?path=MEMORY.md" class="wikilink" rel="noreferrer noopener">the core</a>'
+        in out
+    )
+    assert 'href="/note?path=memory/K%C3%B6nigsberg.md"' in out and "!" not in out
+    assert "nope, x.pdf and <code>[[atlas]]</code>" in out
+    elsewhere = note_html("[[atlas]]", None, "memory/2026-01-02.md", names=names)
+    assert 'href="/note?path=archive/old/atlas.md"' in elsewhere  # nearest the top: a tie, by name
+    assert "<a" not in note_html("[[atlas]]")  # no names given: text
+
+
 def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, serve, tmp_path):
     """``memd ui`` next to a daemon that serves no page serves one itself, says the daemon
     runs, and Apply goes through the daemon: the line is in MEMORY.md once."""
@@ -316,17 +389,22 @@ def test_memd_ui_beside_a_daemon_without_its_page_writes_through_the_daemon(ws, 
         proc.wait(10)
 
 
-def test_turning_the_page_on_in_a_running_daemon_asks_for_a_restart(ws, serve):
-    """The page starts with the daemon: a change to ``ui`` shows as config drift until then."""
+def test_a_change_to_ui_in_a_running_daemon_shows_as_drift_on_its_page(ws, serve, tmp_path):
+    """The page starts and stops with the daemon: turning it off in the config shows, on
+    the page itself, as config drift until memd restarts; put back, the drift is gone."""
     ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
-    daemon = serve()
+    daemon = serve(ui_config())
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
     text = daemon.config_path.read_text()
-    daemon.config_path.write_text(text + ui_config())
-    daemon.wait_for(lambda: re.search(r"\bui in .* take effect when memd restarts",
-                                      daemon.call("status").get("config_drift", "")), 30,
-                    "the drift")  # fmt: skip
+    daemon.config_path.write_text(text.replace(ui_config(), "ui: {enabled: false}\n"))
+    drift = re.compile(
+        r"<th>config drift</th><td>[^<]*\bui in [^<]* take effect when memd restarts"
+    )
+    daemon.wait_for(lambda: drift.search(p.get("/status").body), 30, "the drift on the page")
     daemon.config_path.write_text(text)
-    daemon.wait_for(lambda: "config_drift" not in daemon.call("status"), 30, "no drift")
+    none = "<th>config drift</th><td>none: what runs is what the file says</td>"
+    daemon.wait_for(lambda: none in p.get("/status").body, 30, "no drift")
 
 
 def test_updates_found_by_subject_and_value_alone_are_marked_likely():
@@ -354,3 +432,119 @@ def test_a_long_note_opens_at_the_cited_lines(ws, serve, tmp_path):
     deep = p.get("/note?path=memory/log.md&from=1400&to=1400").body
     assert "lines 1380 to 1500 of 1500" in deep
     assert re.search(r'<li data-line="1400" class="cited" id="cited">entry 1400</li>', deep)
+
+
+def test_status_shows_the_teams_outbox_last_publish_and_errors(ws, serve, tmp_path, team_dsn):
+    """Status says as whom the daemon publishes to the team's database and when it last
+    did; once that database refuses connections, the error it waits on and the files an
+    edit left unpublished."""
+    import psycopg
+
+    ws.write("MEMORY.md", "# Memory\n\n- The gateway returned 502s.\n")
+    daemon = serve(ui_config() + f"team: {{dsn: '{team_dsn}', host: laptop-a}}\n")
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
+
+    def row(name: str, body: str) -> str:
+        found = re.search(f"<th>{name}</th><td>([^<]*)</td>", body)
+        return found.group(1) if found else ""
+
+    body = daemon.wait_for(lambda: "idle" in row("team", b := p.get("/status").body) and b,
+                           30, "the first publish")  # fmt: skip
+    assert row("team", body) == "publishing as laptop-a: idle"
+    assert row("team outbox", body) == "0 files not yet published"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d.*", row("team last publish", body))
+    name = team_dsn.split("?", 1)[0].rsplit("/", 1)[1]
+    with psycopg.connect(team_dsn.replace(f"/{name}?", "/postgres?"), autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                     (name,))  # fmt: skip
+    ws.write("MEMORY.md", "# Memory\n\n- The gateway is fixed.\n")
+    body = daemon.wait_for(lambda: "team database" in row("team", b := p.get("/status").body)
+                           and b, 30, "the team's error")  # fmt: skip
+    assert row("team", body).startswith("publishing as laptop-a: waiting")
+    assert row("team outbox", body) == "1 file not yet published"
+
+
+def test_the_embedding_chart_keeps_the_last_hour_and_no_more(ws, memory):
+    """However long the page runs, the chart holds the last hour of samples: older ones
+    leave, the count stays bounded, and the chart says what it spans."""
+    import asyncio
+
+    from memd.serve.methods import call
+    from memd.ui.app import SAMPLE_S, Backend
+    from memd.ui.pages import status
+
+    ws.write("MEMORY.md", "# Memory\n\n- A note.\n")
+    memory.index()
+    now = [1_000_000.0]
+
+    async def ask(method: str, params: dict) -> dict:
+        return call(lambda name: memory, method, params)
+
+    async def nobody() -> None:
+        return None
+
+    backend = Backend(ask, lambda: memory, nobody, clock=lambda: now[0])
+
+    async def run_for(hours: float) -> dict:
+        for _ in range(int(hours * 3600 / SAMPLE_S)):
+            s = await backend.sample()
+            now[0] += SAMPLE_S
+        return s
+
+    s = asyncio.run(run_for(0.1))
+    assert len(backend.samples) == int(0.1 * 3600 / SAMPLE_S)
+    assert "over the last 6 minutes" in status(s, backend.samples)
+    s = asyncio.run(run_for(5))
+    times = [t for t, _, _ in backend.samples]
+    assert len(times) <= 3600 / SAMPLE_S + 1 and now[0] - SAMPLE_S - times[0] <= 3600
+    assert times == sorted(times) and times[-1] == now[0] - SAMPLE_S
+    assert "over the last 60 minutes" in status(s, backend.samples)
+
+
+def test_the_timeline_lists_sessions_and_how_many_more_a_day_has(ws, serve, tmp_path):
+    """A session transcript is listed under its day, marked as a session, and opens; a
+    day with more notes than a day lists (a vault synced today) lists the first and
+    links to all of them."""
+    ws.write("memory/2026-03-04.md", "# 2026-03-04\n\n- Asked the agent about the backup.\n")
+    for n in range(PER_DAY + 7):
+        ws.write(f"memory/topics/topic-{n:03}.md", f"# Topic {n}\n\nAbout subject {n}.\n")
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    turns = [{"role": "user", "content": "why did the backup fail?", "session": "s1",
+              "timestamp": "2026-03-04T09:00:00Z"},
+             {"role": "assistant", "content": "The disk was full.", "session": "s1",
+              "timestamp": "2026-03-04T09:00:05Z"}]  # fmt: skip
+    (folder / "s1.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    sessions = f"sessions: [{{path: {folder}, format: jsonl, name: bot}}]\n"
+    daemon = serve(ui_config() + sessions)
+    p = Page(wait_url(tmp_path / "state", daemon))
+    p.login()
+    link = '<li class="session">session <a href="/note?path=sessions/bot/s1.jsonl">'
+    body = daemon.wait_for(lambda: link in (b := p.get("/").body) and b, 30, "the session")
+    day = body.split('<li class="day"><h2><a href="/note?path=memory/2026-03-04.md">', 1)[1]
+    assert day.split('<li class="day">', 1)[0].count(link) == 1  # under its own day
+    assert "The disk was full." in p.get("/note?path=sessions/bot/s1.jsonl").body
+    count = re.compile(r'<a href="/timeline\?day=([\d-]+)">7 more of this day</a>')
+    more = daemon.wait_for(lambda: count.search(p.get("/").body), 30, "the count")
+    assert p.get("/").body.count(">memory/topics/topic-") == PER_DAY
+    whole = p.get(f"/timeline?day={more.group(1)}").body
+    assert whole.count(">memory/topics/topic-") == PER_DAY + 7 and "more of this" not in whole
+    assert "2026-03-04" not in whole  # that day alone
+
+
+def test_a_day_with_many_flushes_lists_the_newest(ws, memory):
+    """Past the most a day lists, the timeline keeps a day's newest flushes and counts
+    the rest."""
+    from memd.ui.reading import timeline
+
+    entries = "".join(
+        f"\n## 10:{n:02} — entry {n}\n\nWrote entry {n}.\n" for n in range(PER_DAY + 5)
+    )
+    ws.write("memory/2026-03-05.md", "# 2026-03-05\n" + entries)
+    memory.index()
+    (day,), _ = timeline(memory)
+    assert [title for _, title in day.flushes] == [f"10:{n:02} entry {n}"
+                                                   for n in range(5, PER_DAY + 5)]  # fmt: skip
+    assert day.unlisted == 5 and day.daily == ["memory/2026-03-05.md"]

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.uipage import Page, make_workspace, ui_config, wait_indexed, wait_url
+from tests.uipage import (
+    MARKUP_NAME,
+    Page,
+    make_workspace,
+    ui_config,
+    wait_indexed,
+    wait_url,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -121,6 +128,11 @@ def test_every_view_in_a_browser(browser, site, ws):
     assert browser.execute_script("return window.__memd_pwned") is None
     assert not browser.find_elements(By.CSS_SELECTOR, "#main a[href^='javascript']")
     assert not browser.find_elements(By.CSS_SELECTOR, "#main img, #main script")
+    # Offline: the page fetched nothing but its own style and script.
+    fetched = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert fetched and all(url.startswith(base + "/") for url in fetched), fetched
 
     # An edit appears in the timeline without a reload.
     browser.get(base + "/timeline")
@@ -130,6 +142,11 @@ def test_every_view_in_a_browser(browser, site, ws):
     _wait(browser, lambda d: f"memory/{today}.md" in d.find_element(By.ID, "main").text,
           "the new note in the timeline")  # fmt: skip
     assert browser.execute_script("return window.__memd_same_page") == 42, "no reload"
+    # A note named in markup arrives in the live timeline as its name, in text.
+    ws.write(f"memory/{MARKUP_NAME}", "# A name\n\n- Named in markup.\n")
+    _wait(browser, lambda d: MARKUP_NAME in d.find_element(By.ID, "main").text, "the named note")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#main img")
+    assert browser.execute_script("return window.__memd_pwned") is None
     # So does a flush, with its entry under its day.
     entry = {"text": "Walked through memory in the page.", "title": "page tour"}
     daemon.call("memory_flush", entries=[entry], date="2026-03-10")
@@ -140,13 +157,14 @@ def test_every_view_in_a_browser(browser, site, ws):
 
 class _Attacker(http.server.BaseHTTPRequestHandler):
     """Another page on this machine (another port: the same site, so SameSite is no help)
-    that posts to memd's page as soon as it is opened."""
+    that posts to memd's page as soon as it is opened, with a real proposal's id and the
+    page's own CSRF token (as if it had leaked): only the origin check stands in its way."""
 
     target = ""
+    form = ""
 
     def do_GET(self) -> None:
-        form = (f'<form id=f method=post action="{self.target}/review/apply">'
-                '<input name=id value=anything><input name=csrf value=guess></form>'
+        form = (f'<form id=f method=post action="{self.target}/review/apply">{self.form}</form>'
                 "<script>document.getElementById('f').submit()</script>")  # fmt: skip
         body = form.encode()
         self.send_response(200)
@@ -161,8 +179,8 @@ class _Attacker(http.server.BaseHTTPRequestHandler):
 
 def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
     """A page of another origin that posts a form to memd's page is refused though the
-    browser sends the cookie; without the token the page shows nothing; a ``../`` path or
-    an absolute one shows nothing of the file."""
+    browser sends the cookie and the form carries the page's CSRF token; without the token
+    the page shows nothing; a ``../`` path or an absolute one shows nothing of the file."""
     from selenium.webdriver.common.by import By
 
     daemon, page = site
@@ -176,6 +194,13 @@ def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
         assert "may not contain" in shown or "absolute" in shown, shown
         assert "state_dir" not in browser.page_source
     before = (ws.root / "MEMORY.md").read_bytes()
+    browser.get(page.origin + "/review")
+    fields = browser.find_elements(By.CSS_SELECTOR, "form[action='/review/apply'] input")
+    _Attacker.form = "".join(
+        f'<input name={f.get_attribute("name")} value="{f.get_attribute("value")}">'
+        for f in fields[:2]
+    )
+    assert "name=csrf" in _Attacker.form and "name=id" in _Attacker.form
     _Attacker.target = page.origin
     evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Attacker)
     threading.Thread(target=evil.serve_forever, daemon=True).start()
@@ -183,7 +208,7 @@ def test_another_page_cannot_post_and_no_token_shows_nothing(browser, site, ws):
         browser.get(f"http://127.0.0.1:{evil.server_address[1]}/")
         _wait(browser, lambda d: d.current_url.startswith(page.origin), "the form's post")
         body = browser.find_element(By.TAG_NAME, "body").text
-        assert "refused" in body
+        assert "a change must come from this page" in body
     finally:
         evil.shutdown()
     assert (ws.root / "MEMORY.md").read_bytes() == before
@@ -217,3 +242,39 @@ def test_status_charts_the_embedding_while_it_runs(browser, ws, serve, tmp_path,
     _wait(browser, charted, "the rate, the time left and the chart")
     assert browser.execute_script("return window.__memd_same_page") == 7, "no reload"
     _shot(browser, "status")
+
+
+def test_two_pages_open_side_by_side_in_one_browser(browser, site, tmp_path):
+    """The daemon's page and another workspace's page (``memd ui`` on another port) stay
+    open in one browser: logging in to one never logs the other out (a cookie is the
+    host's, whatever its port)."""
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    daemon, page = site
+    other = tmp_path / "other"
+    (other / "ws").mkdir(parents=True)
+    (other / "ws" / "MEMORY.md").write_text("# Memory\n\n- The other workspace.\n")
+    config = other / "memd.yaml"
+    config.write_text(
+        f"workspace: {other / 'ws'}\nstate_dir: {other / 'state'}\n"
+        f"socket: {other / 'memd.sock'}\nembeddings: {{provider: none}}\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-m", "memd", "--config", str(config), "ui"],
+                            env=daemon.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        second = Page(proc.stdout.readline().strip())
+        browser.get(page.url)
+        browser.get(second.url)
+        for origin, banner in (
+            (page.origin, "daemon running"),
+            (second.origin, "daemon is stopped"),
+        ):
+            browser.get(origin + "/status")
+            assert banner in browser.find_element(By.TAG_NAME, "body").text, origin
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -27,6 +27,7 @@ DAILY = {
     "- A spaced one: [me too](java\tscript:window.__memd_pwned=4)\n",
 }
 SECRET = "the-outside-file-secret-8c1f"
+MARKUP_NAME = "<img src=x onerror=window.__memd_pwned=5>.md"  # a note's name that is markup
 
 
 def make_workspace(ws, outside: Path) -> None:

@@ -24,7 +24,7 @@ from memd.errors import InvalidParams, MemdError, NotFound, PathRefused
 from memd.log import get_logger
 from memd.ui import pages, reading
 from memd.ui.guard import Guard
-from memd.ui.notehtml import note_html
+from memd.ui.notehtml import note_html, note_names
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -64,6 +64,7 @@ class Backend:
     daemon: Callable[[], Awaitable[str | None]]
     workspace: str | None = None
     samples: deque = field(default_factory=lambda: deque(maxlen=int(_HOUR / SAMPLE_S) + 1))
+    clock: Callable[[], float] = time.time  # when a sample is taken
 
     async def ask(self, method: str, **params: Any) -> dict:
         return await self.call(method, {"workspace": self.workspace, **params})
@@ -75,7 +76,7 @@ class Backend:
 
     async def sample(self) -> dict:
         s = await self.ask("status")
-        now = time.time()
+        now = self.clock()
         if not self.samples or now - self.samples[-1][0] >= SAMPLE_S / 2:
             total = s["embedded_chunks"] + s["pending_embeddings"]
             self.samples.append((now, s["embedded_chunks"], total))
@@ -115,7 +116,8 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
 
     async def timeline(request: Request) -> Response:
         before = request.query_params.get("before") or None
-        days, more = await backend.read(reading.timeline, before)
+        day = request.query_params.get("day") or None  # that day alone, all of it
+        days, more = await backend.read(reading.timeline, before, 14, day)
         return await view(request, "timeline", "timeline", pages.timeline(days, more), live=True)
 
     async def note(request: Request) -> Response:
@@ -130,9 +132,12 @@ def make_app(backend: Backend, guard: Guard) -> Starlette:
                 answer = await backend.ask("memory_get", path=path, lines=MAX_NOTE_LINES,
                                            **{"from": start})  # fmt: skip
             replaced, replacing = await backend.read(reading.relations, answer["path"])
+            names = (
+                note_names(await backend.read(reading.paths)) if "[[" in answer["text"] else None
+            )
         except MemdError as exc:
             return await failed(request, "timeline", exc)
-        shown = note_html(answer["text"], cited, answer["path"], answer["from"])
+        shown = note_html(answer["text"], cited, answer["path"], answer["from"], names)
         body = pages.note(answer, shown, replaced, replacing)
         return await view(request, path, "timeline", body, live=True)
 

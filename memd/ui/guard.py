@@ -1,7 +1,9 @@
 """Who may use the page: the person who started it, from this machine, by this page alone.
 
 - Every request needs the token: the one in the printed address (``?t=``) once, then the
-  cookie that visit sets (HttpOnly, SameSite=Strict: no other site's page sends it). The
+  cookie that visit sets (HttpOnly, SameSite=Strict: no other site's page sends it). A
+  browser keeps one cookie of a name for 127.0.0.1 whatever the port, so the cookie is
+  named for the page's port: two pages (two workspaces) stay open side by side. The
   address's token is swapped for the cookie and dropped from the address at once, so it
   stays out of the history and of every later request; and it is used up: a new one is
   made for the next browser (``on_new``), so an address left in a terminal or a shell's
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-COOKIE = "memd_ui"
+COOKIE = "memd_ui"  # and the page's port
 _HOSTS = ("127.0.0.1", "localhost")
 
 
@@ -57,7 +59,7 @@ class Guard:
         return True
 
     def session_ok(self, cookies: Mapping[str, str]) -> bool:
-        given = cookies.get(COOKIE)
+        given = cookies.get(self.cookie_name())
         return given is not None and secrets.compare_digest(given.encode(), self.session.encode())
 
     def same_origin(self, headers: Mapping[str, str]) -> bool:
@@ -74,5 +76,8 @@ class Guard:
     def csrf_ok(self, given: object) -> bool:
         return isinstance(given, str) and secrets.compare_digest(given.encode(), self.csrf.encode())
 
+    def cookie_name(self) -> str:
+        return f"{COOKIE}_{self.port}"
+
     def cookie_header(self) -> str:
-        return f"{COOKIE}={self.session}; HttpOnly; SameSite=Strict; Path=/"
+        return f"{self.cookie_name()}={self.session}; HttpOnly; SameSite=Strict; Path=/"

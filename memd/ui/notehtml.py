@@ -2,9 +2,10 @@
 
 markdown-it renders with raw HTML off (a ``<script>`` or ``onerror=`` in a note is shown
 as text), links only to the web, mail and other notes (never ``javascript:`` or
-``data:``), and images as links (a page that works offline fetches nothing). Each
-top-level block carries its first line's number, so the page shows where each line is and
-a citation's lines can be marked.
+``data:``), and images as links (a page that works offline fetches nothing). A wikilink
+(``[[Note]]``, ``[[Note#Part|shown]]``) opens the note of that name, as Obsidian resolves
+it. Each top-level block carries its first line's number, so the page shows where each
+line is and a citation's lines can be marked.
 """
 
 from __future__ import annotations
@@ -15,8 +16,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
+from memd.sources.markdown import links
+from memd.sources.names import name_key, note_name
+
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
 
 _SCHEMES = {"http", "https", "mailto", ""}
@@ -59,7 +66,52 @@ def _parser() -> MarkdownIt:
 
     md.add_render_rule("image", image)
     md.add_render_rule("link_open", link_open)
+    md.inline.ruler.before("link", "wikilink", _wikilink)
     return md
+
+
+def _wikilink(state: StateInline, silent: bool) -> bool:
+    """``[[Note]]`` as a link to that note's page, when a note of that name is indexed;
+    else its words, as plain text. Inline only: a wikilink in code stays code."""
+    start = state.pos
+    end = state.src.find("]]", start + 2) + 2
+    raw = state.src[start:end]
+    if not raw.startswith("[[") or "[" in raw[2:] or "\n" in raw:
+        return False
+    found = links(raw)
+    if len(found) != 1:
+        return False
+    if not silent:
+        if state.pending.endswith("!"):  # an embed (``![[file]]``): shown as its link
+            state.pending = state.pending[:-1]
+        target, words = found[0]
+        path = _resolve(state.env["names"].get(name_key(target)) or [], state.env["path"])
+        if path is not None:
+            token = state.push("link_open", "a", 1)
+            token.attrs = {"href": note_url(path), "class": "wikilink"}
+        state.push("text", "", 0).content = words
+        if path is not None:
+            state.push("link_close", "a", -1)
+    state.pos = end
+    return True
+
+
+def note_names(paths: Iterable[str]) -> dict[str, list[str]]:
+    """``{name key: paths}`` of the notes a wikilink can name, those nearest the
+    workspace's top first."""
+    names: dict[str, list[str]] = {}
+    for path in sorted(paths, key=lambda p: (p.count("/"), p)):
+        if path.endswith(".md"):
+            names.setdefault(name_key(note_name(path)), []).append(path)
+    return names
+
+
+def _resolve(paths: list[str], note: str) -> str | None:
+    """Of the notes that share a name, the one a wikilink in ``note`` leads to, as in
+    Obsidian: one in the same folder, else the one nearest the top."""
+    folder = note.rpartition("/")[0]
+    same = [p for p in paths if p.rpartition("/")[0] == folder]
+    return (same or paths or [None])[0]
 
 
 def _note_link(note: str, href: str) -> str:
@@ -78,14 +130,20 @@ def _note_link(note: str, href: str) -> str:
 
 
 def note_html(
-    text: str, cited: tuple[int, int] | None = None, path: str = "", first_line: int = 1
+    text: str,
+    cited: tuple[int, int] | None = None,
+    path: str = "",
+    first_line: int = 1,
+    names: dict[str, list[str]] | None = None,
 ) -> str:
     """``text`` (a whole note, its first line line 1) as safe HTML; the blocks within
     ``cited`` (first and last line) marked, the first of them with the id ``cited``; links
     to other notes relative to ``path`` (the note's) lead to their pages; ``first_line``:
-    the line of the note ``text`` starts at."""
+    the line of the note ``text`` starts at; ``names``: the notes wikilinks lead to
+    (``note_names``)."""
     md = _parser()
-    tokens = md.parse(text)
+    env = {"path": path, "names": names or {}}
+    tokens = md.parse(text, env)
     marked = False
     for token in tokens:
         if token.map is None or token.nesting == -1 or token.level > 1:
@@ -104,7 +162,7 @@ def note_html(
             if not marked:
                 token.attrSet("id", "cited")
                 marked = True
-    return md.renderer.render(tokens, md.options, {"path": path})
+    return md.renderer.render(tokens, md.options, env)
 
 
 def note_url(citation_or_path: str) -> str:

@@ -110,6 +110,9 @@ def timeline(days: Sequence[Day], more: str | None) -> str:
         items += [f'<li><a href="{escape(note_url(p))}">{escape(p)}</a></li>' for p in day.notes]
         items += [f'<li class="session">session <a href="{escape(note_url(p))}">{escape(p)}</a>'
                   "</li>" for p in day.sessions]  # fmt: skip
+        if day.unlisted:
+            items.append(f'<li class="more"><a href="/timeline?day={quote(day.date)}">'
+                         f"{day.unlisted} more of this day</a></li>")  # fmt: skip
         title = escape(day.date)
         if day.daily:
             title = f'<a href="{escape(note_url(day.daily[0]))}">{title}</a>'
@@ -236,10 +239,7 @@ def status(s: dict, samples: Sequence[tuple[float, int, int]]) -> str:
         ("config", s.get("config") or "defaults"),
         ("config drift", s.get("config_drift") or "none: what runs is what the file says"),
     ]
-    team = s.get("team")
-    if team:
-        rows += [(f"team: {k.replace('_', ' ')}", v) for k, v in team.items()
-                 if not isinstance(v, dict | list)]  # fmt: skip
+    rows += _team(s.get("team"))
     review = s.get("review")
     if review:
         said = [f"{review.get('waiting', 0)} proposals waiting"]
@@ -248,6 +248,25 @@ def status(s: dict, samples: Sequence[tuple[float, int, int]]) -> str:
         rows.append(("review", ", ".join(said)))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
     return f'<table class="status">{table}</table>' + _embedding(s.get("embedding"), samples)
+
+
+def _team(team: dict | None) -> list[tuple[str, object]]:
+    """Publishing to the team's database: as whom and how (its errors are in its state),
+    what waits, when it last published, what it refused."""
+    if not team:
+        return []
+    outbox = team.get("outbox")
+    waiting = (
+        "unknown" if outbox is None else f"{outbox} file{'s' * (outbox != 1)} not yet published"
+    )
+    rows: list[tuple[str, object]] = [
+        ("team", f"publishing as {team.get('host')}: {team.get('state')}"),
+        ("team outbox", waiting),
+        ("team last publish", team.get("published_at") or "never"),
+    ]
+    if team.get("refused"):
+        rows.append(("team refused", team.get("refused_files") or f"{team['refused']} files"))
+    return rows
 
 
 def _embedding(progress: dict | None, samples: Sequence[tuple[float, int, int]]) -> str:
@@ -281,6 +300,11 @@ def _chart(samples: Sequence[tuple[float, int, int]]) -> str:
         f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="chunks embedded over '
         f'the last hour"><polyline class="total" points="{line(2)}"/>'
         f'<polyline class="done" points="{line(1)}"/></svg>'
-        f'<p class="meta">chunks with vectors (solid) of all chunks (dashed), over the last '
-        f"{max(round((t1 - t0) / 60), 1)} minutes</p>"
+        f'<p class="meta">chunks with vectors (solid) of all chunks (dashed), from 0 to {top} '
+        f"chunks, over the last {_minutes(t1 - t0)}</p>"
     )
+
+
+def _minutes(seconds: float) -> str:
+    n = max(round(seconds / 60), 1)
+    return f"{n} minute{'s' * (n != 1)}"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memd.store.rows import Supersession
 
 WEEK = 7
+PER_DAY = 25  # of a day's notes, its sessions and its flushes, each: the timeline lists these
 # The heading a flush puts over each entry it appends (memd.write.writer): "## HH:MM — title".
 _FLUSHED = re.compile(r"^## (\d{2}:\d{2}) — (.*)$")
 _MOST_LINES = 20_000
@@ -34,6 +35,7 @@ class Day:
     notes: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
     flushes: list[tuple[str, str]] = field(default_factory=list)  # (citation, "HH:MM title")
+    unlisted: int = 0  # notes, sessions and flushes past the most a day lists
 
 
 @dataclass
@@ -58,22 +60,24 @@ def _day_of(date: str | None, modified: float | None, zone: dt.tzinfo | None) ->
 
 
 def timeline(
-    memory: Memory, before: str | None = None, days: int = 14
+    memory: Memory, before: str | None = None, days: int = 14, day: str | None = None
 ) -> tuple[list[Day], str | None]:
     """The ``days`` newest days that have notes, before ``before`` (YYYY-MM-DD, None:
-    from today), newest first; and the day to continue from (None: no older days)."""
+    from today), newest first, each listing at most ``PER_DAY`` of each kind; and the day
+    to continue from (None: no older days). With ``day``: that day alone, all of it."""
     times = memory.db.read(lambda store: store.file_times())
     zone = memory.config.flush.now().tzinfo
     by_day: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for path, (source, date, modified) in times.items():
-        day = _day_of(date, modified, zone)
-        if day is not None and (before is None or day < before):
-            by_day.setdefault(day, []).append((path, source, date))
+        when = _day_of(date, modified, zone)
+        if when is not None and (before is None or when < before) and day in (None, when):
+            by_day.setdefault(when, []).append((path, source, date))
     ordered = sorted(by_day, reverse=True)
+    most = None if day else PER_DAY
     shown = []
-    for day in ordered[:days]:  # a vault of years has thousands of days: only these are built
-        entry = Day(day)
-        for path, source, date in sorted(by_day[day]):
+    for when in ordered[:days]:  # a vault of years has thousands of days: only these are built
+        entry = Day(when)
+        for path, source, date in sorted(by_day[when]):
             if is_session_path(path):
                 entry.sessions.append(path)
             elif source == "daily" and date:
@@ -81,6 +85,15 @@ def timeline(
             else:
                 entry.notes.append(path)
         entry.flushes = [f for path in entry.daily for f in _flushes(memory, path)]
+        # A vault copied or synced today has thousands of notes changed today: a day lists
+        # a few of each kind (the newest of its flushes) and says how many more it has.
+        if most is not None:
+            entry.flushes.reverse()
+            for kind in ("notes", "sessions", "flushes"):
+                items = getattr(entry, kind)
+                entry.unlisted += len(items[most:])
+                setattr(entry, kind, items[:most])
+            entry.flushes.reverse()
         shown.append(entry)
     more = shown[-1].date if len(ordered) > days else None
     return shown, more
@@ -135,6 +148,11 @@ def updates(memory: Memory, week_only: bool = True) -> list[Update]:
                           row.likely, day))  # fmt: skip
     out.sort(key=lambda u: (u.day, u.new), reverse=True)
     return out
+
+
+def paths(memory: Memory) -> list[str]:
+    """Every indexed file's path (the notes a wikilink may name)."""
+    return list(memory.db.read(lambda store: store.file_times()))
 
 
 def relations(memory: Memory, path: str) -> tuple[list[Supersession], list[Supersession]]:
