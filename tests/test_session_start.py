@@ -258,7 +258,8 @@ def _niceness(pid: int) -> dict[int, int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness")
 def test_a_daemon_embedding_answers_hooks_first(serve, ws, embed_server):
     """A back-fill's batch runs niced (requests get the processors first on a busy
-    machine), and context and recall are answered by the daemon while it is in flight."""
+    machine), and context and recall are answered by the daemon while it is in flight,
+    from its start and across a reload of its config."""
     copy_workspace("ops", ws)
     for i in range(40):
         ws.write(f"memory/2026-10-{i % 28 + 1:02d}-n{i}.md", f"# N{i}\n\n- note {i} on pagers\n")
@@ -269,6 +270,21 @@ def test_a_daemon_embedding_answers_hooks_first(serve, ws, embed_server):
     niced = d.wait_for(lambda: [t for t, n in _niceness(d.proc.pid).items() if n >= 10],
                        timeout=30, what="a niced thread")  # fmt: skip
     assert d.proc.pid not in niced  # the loop that takes requests is not
+    _answered_by_the_daemon(d, ws)
+    assert embed_server.texts == []  # no batch came back meanwhile
+    assert d.call("status")["embeddings"] == "embedding"
+    # Reloading a changed config while the batch is still held: the new workspace answers.
+    tmp = d.config_path.with_suffix(".tmp")
+    tmp.write_text(d.config_path.read_text() + "search: {max_results: 5}\n")
+    os.replace(tmp, d.config_path)
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_for(lambda: '"config_reloaded"' in d.log(), timeout=30, what="the reload")
+    _answered_by_the_daemon(d, ws)
+    assert embed_server.texts == []  # the old batch still held, the new one too
+
+
+def _answered_by_the_daemon(d, ws) -> None:
+    """Context and recall, as the host runs them, answered by the daemon itself."""
     context = start_hook(d.config_path, ws.root)
     recall = subprocess.run(
         [sys.executable, "-m", "memd", "--config", str(d.config_path), "recall", "--hook",
@@ -280,8 +296,6 @@ def test_a_daemon_embedding_answers_hooks_first(serve, ws, embed_server):
     assert "terraform apply" in recall.stdout
     assert "(memd: answered by the daemon)" in context.stdout
     assert "(memd: answered by the daemon)" in recall.stdout
-    assert embed_server.texts == []  # no batch came back meanwhile
-    assert d.call("status")["embeddings"] == "embedding"
 
 
 def test_workspaces_written_by_others_start_with_every_rule_once_and_whole():
