@@ -117,7 +117,7 @@ def evaluate_more(provider: str = "none", mode: str = "auto") -> dict:
 def evaluate_open(provider: str = "none", mode: str = "auto") -> list[dict]:
     """The third set: for each question, its top 3 and whether a right note is in it."""
     labelled = json.loads(OPEN.read_text())
-    roots = {"studio": FIXTURES / "open-ahead" / "studio"}
+    roots = {"studio": FIXTURES / "game-studio" / "studio"}
     out = []
     with tempfile.TemporaryDirectory(prefix="memd-timeq-open-") as tmp_name:
         tmp = Path(tmp_name)
