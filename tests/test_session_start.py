@@ -300,8 +300,9 @@ def _answered_by_the_daemon(d, ws) -> None:
 
 def test_workspaces_written_by_others_start_with_every_rule_once_and_whole():
     """bench/fixtures (a German practice, a freelancer's terse notes, a reporter's desk,
-    a game studio, and the review's three workspaces by another author): every marked rule shown, nothing
-    twice, no orphan bullet, no line cut, turns at most a quarter of the recent notes."""
+    a game studio, and the review's three workspaces by another author): every marked
+    rule shown, nothing twice, no orphan bullet, no line cut, turns at most a quarter of
+    the recent notes."""
     from bench.session_start_bench import evaluate
 
     found = evaluate()
