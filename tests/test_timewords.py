@@ -155,7 +155,9 @@ def test_what_is_to_come_without_a_day_reads_the_weeks_ahead(query, start, end, 
     assert (r.start, r.end, r.query) == (start, end, rest)
 
 
-@pytest.mark.parametrize("query", ["when is Steam Next Fest", "who sits next to Ana"])
+@pytest.mark.parametrize(
+    "query", ["when is Steam Next Fest", "who sits next to Ana", "what did we try next"]
+)
 def test_next_as_a_name_or_a_place_is_no_time(query):
     assert read_time(query, LATE_NOVEMBER) is None
 

@@ -186,6 +186,8 @@ OPEN_AHEAD_DAYS = 31
 def _open_ahead(m: re.Match[str], today: dt.date) -> Window | None:
     if m.groupdict().get("unit"):  # "the rest of the month", "later this week": to its end
         return today + dt.timedelta(days=1), days.period(m["unit"].lower(), 0, today)[1]
+    if m.group(0) == "next" and past_tense(m.string):  # "what did we do next": then
+        return None
     return today + dt.timedelta(days=1), today + dt.timedelta(days=OPEN_AHEAD_DAYS)
 
 
