@@ -25,6 +25,7 @@ from bench.session_start_bench import parent_line
 WORKSPACES = Path(__file__).parent / "data" / "workspaces"
 NOW = "2026-11-27T09:00:00"
 _CITED = re.compile(r"\(((?:[^()]+?)#L(\d+)(?:-L\d+)?)\)\s*$")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MARKED = re.compile(r"\b(?:CRITICAL|IMPORTANT|ALWAYS|NEVER)\b|^\s*(?:[-*]\s+)?\*\*[^*]+[.!]\*\*")
 
 
@@ -102,6 +103,10 @@ def test_an_agent_workspace_starts_with_its_rules_once_and_whole(name, serve, ws
         if path == "MEMORY.md" and (parent := parent_line(core, n)) is not None:
             assert ("MEMORY.md", parent) in cited, (n, text)
             assert text.index(f"(MEMORY.md#L{parent})") < text.index(f"(MEMORY.md#L{n})")
+    # Lines shown as written: a bold sentence gains no colon, a bold name keeps its own.
+    for path, n, said in shown:
+        if path == "MEMORY.md" and f"(MEMORY.md#L{n})" in text and "open task" not in said:
+            assert said.removeprefix("- ") == _LIST_MARK.sub("", core[n - 1]).strip(), said
     # The workspace is the session's folder: no "About <workspace>" part.
     assert "About " not in text
     # A block is shown whole under the line that introduces it, or not at all.
