@@ -1,6 +1,6 @@
 """What the relevance floor (``min_score``) keeps and drops, at several floors at once.
 
-    python bench/floor_bench.py [--mode auto] [--out ...]
+    python bench/floor_bench.py [--mode auto] [--floors 0.3 0.38 ...] [--out ...]
 
 Asks every question of three sets once, with ``min_score`` 0 and ten results: the 759
 locomo-dev questions (R@1 and R@5 of the results that clear each floor), the 75
@@ -35,6 +35,9 @@ def share(hits: list[bool]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", default="auto")
+    ap.add_argument("--floors", type=float, nargs="+", default=FLOORS,
+                    help="the floors to report (vector mode's scale reaches higher)")  # fmt: skip
+    ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=HERE / ".data" / "locomo")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "floor.json")
     ap.add_argument(
@@ -46,12 +49,12 @@ def main() -> int:
     )
     args = ap.parse_args()
     configure_logging("warning")
-    memories = open_memories(DATA, args.work, "local", embeddings=args.embeddings)
+    memories = open_memories(args.data, args.work, "local", embeddings=args.embeddings)
     for memory in memories.values():
         memory.index()
         memory.embed_all()
     sets = {
-        "locomo": json.loads((DATA / "questions.json").read_text()),
+        "locomo": json.loads((args.data / "questions.json").read_text()),
         "unanswerable": json.loads((HERE / "unanswerable.json").read_text()),
         "paraphrase": json.loads((HERE / "paraphrase.json").read_text()),
     }
@@ -74,7 +77,7 @@ def main() -> int:
     ]
     result["floor_at_5pct_unanswerable"] = round(lowest, 3)
     result["locomo strong R@5 there"] = share([r is not None and r <= 5 for r in strong])
-    for floor in FLOORS:
+    for floor in args.floors:
 
         def rank(q: dict, results: list, floor: float = floor) -> int | None:
             return first_hit([r for r in results if r.score >= floor], q["evidence"])

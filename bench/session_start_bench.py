@@ -5,7 +5,8 @@ is shown, checked against each workspace's key.
 
 Workspaces: bench/fixtures/session-starts (a German practice, a freelance developer's
 terse notes, a reporter's desk; KEY.json) and the review's bench/fixtures/agent-workspaces
-(written by another author; its KEY.json names the rules). For each, ``memd context`` as
+(written by another author; its KEY.json names the rules), and bench/fixtures/game-studio
+(a game studio's agent, its session dumps and brief). For each, ``memd context`` as
 of the day after its last note (or the key's ``now``), from a keyword index, and:
 
 - every line the owner marked as a rule (the key's ``critical``) is shown;
@@ -45,7 +46,7 @@ _TURNS = "in sessions, asked:"
 def workspaces() -> list[tuple[str, Path, dict]]:
     """Each workspace's name, folder and key (``critical``, ``coming``, ``now``)."""
     out = []
-    for group in ("session-starts", "agent-workspaces"):
+    for group in ("session-starts", "agent-workspaces", "game-studio"):
         keys = json.loads((FIXTURES / group / "KEY.json").read_text())
         for name, key in keys.items():
             root = FIXTURES / group / name

@@ -17,6 +17,11 @@ bench/fixtures/agent-workspaces, the latter by another author): 24 unanswerable 
 with time words and 24 answerable ones, English and German, each with its own ``now``.
 For an answerable one it counts whether a right note is among the strong results (what a
 hook shows) and in the top 3.
+
+A third set, bench/time_questions_open.json, asks what is to come without naming a day
+("when do we talk to the publisher next?", "anything due soon?", "the rest of the month"):
+20 questions over a game studio's workspace and the first set's notes, a right note in the
+top 3 counting, split tune/report.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from memd.memory import Memory  # noqa: E402
 DATA = HERE.parent / "tests" / "data"
 SET = DATA / "timeq" / "time_questions.json"
 MORE = HERE / "time_questions_more.json"
+OPEN = HERE / "time_questions_open.json"
 FIXTURES = HERE / "fixtures"
 
 
@@ -108,6 +114,38 @@ def evaluate_more(provider: str = "none", mode: str = "auto") -> dict:
     return out
 
 
+def evaluate_open(provider: str = "none", mode: str = "auto") -> list[dict]:
+    """The third set: for each question, its top 3 and whether a right note is in it."""
+    labelled = json.loads(OPEN.read_text())
+    roots = {"studio": FIXTURES / "game-studio" / "studio"}
+    out = []
+    with tempfile.TemporaryDirectory(prefix="memd-timeq-open-") as tmp_name:
+        tmp = Path(tmp_name)
+        future = tmp / "timeq"
+        for rel, text in json.loads(SET.read_text())["future_notes"].items():
+            (future / rel).parent.mkdir(parents=True, exist_ok=True)
+            (future / rel).write_text(text)
+        for name in ("studio", "timeq"):
+            root = future if name == "timeq" else tmp / name
+            if name in roots:
+                shutil.copytree(roots[name], root)
+            with _memory(root, tmp / f"state-{name}", provider) as memory:
+                for item in (i for i in labelled["questions"] if i["where"] == name):
+                    got = memory.search(item["q"], now=labelled["now"], max_results=3, mode=mode)
+                    top3 = [r.path for r in got.results]
+                    hit = any(p in item["expect"] for p in top3)
+                    out.append({**item, "top3": top3, "hit": hit})
+    return out
+
+
+def summary_open(outcome: list[dict]) -> dict:
+    return {
+        f"top3_{split}": f"{sum(o['hit'] for o in outcome if o['split'] == split)}/"
+        f"{sum(o['split'] == split for o in outcome)}"
+        for split in ("tune", "report")
+    }
+
+
 def summary_more(outcome: dict) -> dict:
     result = {}
     for split in ("tune", "report"):
@@ -139,22 +177,35 @@ def main() -> int:
                     help="keyword; local: the default mode, local model; vector")  # fmt: skip
     ap.add_argument("--out", type=Path, default=HERE / "results" / "time_questions.json")
     ap.add_argument("--verbose", action="store_true", help="print each question's outcome")
+    ap.add_argument("--only-open", action="store_true", help="the third set alone")
     args = ap.parse_args()
     result: dict = {"benchmark": "time_questions"}
     for mode in args.modes:
         provider = "none" if mode == "keyword" else "local"
         searched = "vector" if mode == "vector" else "auto"  # "local": the default, hybrid
+        if args.only_open:
+            opened = evaluate_open(provider, searched)
+            result[f"{mode}_open"] = summary_open(opened)
+            print(f"{mode}_open", json.dumps(result[f"{mode}_open"]))
+            for o in opened if args.verbose else []:
+                print("  ", "ok  " if o["hit"] else "MISS", o["split"], o["q"], o["top3"])
+            continue
         outcome = evaluate(provider, searched)
         result[mode] = summary(outcome)
         more = evaluate_more(provider, searched)
         result[f"{mode}_more"] = summary_more(more)
+        opened = evaluate_open(provider, searched)
+        result[f"{mode}_open"] = summary_open(opened)
         print(mode, json.dumps(result[mode]))
         print(f"{mode}_more", json.dumps(result[f"{mode}_more"]))
+        print(f"{mode}_open", json.dumps(result[f"{mode}_open"]))
         if args.verbose:
             for f in outcome["future"]:
                 print("  ", "ok  " if f["hit"] else "MISS", f["split"], f["q"], f["top3"])
             for u in [*outcome["unanswerable"], *more["unanswerable"]]:
                 print("  ", "STRONG" if u["strong"] else "ok    ", u["split"], u["q"], u["strong"])
+            for o in opened:
+                print("  ", "ok  " if o["hit"] else "MISS", o["split"], o["q"], o["top3"])
             for a in more["answerable"]:
                 said = "ok    " if a["strong_hit"] else ("top3  " if a["hit"] else "MISS  ")
                 print("  ", said, a["split"], a["q"], a["strong"], a["top3"])

@@ -39,6 +39,9 @@ def test_a_notes_date_is_read_as_of_the_day_it_was_written(text, expected):
 def test_habits_and_lines_without_a_time_name_no_day():
     assert days_named("Standup every Thursday at 09:30.", WRITTEN) == []
     assert days_named("Fixed the CSV export encoding bug.", WRITTEN) == []
+    # What a question means by "soon" or "next" names no day a note can be held to.
+    assert days_named("Ship 2.0 soon; next steps in 3 tickets.", WRITTEN) == []
+    assert days_named("Coming up: 2 talks, the rest of the month is quiet.", WRITTEN) == []
 
 
 def test_a_mention_much_wider_than_the_window_does_not_name_a_day_of_it():

@@ -5,6 +5,7 @@ import pytest
 
 from memd.config import Search
 from memd.search.ranking import (
+    VECTOR_ALONE_AT,
     Candidate,
     cosine_score,
     coverage,
@@ -18,6 +19,7 @@ from memd.search.ranking import (
     passage_agreement,
     per_term,
     select,
+    vector_alone,
 )
 from memd.store.rows import Hit
 
@@ -160,9 +162,27 @@ def test_decay_breaks_near_ties_toward_recent_notes():
 
 def test_min_score_is_applied_before_decay():
     """An old note above min_score stays in the results though decay lowers its score."""
-    old = Candidate(hit(1, "memory/2020-01-01.md", "2020-01-01"), vector=0.5)
+    old = Candidate(hit(1, "memory/2020-01-01.md", "2020-01-01"), vector=0.8)
     results = rank([old], 6, 0.4, vector_only(), TODAY, "weighted")
-    assert len(results) == 1 and results[0].score == pytest.approx(0.3, abs=0.01)
+    assert len(results) == 1 and results[0].score == pytest.approx(
+        0.6 * vector_alone(0.8), abs=1e-4
+    )
+
+
+def test_a_cosine_alone_is_strong_only_where_it_is_as_sure_as_the_floor():
+    """Vector-only relevance puts the cosine score that leaves as few unanswered questions
+    a result as the floor does on the other scales at the floor; 0 and 1 and the order
+    stay."""
+    assert vector_alone(0.0) == 0.0 and vector_alone(1.0) == pytest.approx(1.0)
+    assert vector_alone(VECTOR_ALONE_AT) == pytest.approx(Search().min_score)
+    scores = [i / 100 for i in range(101)]
+    mapped = [vector_alone(s) for s in scores]
+    assert mapped == sorted(mapped) and len(set(mapped)) == len(mapped)
+    # A cosine of 0.5 on the band, strong before, is weak now; one of 0.7 still strong.
+    for vector, match in ((0.5, []), (0.7, ["strong"])):
+        c = Candidate(hit(1), cosine=0.8, vector=vector)
+        found = rank([c], 6, Search().min_score, vector_only(), TODAY, "weighted")
+        assert [r.match for r in found] == match
 
 
 def test_mmr_prefers_diverse_results():

@@ -16,6 +16,7 @@ from memd.search.timerank import (
     adjust,
     asks_only_when,
     newer_first,
+    prefer,
     same_statement,
     statement,
     window_factor,
@@ -66,6 +67,20 @@ def test_undated_chunks_are_not_reordered_by_date():
     new = cand(2, 0.60, "2026-03-09", text=PRODUCTION)
     newer_first([core, new], 0.1, "what is the deploy target")
     assert core.score == 0.62
+
+
+def test_a_note_naming_a_day_ahead_comes_first_and_every_score_stays_within_one():
+    """The preference for a note naming a day of a window ahead lifts its score; when that
+    passes 1, every score is scaled alike: the same order, scores in [0, 1]."""
+    named, plain, low = cand(1, 0.8), cand(2, 0.9), cand(3, 0.2)
+    prefer([named, plain, low], {1})
+    scores = [named.score, plain.score, low.score]
+    assert max(scores) == pytest.approx(1.0) and min(scores) >= 0
+    assert named.score > plain.score > low.score
+    assert plain.score / low.score == pytest.approx(0.9 / 0.2)
+    small = [cand(1, 0.4), cand(2, 0.5)]
+    prefer(small, {1})
+    assert [c.score for c in small] == pytest.approx([0.6, 0.5])  # nothing past 1: as is
 
 
 def test_statement_is_the_line_about_what_was_asked():

@@ -1,7 +1,7 @@
 import datetime as dt
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memd.search.timewords import names_a_time, read_time
@@ -128,6 +128,40 @@ def test_time_ahead_is_the_coming_window(query, start, end, rest):
     assert (r.start, r.end, r.query) == (start, end, rest)
 
 
+@pytest.mark.parametrize(
+    ("query", "start", "end", "rest"),
+    [
+        ("when is Ada's next dentist appointment?", D(2026, 11, 26), D(2026, 12, 26),
+         "when is Ada's dentist appointment?"),
+        ("when do we talk to the publisher next?", D(2026, 11, 26), D(2026, 12, 26),
+         "when do we talk to the publisher?"),
+        ("what's coming up?", D(2026, 11, 26), D(2026, 12, 26), "what's?"),
+        ("anything due soon", D(2026, 11, 26), D(2026, 12, 26), "anything due"),
+        ("any upcoming deadlines", D(2026, 11, 26), D(2026, 12, 26), "any deadlines"),
+        ("what is left for the rest of the month", D(2026, 11, 26), D(2026, 11, 30),
+         "what is left"),
+        ("what is on later this week", D(2026, 11, 26), D(2026, 11, 29), "what is on"),
+        ("anything planned in the coming days", D(2026, 11, 26), D(2026, 11, 28),
+         "anything planned"),
+        # Another time the question names is the window; an open one only gives way.
+        ("what's coming up in January", D(2027, 1, 1), D(2027, 1, 31), "what's coming up"),
+        ("anything upcoming next week", D(2026, 11, 30), D(2026, 12, 6), "anything upcoming"),
+    ],
+)  # fmt: skip
+def test_what_is_to_come_without_a_day_reads_the_weeks_ahead(query, start, end, rest):
+    """'next', 'coming up', 'soon', 'the rest of the month' name no day: from tomorrow to
+    about a month ahead (or the unit's end)."""
+    r = read_time(query, LATE_NOVEMBER)
+    assert (r.start, r.end, r.query) == (start, end, rest)
+
+
+@pytest.mark.parametrize(
+    "query", ["when is Steam Next Fest", "who sits next to Ana", "what did we try next"]
+)
+def test_next_as_a_name_or_a_place_is_no_time(query):
+    assert read_time(query, LATE_NOVEMBER) is None
+
+
 def test_weekend_only_when_the_words_point_at_now():
     assert read_time("is it ok to ship during the holiday shopping weekend", NOW) is None
     assert read_time("notes on the weekend trip to Porto", NOW) is None
@@ -151,6 +185,7 @@ def test_named_times_are_told_from_times_pointed_at_from_now():
         assert not names_a_time(pointed), pointed
 
 
+@settings(deadline=None)  # a loaded machine slows one example, which is no failure
 @given(st.text(max_size=60))
 def test_any_text_reads_without_error(text):
     """Arbitrary text never raises, and a window never ends before it starts."""

@@ -317,11 +317,11 @@ def _shown(
 
 
 def _line_as_written(item: Item, alike: int = 1) -> str:
-    """``_line``, with a bold label's colon only where its owner wrote one
-    (``**Zero tolerance.** No secrets in logs.``)."""
+    """``_line``, with a bold label as its owner wrote it (``**Zero tolerance.** No
+    secrets in logs.``, ``**Dev Patel:** owns billing``)."""
     s = item.statement
-    if s.speaker and not item.colon:
-        plain = Statement(s.path, s.line, s.date, s.heading, f"**{s.speaker}** {s.text}",
+    if s.speaker and item.label:
+        plain = Statement(s.path, s.line, s.date, s.heading, f"{item.label} {s.text}",
                           end_line=s.end_line, task=s.task)  # fmt: skip
         return _line(plain, alike)
     return _line(s, alike)

@@ -31,9 +31,9 @@ _TURN = re.compile(r"^(?:asked|answered|user|assistant)\s*:", re.I)
 _TRANSCRIPT = re.compile(r"\.jsonl\b|\btranscript\b|\bsession\s+`[^`]+`", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_LABEL_COLON = re.compile(
-    r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?\*\*(?:[^*]*:\*\*|[^*]+\*\*\s*:)"
-)
+# A bold label as its owner wrote it: "**Priya Raman**:", "**Dev Patel:**", "**Zero
+# tolerance.**" (shown so, never with a colon moved or added).
+_LABEL = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?(\*\*[^*]+\*\*(?:\s*:)?)")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Item:
     parent: Item | None = None  # the bullet or the line ending in a colon it belongs to
     emphasis: bool = False  # marked by its owner as a rule
     turn: bool = False  # a session turn flushed from a transcript, not a person's note
-    colon: bool = True  # its bold label was written with a colon
+    label: str | None = None  # its bold label as written ("**Dev Patel:**")
 
     @property
     def span(self) -> tuple[str, int, int]:
@@ -74,8 +74,8 @@ def items(path: str, text: str, date: str | None) -> list[Item]:
             or _TURN.match(said)
             or _TRANSCRIPT.search(s.text)
         )
-        colon = s.speaker is None or bool(_LABEL_COLON.match(raw))
-        out.append(Item(s, _block(lines, s), parent, emphasis, turn, colon))
+        label = (m := _LABEL.match(raw)) and s.speaker and m.group(1)
+        out.append(Item(s, _block(lines, s), parent, emphasis, turn, label or None))
     return out
 
 

@@ -17,7 +17,14 @@ import datetime as dt
 import re
 
 from memd.search.days import Window
-from memd.search.timepatterns import RULES, WEEKDAY_RULES, WEEKDAYS, YEARLESS, past_tense
+from memd.search.timepatterns import (
+    OPEN_RULES,
+    RULES,
+    WEEKDAY_RULES,
+    WEEKDAYS,
+    YEARLESS,
+    past_tense,
+)
 
 # A yearless date further back than this from the note's day is taken a year later.
 _BEHIND_DAYS = 60
@@ -53,8 +60,8 @@ def days_named(text: str, written: dt.date) -> list[Window]:
         return []  # most lines name no time: one cheap look instead of every rule
     found: list[tuple[int, int, Window]] = []
     for pattern, handler in RULES:
-        if handler in WEEKDAY_RULES:
-            continue  # weekdays are read below, the way notes use them
+        if handler in WEEKDAY_RULES or handler in OPEN_RULES:
+            continue  # weekdays are read below, the way notes use them; "soon" names no day
         for m in pattern.finditer(text):
             window = handler(m, written)
             if window is None or window[0] is None or window[1] is None:

@@ -68,6 +68,22 @@ COVERAGE_HYBRID, COVERAGE_KEYWORD = 0.5, 0.25
 HALF_HYBRID, HALF_KEYWORD = 1.0, 0.5
 
 
+# A cosine alone (vector mode, or a ``text_weight`` of 0) on the floor's scale. The floor
+# is where about 5 % of questions no note answers still get a result: keyword and hybrid
+# relevance reach that at 0.366 and 0.373, so one floor (0.38) serves both. A cosine on its
+# model's band reaches it only at 0.608 (locomo-dev's 75 unanswerable questions, e5-small,
+# ``bench/floor_bench.py --mode vector``): at 0.38 itself, 61 % of them got a strong result.
+# So that point is moved to where the floor is, 0 and 1 staying put; the order is unchanged.
+VECTOR_ALONE_AT, FLOOR_AT = 0.608, 0.38
+
+
+def vector_alone(score: float) -> float:
+    """A cosine's score (``cosine_score``) as relevance when it is all the evidence."""
+    if score <= VECTOR_ALONE_AT:
+        return score * FLOOR_AT / VECTOR_ALONE_AT
+    return FLOOR_AT + (score - VECTOR_ALONE_AT) * (1 - FLOOR_AT) / (1 - VECTOR_ALONE_AT)
+
+
 def idf(n: int, total: int) -> float:
     """FTS5's idf of a term found in ``n`` of ``total`` chunks (clamped as FTS5 does)."""
     # ``n`` can pass ``total`` when the two were counted on either side of a write.
@@ -145,7 +161,7 @@ def fuse_weighted(cands: list[Candidate], vector_weight: float, text_weight: flo
     total = vector_weight + text_weight or 1.0
     for c in cands:
         if text_weight == 0:
-            c.relevance = c.vector
+            c.relevance = vector_alone(c.vector)
         elif vector_weight == 0 or c.cosine is None:
             c.relevance = c.text(COVERAGE_KEYWORD, HALF_KEYWORD)
         else:

@@ -120,8 +120,8 @@ def _month_name(m: re.Match[str], today: dt.date) -> Window | None:
     if bare and (word.lower() not in _FULL_MONTHS or word in ("may", "May", "march")):
         return None
     month, year = MONTHS[word.lower()], _year_of(m)
-    if year is None and month > today.month and asks_ahead(m.string):
-        year = today.year  # still ahead this year
+    if year is None and asks_ahead(m.string):  # still ahead: this year's, else next year's
+        year = today.year if month >= today.month else today.year + 1
     window = days.latest_month(month, today, year)
     return days.part_of_month(window, m["part"] and m["part"].lower())
 
@@ -170,9 +170,25 @@ def _this_rule(m: re.Match[str], today: dt.date) -> Window | None:
 
 def _next_rule(m: re.Match[str], today: dt.date) -> Window | None:
     unit = m["unit"].lower()
+    if m["n"] is None and m.group(0).lower().endswith("s"):  # "the coming days": a few
+        return days.ahead(unit.rstrip("s"), _NUMBERS["few"], today)
     if m["n"] is None:  # "next week": the calendar week after this one
         return days.period(unit, 1, today)
     return days.ahead(unit, _number(m["n"]), today)
+
+
+# A time still to come that names no day ("coming up", "soon", "the next dentist
+# appointment", "when do we meet next"): the days from tomorrow to about a month ahead. It
+# gives way to any time a question names besides ("what's coming up in January").
+OPEN_AHEAD_DAYS = 31
+
+
+def _open_ahead(m: re.Match[str], today: dt.date) -> Window | None:
+    if m.groupdict().get("unit"):  # "the rest of the month", "later this week": to its end
+        return today + dt.timedelta(days=1), days.period(m["unit"].lower(), 0, today)[1]
+    if m.group(0) == "next" and past_tense(m.string):  # "what did we do next": then
+        return None
+    return today + dt.timedelta(days=1), today + dt.timedelta(days=OPEN_AHEAD_DAYS)
 
 
 def _tomorrow(m: re.Match[str], today: dt.date) -> Window | None:
@@ -291,6 +307,12 @@ _RULES_EN: list[_Rule] = [
     (re.compile(rf"\b{_LEAD}(?:this|current)\s+{_UNIT}\b", re.I), _this_rule),
     (re.compile(rf"\b(?:(?:in|over|during|for|within)\s+)?(?:the\s+)?(?:next|coming|upcoming)"
                 rf"\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I), _next_rule),
+    (re.compile(r"\b(?:coming\s+up|upcoming|soon|in\s+the\s+near\s+future|(?:for\s+|in\s+)?"
+                r"(?:the\s+rest\s+of|later)\s+(?:the|this)\s+(?P<unit>week|month|year))\b", re.I),
+     _open_ahead),
+    # "next" before a thing or after a verb, written small ("Next Fest" is a name), not
+    # "next to": a time unit or day after it is read by the longer rules above.
+    (re.compile(r"\bnext\b(?!\s+(?:to|door)\b)(?![-\w])"), _open_ahead),
     (re.compile(r"\b(?:(?:on|for|by)\s+)?(?:the\s+day\s+after\s+)?tomorrow"
                 r"(?:\s+(?:morning|afternoon|evening|night))?\b", re.I), _tomorrow),
     (re.compile(rf"\b(?:(?P<lead>on|in)\s+)?(?:(?P<which>last|past|this|next)\s+)?{_WEEKDAY}\b",
@@ -309,3 +331,4 @@ RULES: list[_Rule] = [*_RULES_EN, *RULES_ZH]
 # a note's words are read by differently.
 YEARLESS = frozenset({_day_month, _month_name})
 WEEKDAY_RULES = frozenset({_weekday_rule})
+OPEN_RULES = frozenset({_open_ahead})  # give way to any other time the question names

@@ -162,10 +162,16 @@ def answer_ahead(cands: list[Candidate], named: set[int], only_when: bool) -> No
 
 
 def prefer(cands: list[Candidate], named: set[int]) -> list[Candidate]:
-    """Among the matches, those naming a day of the window come first (scores only)."""
+    """Among the matches, those naming a day of the window come first (scores only; a
+    score stays within [0, 1]: when the preference lifts one past 1, all are scaled down
+    alike, so the order is the preference's)."""
     for c in cands:
         if c.hit.chunk_id in named:
             c.score *= AHEAD_PREFERENCE
+    top = max((c.score for c in cands), default=0.0)
+    if top > 1.0:
+        for c in cands:
+            c.score /= top
     return cands
 
 

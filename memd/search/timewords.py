@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from memd.search.days import Window
-from memd.search.timepatterns import MONTHS, RULES, WEEKDAYS
+from memd.search.timepatterns import MONTHS, OPEN_RULES, RULES, WEEKDAYS
 
 
 @dataclass(frozen=True)
@@ -99,14 +99,18 @@ def read_time(query: str, now: dt.datetime | dt.date) -> TimeReading | None:
 
 def _find(query: str, today: dt.date) -> list[_Found]:
     """Every time expression, longest first where two overlap."""
-    candidates = []
+    candidates, vague = [], []
     for pattern, handler in RULES:
         for m in pattern.finditer(query):
             if not m.group(0).strip():
                 continue
             window = handler(m, today)
             if window is not None:
-                candidates.append((m.start(), m.end(), window))
+                found = vague if handler in OPEN_RULES else candidates
+                found.append((m.start(), m.end(), window))
+    # "coming up in January": January; "later this month" holds "this month" and is kept.
+    candidates += [v for v in vague if not candidates or any(
+        v[0] <= c[0] and c[1] <= v[1] for c in candidates)]  # fmt: skip
     candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
     taken: list[_Found] = []
     for start, end, window in candidates:
