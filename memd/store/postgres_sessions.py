@@ -74,6 +74,52 @@ CREATE OR REPLACE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql {DEFI
 """
 
 
+# Schema 7: the turn is a lock on memd_analyzed, which no host role may take but through
+# memd_analyze; its advisory lock was in a space every role shares, and a host that took
+# it at session level, idle and in no transaction, made every other host skip its analyze
+# for as long as it stayed connected.
+TURN = f"""
+CREATE OR REPLACE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql {DEFINER}
+    AS $$ BEGIN
+        IF NOT @s.memd_may_write(NULL) THEN
+            RETURN false;
+        END IF;
+        LOCK TABLE @s.memd_analyzed IN SHARE ROW EXCLUSIVE MODE NOWAIT;
+        IF EXISTS (SELECT 1 FROM @s.memd_analyzed WHERE at > now() - interval '30 s') THEN
+            RETURN false;
+        END IF;
+        INSERT INTO @s.memd_analyzed VALUES (true, now())
+            ON CONFLICT (one) DO UPDATE SET at = excluded.at;
+        ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
+        RETURN true;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END $$;
+
+CREATE OR REPLACE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
+    AS $$ DECLARE p integer; ended integer := 0; BEGIN
+        FOR p IN SELECT a.pid FROM pg_stat_activity a
+            WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+            AND a.backend_type = 'client backend'
+            AND a.usename IN (SELECT role FROM @s.memd_hosts
+                UNION SELECT grantee FROM @s.memd_grants)
+            AND (a.xact_start < clock_timestamp() - coalesce((SELECT h.max_hold_s
+                    FROM @s.memd_hosts h WHERE h.role = a.usename), {HOLD_S}) * interval '1 s'
+                OR a.xact_start < clock_timestamp() - interval '{ANALYZE_HOLD_S} s'
+                AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted
+                    AND l.locktype = 'relation'
+                    AND l.relation = '@s.memd_analyzed'::regclass))
+        LOOP
+            BEGIN
+                IF pg_terminate_backend(p) THEN ended := ended + 1; END IF;
+            EXCEPTION WHEN insufficient_privilege THEN NULL;
+            END;
+        END LOOP;
+        RETURN ended;
+    END $$;
+"""
+
+
 def reap(db: Any) -> int:
     """End host sessions held past their bound (``memd_reap``); how many."""
     return db.execute("SELECT memd_reap()").fetchone()[0]
