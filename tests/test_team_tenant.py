@@ -55,6 +55,7 @@ def test_rows_that_hold_no_text_still_count_against_a_hosts_share(team):
                     break
     assert set(refused) == {"chunks", "meta keys", "leases"}, refused
     assert all("share of 300000 bytes" in why for why in refused.values()), refused
+    assert "kestrel" not in str(refused)  # no error names another host's text
     counts = team.sql("admin", "SELECT (SELECT count(*) FROM memd_chunks WHERE host = 'desk-c'), "
                       "(SELECT count(*) FROM memd_meta WHERE host = 'desk-c'), "
                       "(SELECT count(*) FROM memd_leases WHERE host = 'desk-c'), "
@@ -176,6 +177,7 @@ def _buffers(conn: psycopg.Connection, call: str, arg: object) -> int:
     plan = conn.execute(
         f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) {call}", (arg,)
     ).fetchall()
+    assert "kestrel-harbor" not in str(plan)
     counts = [line for (line,) in plan if "Buffers:" in line]
     return sum(int(n) for line in counts[:1] for n in re.findall(r"=(\d+)", line))
 
