@@ -72,7 +72,7 @@ REVOKE EXECUTE ON FUNCTION memd_readable_scopes() FROM PUBLIC;
 CREATE OR REPLACE FUNCTION memd_matching(h text, w text, q tsquery, likes text[],
         all_terms boolean, since text, until text, file_ids bigint[], cap integer)
     RETURNS SETOF bigint LANGUAGE plpgsql STABLE {DEFINER} ROWS 1000
-    AS $$ DECLARE r record; tags text[]; tq tsquery; BEGIN
+    AS $$ DECLARE r record; tags text[]; tq tsquery; loose boolean; BEGIN
         SELECT * INTO r FROM @s.memd_reader();
         tags := ARRAY(SELECT @s.memd_scope_tag(s.host, s.workspace)
             FROM @s.memd_readable_scopes() s
@@ -80,8 +80,12 @@ CREATE OR REPLACE FUNCTION memd_matching(h text, w text, q tsquery, likes text[]
         IF cardinality(tags) = 0 THEN RETURN; END IF;
         IF likes IS NULL AND q IS NOT NULL THEN  -- the common case, by the GIN index
             tq := @s.memd_scoped_query(q, tags);
+            -- The index answers exactly but for phrases and weights (it holds neither):
+            -- only then is each chunk's own tsvector read again.
+            loose := q::text ~ '<(-|[0-9]+)>' OR q::text ~ ''':\\*?[A-D]';
             RETURN QUERY SELECT c.id FROM @s.memd_chunks c
-                WHERE @s.memd_scoped_terms(c.host, c.workspace, c.tsv) @@ tq AND c.tsv @@ q
+                WHERE @s.memd_scoped_terms(c.host, c.workspace, c.tsv) @@ tq
+                AND (NOT loose OR c.tsv @@ q)
                 AND (h IS NULL OR (c.host = h AND c.workspace = w))  -- (a tag is a hash)
                 AND (r.everything OR c.host = ANY (r.hosts)
                     OR c.host || '/' || c.workspace = ANY (r.scopes))
