@@ -176,8 +176,11 @@ def main() -> int:
             rows = [load(sock, n, args.seconds, "team", qs) for n in args.clients]
             result["team_keyword"] = rows
             result["local_keyword_4_clients"] = load(sock, 4, args.seconds / 2, "local", qs)
+            # On the tables, by the keyword index (each workspace's terms under its tag).
             count = ("SELECT count(*) FROM memd_chunks c JOIN memd_files f ON f.id = c.file_id "
-                     "WHERE c.tsv @@ plainto_tsquery('english', 'note')")  # fmt: skip
+                     "WHERE memd_scoped_terms(c.host, c.workspace, c.tsv) @@ memd_scoped_query("
+                     "plainto_tsquery('english', 'note'), ARRAY[memd_scope_tag('laptop-a', "
+                     "'default')]) AND c.tsv @@ plainto_tsquery('english', 'note')")  # fmt: skip
             result["count_query_admin_ms"] = timed_ms(admin, count)
             # A host role reads no table: the same count through memd's function.
             result["count_query_host_function_ms"] = timed_ms(

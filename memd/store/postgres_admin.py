@@ -15,7 +15,7 @@ from memd.store import postgres_roles as roles
 from memd.store.postgres_errors import database_errors
 from memd.store.postgres_functions import HOST_MAX_BYTES
 from memd.store.postgres_roles import grant_host, limit_connections
-from memd.store.postgres_schema import SCHEMA_VERSION, migrate
+from memd.store.postgres_schema import FIRST_MIGRATION_LOCK, SCHEMA_VERSION, migrate
 from memd.store.postgres_sessions import HOLD_S, may_reap
 
 _TABLES = "memd_files, memd_chunks, memd_vectors, memd_session_files, memd_meta, memd_leases"
@@ -35,6 +35,14 @@ DO $$ DECLARE f regprocedure; BEGIN
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO pg_monitor', f);
+    END LOOP;
+    -- Large objects: any role could store as many as it liked, past its host's share.
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace
+        AND p.proname IN ('lo_creat', 'lo_create', 'lo_from_bytea', 'lo_import', 'lowrite',
+                          'lo_put')
+    LOOP
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
     END LOOP;
 END $$
 """
@@ -99,19 +107,22 @@ def _warn_of_bounds(conn: Any) -> None:
 
 
 def _lock_holders(conn: Any) -> str:
-    """Who holds locks on memd's tables now (other sessions): role, pid, state and for how
-    long its transaction has been open."""
+    """Who holds locks on memd's tables (or the first migration's) now (other sessions):
+    role, pid, state and for how long its transaction has been open."""
     rows = conn.execute(
         "SELECT DISTINCT a.usename, a.pid, a.state, "
         "round(extract(epoch FROM now() - a.xact_start)) FROM pg_locks l "
-        "JOIN pg_stat_activity a ON a.pid = l.pid JOIN pg_class c ON c.oid = l.relation "
-        "WHERE c.relname LIKE 'memd\\_%' AND l.granted AND a.pid <> pg_backend_pid() "
-        "ORDER BY a.pid"
+        "JOIN pg_stat_activity a ON a.pid = l.pid LEFT JOIN pg_class c ON c.oid = l.relation "
+        "WHERE (c.relname LIKE 'memd\\_%%' OR l.locktype = 'advisory' AND l.objid = %s) "
+        "AND l.granted AND a.pid <> pg_backend_pid() AND a.datname = current_database() "
+        "ORDER BY a.pid",
+        (FIRST_MIGRATION_LOCK,),
     ).fetchall()
     if not rows:
         return "a session that has since let go"
     return "; ".join(
-        f"role {role} (pid {pid}, {state}, transaction open {int(age or 0)} s)"
+        f"role {role} (pid {pid}, {state}, "
+        + ("in no transaction)" if age is None else f"transaction open {int(age)} s)")
         for role, pid, state, age in rows
     )
 

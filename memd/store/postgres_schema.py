@@ -1,7 +1,7 @@
 """What a PostgreSQL team database holds: its tables, and the migrations that build them.
 
 The schema version lives in ``memd_schema``; each migration runs once, in a transaction,
-under an advisory lock, so hosts starting together do not race.
+under a lock on it (the first, an advisory lock), so administrators do not race.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 from memd.store.postgres_functions import V5, V5_PRIVILEGES
 from memd.store.postgres_reads import READS
 from memd.store.postgres_roles import grant_host
-from memd.store.postgres_sessions import V6
+from memd.store.postgres_scoped import SCOPED
+from memd.store.postgres_sessions import TURN, V6
+from memd.store.postgres_storage import ROWS
 
 _V1 = """
 CREATE TABLE memd_files (
@@ -144,7 +146,6 @@ _V3 = """
 CREATE EXTENSION IF NOT EXISTS vector;
 ALTER TABLE memd_vectors ADD COLUMN embedding vector;
 """
-
 
 # Trust (issue 27). Every function names its tables with their schema (@s) and runs with a
 # fixed search_path, so a role's temporary table of the same name changes nothing. Host
@@ -309,12 +310,13 @@ REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[
 
 # Each entry moves the schema from version i to i + 1; append, never edit.
 # The fifth: host roles reach the tables through memd's functions alone; the sixth: a
-# session a host holds too long is ended.
+# session a host holds too long is ended; the seventh: every row counts against a share,
+# analyze's turn is a lock no host may take, and reads start from the caller's scopes.
 _V5 = V5 + READS + V5_PRIVILEGES
 
-MIGRATIONS = [_V1, _V2, _V3, _V4, _V5, V6]
+MIGRATIONS = [_V1, _V2, _V3, _V4, _V5, V6, ROWS + TURN + SCOPED]
 SCHEMA_VERSION = len(MIGRATIONS)
-_LOCK = 0x6D656D64  # "memd": one advisory lock for every memd migration
+FIRST_MIGRATION_LOCK = 0x6D656D64  # later ones lock memd_schema, which no host may
 
 
 def migrate(conn: Any) -> None:
@@ -333,7 +335,8 @@ def migrate(conn: Any) -> None:
         )
     try:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            first = f"SELECT pg_advisory_xact_lock({FIRST_MIGRATION_LOCK})"
+            conn.execute(first if current is None else "LOCK TABLE memd_schema IN EXCLUSIVE MODE")
             _migrate(conn)
     except psycopg.errors.InsufficientPrivilege as exc:
         has = "no memd tables" if current is None else f"schema version {current}"

@@ -28,12 +28,11 @@ HOLD_S = 120
 ANALYZE_HOLD_S = 30
 _ANALYZE_TURN = 0x6D656D61  # the advisory lock memd_analyze takes (migrations take another)
 
-V6 = f"""
-ALTER TABLE memd_hosts ADD COLUMN max_hold_s integer;
 
--- End the sessions of host and grantee roles whose transaction has been open longer than
--- the host's max_hold_s; how many were ended. (What a role may not end is left: init warns.)
-CREATE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
+def _reap(create: str, holds_turn: str) -> str:
+    """``memd_reap``, ending also a session that holds analyze's turn (``holds_turn``, a
+    condition on pg_locks ``l``) past ``ANALYZE_HOLD_S``."""
+    return f"""CREATE{create} FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
     AS $$ DECLARE p integer; ended integer := 0; BEGIN
         FOR p IN SELECT a.pid FROM pg_stat_activity a
             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
@@ -44,7 +43,7 @@ CREATE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
                     FROM @s.memd_hosts h WHERE h.role = a.usename), {HOLD_S}) * interval '1 s'
                 OR a.xact_start < clock_timestamp() - interval '{ANALYZE_HOLD_S} s'
                 AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted
-                    AND l.locktype = 'advisory' AND l.objid = {_ANALYZE_TURN}))
+                    {holds_turn}))
         LOOP
             BEGIN
                 IF pg_terminate_backend(p) THEN ended := ended + 1; END IF;
@@ -53,6 +52,25 @@ CREATE FUNCTION memd_reap() RETURNS integer LANGUAGE plpgsql {DEFINER}
         END LOOP;
         RETURN ended;
     END $$;
+"""
+
+
+# What memd_analyze does once it has its turn.
+_ANALYZE = """        INSERT INTO @s.memd_analyzed VALUES (true, now())
+            ON CONFLICT (one) DO UPDATE SET at = excluded.at;
+        ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
+        RETURN true;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END $$;
+"""
+
+V6 = f"""
+ALTER TABLE memd_hosts ADD COLUMN max_hold_s integer;
+
+-- End the sessions of host and grantee roles whose transaction has been open longer than
+-- the host's max_hold_s; how many were ended. (What a role may not end is left: init warns.)
+{_reap("", f"AND l.locktype = 'advisory' AND l.objid = {_ANALYZE_TURN}")}\
 REVOKE EXECUTE ON FUNCTION memd_reap() FROM PUBLIC;
 
 -- The planner's statistics after a bulk write, at most once in 30 s whoever asks, one at a
@@ -64,13 +82,24 @@ CREATE OR REPLACE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql {DEFI
             OR EXISTS (SELECT 1 FROM @s.memd_analyzed WHERE at > now() - interval '30 s') THEN
             RETURN false;
         END IF;
-        INSERT INTO @s.memd_analyzed VALUES (true, now())
-            ON CONFLICT (one) DO UPDATE SET at = excluded.at;
-        ANALYZE @s.memd_files, @s.memd_chunks, @s.memd_vectors;
-        RETURN true;
-    EXCEPTION WHEN lock_not_available THEN
-        RETURN false;
-    END $$;
+{_ANALYZE}"""
+
+# Schema 7: the turn is a lock on memd_analyzed, which no host role may take but through
+# memd_analyze; its advisory lock was in a space every role shares, and a host that took
+# it at session level, idle and in no transaction, made every other host skip its analyze
+# for as long as it stayed connected.
+TURN = f"""
+CREATE OR REPLACE FUNCTION memd_analyze() RETURNS boolean LANGUAGE plpgsql {DEFINER}
+    AS $$ BEGIN
+        IF NOT @s.memd_may_write(NULL) THEN
+            RETURN false;
+        END IF;
+        LOCK TABLE @s.memd_analyzed IN SHARE ROW EXCLUSIVE MODE NOWAIT;
+        IF EXISTS (SELECT 1 FROM @s.memd_analyzed WHERE at > now() - interval '30 s') THEN
+            RETURN false;
+        END IF;
+{_ANALYZE}
+{_reap(" OR REPLACE", "AND l.locktype = 'relation' AND l.relation = '@s.memd_analyzed'::regclass")}\
 """
 
 
