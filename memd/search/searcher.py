@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -21,6 +22,7 @@ from memd.config import Search
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
 from memd.errors import MemdError
+from memd.log import get_logger
 from memd.records import SearchResult, TimeWindow
 from memd.search.candidates import (
     anchored,
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
+
+log = get_logger()
 
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 
@@ -142,9 +146,11 @@ class Searcher:
         with self._cache_lock:
             if self._pool is None:
                 # Here: a keyword search never embeds or reranks, nor loads the pool's modules.
+                # As many as a daemon's searches at once (6 + 2 lanes): questions asked at
+                # once then reach the model together (memd.embed.together), none queued here.
                 from concurrent.futures import ThreadPoolExecutor
 
-                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
+                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-query")
         return self._pool.submit(fn, *args)
 
     def resolve(self, request: SearchRequest) -> SearchRequest:
@@ -375,13 +381,16 @@ class Searcher:
     def _embed_query(
         self, embed: Callable[[str], np.ndarray | None], query: str, wait: float | None = None
     ) -> tuple:
-        """``embed(query)`` within the query time budget (``wait`` when given), or None
-        and why not."""
+        """``embed(query)`` within the query time budget (``wait`` when given), or None and
+        why not; logs how long it took (bench/query_embed_bench.py reads it)."""
         budget = self._query_timeout if wait is None else min(wait, self._query_timeout)
+        asked = time.perf_counter()
         future = self._submit(embed, query)
         try:
-            return future.result(timeout=budget), None
+            vector = future.result(timeout=budget)
         except TimeoutError:
             return None, f"query embedding took over {budget:g} s; ran keyword search"
         except MemdError as exc:
             return None, f"query embedding failed ({exc}); ran keyword search"
+        log.debug("query_embedded", ms=round((time.perf_counter() - asked) * 1000, 1))
+        return vector, None
