@@ -363,18 +363,17 @@ class Searcher:
             cached = self._cache.get(req.query)
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
-        vector, warning = self._embed_query(
-            lambda query: self.embedder.embed([query], "query", first=True)[0],
-            req.query,
-            req.embed_wait_s,
-        )
-        if vector is None:
-            return None, warning
+        return self._embed_query(self._embed_and_keep, req.query, req.embed_wait_s)
+
+    def _embed_and_keep(self, query: str) -> np.ndarray:
+        """The query's vector, cached here, on the pool: a search that stopped waiting for
+        it (over its time budget, on a busy machine) finds it ready when asked again."""
+        vector = self.embedder.embed([query], "query", first=True)[0]
         with self._cache_lock:
-            self._cache[req.query] = vector
+            self._cache[query] = vector
             while len(self._cache) > _QUERY_CACHE:
                 self._cache.pop(next(iter(self._cache)))
-        return vector, None
+        return vector
 
     def _embed_query(
         self, embed: Callable[[str], np.ndarray | None], query: str, wait: float | None = None
