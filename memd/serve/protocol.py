@@ -280,7 +280,7 @@ FIELDS = {
     "SearchAnswer.model": "the embedding model",
     "SearchAnswer.index": "how fresh the index was",
     "SearchAnswer.warning": "what the caller should know: a query cut short, an index"
-    " that did not catch up",
+    " that did not catch up, meaning not ready while a large back-fill runs",
     "SearchAnswer.time": "how the query's time words were read",
     "SearchResult.path": "workspace-relative",
     "SearchResult.start_line": "first line of the chunk, 1-based",
