@@ -29,10 +29,12 @@ def role_dsn(dsn: str, role: str) -> str:
     return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
 
 
-def start_daemon(tmp: Path, name: str, workspace: Path, extra: str = "") -> tuple:
+def start_daemon(
+    tmp: Path, name: str, workspace: Path, extra: str = "", log: Path | None = None
+) -> tuple:
     """A real ``memd serve`` on ``workspace`` with its config, state and socket under
-    ``tmp`` (named ``name``), keyword only unless ``extra`` says otherwise; returns the
-    process and its socket (the caller stops it)."""
+    ``tmp`` (named ``name``), keyword only unless ``extra`` says otherwise, its log to
+    ``log`` if given; returns the process and its socket (the caller stops it)."""
     import os
     import subprocess
     import sys
@@ -45,5 +47,8 @@ def start_daemon(tmp: Path, name: str, workspace: Path, extra: str = "") -> tupl
                       f"socket: {sock}\n{extra}")  # fmt: skip
     env = {**os.environ, "HOME": str(tmp)}
     serve = [sys.executable, "-m", "memd", "--config", str(config), "serve"]
-    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sink = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 (the child's now)
+    daemon = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=sink)
+    if log:
+        sink.close()
     return daemon, sock

@@ -24,8 +24,9 @@ model reaches them last, and asks their questions in other words (``asked``, and
 ``unworded`` ones that share no content word with their note) at ``--at`` minutes after
 the first pass (default 1, 5, 15), in the default mode and in keyword mode: R@5 (the topic
 note among the first five results), how many answers said why meaning was not used
-(``warning``), and how far each tier had got. ``--equal-mtimes`` gives every file one
-mtime (a git checkout) and every daily note hash-, hex- and number-like tokens.
+(``warning``; ``said_not_ready``: of those, the ones that searched by vectors but said
+meaning is not ready yet), and how far each tier had got. ``--equal-mtimes`` gives every
+file one mtime (a git checkout) and every daily note hash-, hex- and number-like tokens.
 """
 
 from __future__ import annotations
@@ -128,13 +129,14 @@ def ask(client: Client, asks: list[tuple[str, str, str]], status: dict, db: Path
     out: dict = {**topic_vectors(db), "interim": (status.get("embedding") or {}).get("interim")}
     for mode in ("auto", "keyword"):
         for kind in dict.fromkeys(k for k, _, _ in asks):
-            hits, said, modes, shares = 0, 0, {}, []
+            hits, said, unready, modes, shares = 0, 0, 0, {}, []
             asked = [(q, note) for k, q, note in asks if k == kind]
             for question, note in asked:
                 answer = client.call("memory_search", {"query": question, "mode": mode,
                                                        "max_results": 5})  # fmt: skip
                 hits += note in [r["path"] for r in answer["results"][:5]]
                 said += answer.get("warning") is not None
+                unready += "meaning not ready" in (answer.get("warning") or "")
                 # What share of the results had the full model's vectors (None: all did).
                 shares.append(answer["index"].get("meaning_share"))
                 modes[answer["mode"]] = modes.get(answer["mode"], 0) + 1
@@ -142,6 +144,7 @@ def ask(client: Client, asks: list[tuple[str, str, str]], status: dict, db: Path
             out[f"{mode}_{kind}_n"] = len(asked)
             if mode == "auto":
                 out[f"auto_{kind}_warned"] = said
+                out[f"auto_{kind}_said_not_ready"] = unready  # of the warned, these
                 out[f"auto_{kind}_meaning_share_said"] = sum(x is not None for x in shares)
                 out[f"auto_{kind}_modes"] = modes
     return out

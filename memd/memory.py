@@ -161,12 +161,9 @@ class Memory:
         self.searcher.close()
         if self._team is not None:
             self._team.shutdown()
-        if self._reviewer is not None:
-            self._reviewer.close()
-        if self._currency is not None:
-            self._currency.close()
-        if self._journal is not None:
-            self._journal.close()
+        for part in (self._reviewer, self._currency, self._journal):  # in this order
+            if part is not None:
+                part.close()
         self.db.close()
         if self._own_embedder:
             self.embedder.close()
@@ -263,13 +260,16 @@ class Memory:
             cut = join_warnings(cut, team_warning)
         # The vectors in memory were of a model that changed size: this was keyword search.
         stale = self.db.vectors.take_notice() if ranked.mode != "keyword" else None
+        mode = "keyword" if stale else ranked.mode
+        fresh = self.db.freshness(self._activity(), ranked.meaning_paths())
+        unready = backfill.meaning_not_ready(mode, fresh.pending_embeddings, self.db.interim)
         return SearchAnswer(
             results=ranked.results,
-            mode="keyword" if stale else ranked.mode,
+            mode=mode,
             provider=self.embedder.provider,
             model=self.embedder.model,
-            index=self.db.freshness(self._activity(), ranked.meaning_paths()),
-            warning=join_warnings(late, cut, stale, ranked.warning),
+            index=fresh,
+            warning=join_warnings(late, cut, stale, ranked.warning, unready),
             time=ranked.window(),
             below_floor=ranked.below_floor,
             best_score=ranked.best_score,

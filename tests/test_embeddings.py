@@ -169,6 +169,26 @@ def test_query_embedding_over_budget_falls_back_to_keyword(openai_config, embed_
         assert answer["results"][0]["path"] == "memory/2026-01-20.md"
 
 
+def test_a_question_embedded_after_its_search_gave_up_is_ready_when_asked_again(
+    openai_config, embed_server, notes
+):
+    """The work of a question's embedding that came too late is kept: its search answered
+    by keyword, and the same question asked again is answered by meaning at once, not
+    embedded (and given up on) again."""
+    question = "which datastore did we pick"
+    with Memory(openai_config(embeddings={"query_timeout_s": 0.3})) as m:
+        m.index()
+        m.embed_all()
+        embed_server.delay = 1.5
+        assert m.search(SearchRequest(question)).mode == "keyword"
+        deadline = time.monotonic() + 60  # the late embedding ends on the search's pool
+        while question not in m.searcher._cache and time.monotonic() < deadline:
+            time.sleep(0.05)
+        again = m.search(SearchRequest(question)).as_dict()  # the server is as slow
+        assert again["mode"] == "hybrid" and "warning" not in again
+        assert again["results"][0]["path"] == "memory/2026-01-20.md"
+
+
 def test_provider_down_at_query_time_is_reported(openai_config, embed_server, notes):
     with Memory(openai_config()) as m:
         m.index()

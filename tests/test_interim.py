@@ -189,3 +189,25 @@ def test_a_daemon_makes_the_interim_tier_once_a_back_fill_after_the_newest_week(
     embed_server.delay = 0.0
     d.wait_for(lambda: d.call("status")["pending_embeddings"] == 0, 120, "the full model")
     assert d.log().count('"interim_vectors_made"') == 1
+
+
+def test_an_answer_during_a_large_back_fill_says_meaning_is_not_ready(openai_config, ws):
+    """While most chunks wait for the full model, a hybrid answer says so (with how many,
+    and how many the interim tier covers) rather than passing for a search by meaning; a
+    small back-fill (an edit) or a finished one says nothing."""
+    for n in range(520):  # one chunk each: a back-fill large enough to say so
+        ws.write(
+            f"memory/2020-02-{n % 28 + 1:02d}-n{n}.md", f"# Note {n}\n\nabout the deploy {n}\n"
+        )
+    with Memory(openai_config()) as m:
+        m.index()
+        assert m.embed_step(8) == 8  # the first vectors: the question is embedded, hybrid
+        answer = m.search("deploy").as_dict()
+        assert answer["mode"] == "hybrid" and answer["index"]["pending_embeddings"] == 512
+        assert "meaning not ready: 512 chunks are not embedded yet;" in answer["warning"]
+        m.db.build_interim(threading.Event())
+        assert "512 of them with interim vectors" in m.search("deploy").as_dict()["warning"]
+        assert "warning" not in m.search("deploy", mode="keyword").as_dict()
+        while m.db.vector_counts()[1] >= 500:
+            m.embed_step(8)
+        assert "warning" not in m.search("deploy").as_dict()  # a few left: nothing said

@@ -1,16 +1,39 @@
 """Vectors for the chunks that have none, outside the daemon: all of them (``memd index``),
-or a few before a one-shot search, so it ranks as the daemon would."""
+or a few before a one-shot search, so it ranks as the daemon would; and what a search
+answered during a large back-fill says of its meaning."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from memd.embed.providers import answers_within
 from memd.errors import BackendUnavailable
 from memd.index.index import Index
 from memd.index.reconcile import Progress
 
+if TYPE_CHECKING:
+    from memd.index.interim import InterimTier
+
 Step = Callable[[int], int]  # embed up to n chunks, say how many were saved
+# A back-fill this large takes minutes to hours with the local model: the interim tier is
+# made for it (memd.serve.interimplan), and a search answered meanwhile says so.
+LARGE = 500
+
+
+def meaning_not_ready(mode: str, pending: int, interim: InterimTier | None) -> str | None:
+    """What a search answered in ``mode`` says while ``pending`` chunks wait for the full
+    model, if that is a large back-fill: an answer that says ``hybrid`` must not pass for
+    one by meaning when most notes cannot be found so (the interim tier's vectors, made
+    from each chunk's words, find few questions asked in other words: docs/benchmarks.md)."""
+    if mode == "keyword" or pending < LARGE:
+        return None
+    made = min(interim.done, pending) if interim is not None else 0
+    tier = f", {made} of them with interim vectors from their words" if made else ""
+    return (
+        f"meaning not ready: {pending} chunks are not embedded yet{tier}; until they are, "
+        "they are found mostly by their words (memd status shows the progress)"
+    )
 
 
 def embed_all(db: Index, step: Step, progress: Progress | None = None, batch: int = 64) -> int:

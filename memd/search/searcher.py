@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -21,6 +22,7 @@ from memd.config import Search
 from memd.embed.providers import Embedder
 from memd.embed.rerank import Reranker
 from memd.errors import MemdError
+from memd.log import get_logger
 from memd.records import SearchResult, TimeWindow
 from memd.search.candidates import (
     anchored,
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
+
+log = get_logger()
 
 _QUERY_CACHE = 256  # query vectors kept: agents repeat questions
 
@@ -366,29 +370,31 @@ class Searcher:
             cached = self._cache.get(req.query)
         if cached is not None and len(cached) == self.embedder.dimensions:
             return cached, None
-        vector, warning = self._embed_query(
-            lambda query: self.embedder.embed([query], "query", first=True)[0],
-            req.query,
-            req.embed_wait_s,
-        )
-        if vector is None:
-            return None, warning
+        return self._embed_query(self._embed_and_keep, req.query, req.embed_wait_s)
+
+    def _embed_and_keep(self, query: str) -> np.ndarray:
+        """The query's vector, cached here, on the pool: a search that stopped waiting for
+        it (over its time budget, on a busy machine) finds it ready when asked again."""
+        vector = self.embedder.embed([query], "query", first=True)[0]
         with self._cache_lock:
-            self._cache[req.query] = vector
+            self._cache[query] = vector
             while len(self._cache) > _QUERY_CACHE:
                 self._cache.pop(next(iter(self._cache)))
-        return vector, None
+        return vector
 
     def _embed_query(
         self, embed: Callable[[str], np.ndarray | None], query: str, wait: float | None = None
     ) -> tuple:
-        """``embed(query)`` within the query time budget (``wait`` when given), or None
-        and why not."""
+        """``embed(query)`` within the query time budget (``wait`` when given), or None and
+        why not; logs how long it took (bench/query_embed_bench.py reads it)."""
         budget = self._query_timeout if wait is None else min(wait, self._query_timeout)
+        asked = time.perf_counter()
         future = self._submit(embed, query)
         try:
-            return future.result(timeout=budget), None
+            vector = future.result(timeout=budget)
         except TimeoutError:
             return None, f"query embedding took over {budget:g} s; ran keyword search"
         except MemdError as exc:
             return None, f"query embedding failed ({exc}); ran keyword search"
+        log.debug("query_embedded", ms=round((time.perf_counter() - asked) * 1000, 1))
+        return vector, None

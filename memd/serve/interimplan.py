@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from memd.config import Config, Embeddings
+from memd.index.backfill import LARGE as INTERIM_MIN
 from memd.index.index import Index
 
-INTERIM_MIN, INTERIM_AFTER_S = 500, 60.0
+INTERIM_AFTER_S = 60.0
 _MADE = float("inf")  # the tier is made (or being made) for this back-fill
 
 

@@ -286,7 +286,7 @@ FIELDS = {
     "SearchAnswer.model": "the embedding model",
     "SearchAnswer.index": "how fresh the index was",
     "SearchAnswer.warning": "what the caller should know: a query cut short, an index"
-    " that did not catch up",
+    " that did not catch up, meaning not ready while a large back-fill runs",
     "SearchAnswer.time": "how the query's time words were read",
     "SearchAnswer.best_score": "with `below_floor`: the best score a dropped candidate had",
     "SearchResult.workspace": "with `host`: the workspace of that host the note is in",
