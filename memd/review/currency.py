@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 from memd.errors import MemdError
 from memd.index.prepare import in_workers
 from memd.log import get_logger
+from memd.review.latest import current
 from memd.review.meaning import Meaning
 from memd.review.statements import Statement
 from memd.review.taken import Taken, load_kept, save_kept, stamp, take_file
-from memd.review.updates import Update, current, pair
+from memd.review.updates import Update, pair
 from memd.review.values import Said
 from memd.sources.entries import holdable
 from memd.sources.layout import FileEntry, Workspace, is_note

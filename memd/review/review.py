@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from memd.records import Proposal
 from memd.review.duplicates import duplicates
+from memd.review.latest import current
 from memd.review.promote import Promotion, promotions
 from memd.review.statements import Statement, content_words, statements
-from memd.review.updates import TURNS, Update, current, eligible, find_updates
+from memd.review.updates import TURNS, Update, eligible, find_updates
 from memd.sources.layout import CORE_NAMES
 
 KINDS = ("promote", "conflict", "duplicate")
