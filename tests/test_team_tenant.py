@@ -220,20 +220,23 @@ def test_what_a_call_costs_tells_no_word_or_path_of_what_the_caller_may_not_read
             assert conn.execute(words, ("noon",)).fetchone() == (1,)
 
 
-def _vectors(conn: psycopg.Connection, host: str, vectors: list[str]) -> None:
-    """A file in ``host``'s workspace ``near``, one chunk and one 8-number vector a line."""
+def _vectors(
+    conn: psycopg.Connection, host: str, vectors: list[str], workspace: str = "near"
+) -> list[int]:
+    """A file in ``host``'s ``workspace``, one chunk and one vector a line: the chunks' ids."""
     n, blank = len(vectors), [""] * len(vectors)
     texts = [f"passage {i}" for i in range(n)]
-    conn.execute("SELECT * FROM memd_lease(%s, 'near', 't', 't', 60)", (host,))
+    conn.execute("SELECT * FROM memd_lease(%s, %s, 't', 't', 60)", (host, workspace))
     _, ids = conn.execute(
-        "SELECT * FROM memd_put_file('near', 't', 'v.md', '/f', '/f', 'memory', NULL, "
+        "SELECT * FROM memd_put_file(%s, 't', 'v.md', '/f', '/f', 'memory', NULL, "
         "1, 1, 'h', 1, NULL, NULL, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        ([1] * n, [1] * n, blank, texts, [1] * n, blank, texts, blank, blank),
+        (workspace, [1] * n, [1] * n, blank, texts, [1] * n, blank, texts, blank, blank),
     ).fetchone()
     conn.execute(
-        "SELECT memd_put_vectors('near', 't', 'm', %s, %s, %s, %s, %s::vector[])",
-        (ids, [0] * n, [b"\0" * 32] * n, blank, vectors),
+        "SELECT memd_put_vectors(%s, 't', 'm', %s, %s, %s, %s, %s::vector[])",
+        (workspace, ids, [0] * n, [b"\0" * 32] * n, blank, vectors),
     )
+    return ids
 
 
 @pytest.mark.parametrize("who", ["b", "c"])
@@ -275,3 +278,32 @@ def test_what_a_search_by_meaning_costs_tells_not_where_others_passages_lie(team
     own = team.sql("admin", "SELECT chunk_id FROM memd_vectors WHERE host = 'desk-c' "
                    "ORDER BY embedding <=> %s::vector LIMIT 10", (near[0],))  # fmt: skip
     assert found == (own if who == "c" else [])
+
+
+def test_a_search_by_meaning_over_several_workspaces_ranks_as_one_exact_search(team):
+    """Each readable workspace is ranked on its own and the best kept: together they are
+    the exact nearest of all the caller reads, as a local search ranks them."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows = {ws: rng.normal(size=(200, 8)) for ws in ("shared", "own")}
+
+    def literal(v) -> str:
+        return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
+
+    with psycopg.connect(team.dsn("a"), autocommit=True) as conn:
+        granted = _vectors(conn, "laptop-a", [literal(v) for v in rows["shared"]], "shared")
+        _vectors(conn, "laptop-a", [literal(v) for v in rng.normal(size=(200, 8))], "hidden")
+    admin.grant(team.admin, team.roles["b"], "laptop-a", "shared")
+    with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
+        own = _vectors(conn, "ci-b", [literal(v) for v in rows["own"]], "own")
+        q = rng.normal(size=8)
+        found = conn.execute(
+            "SELECT chunk_id FROM memd_nearest(NULL, NULL, 'm', %s::vector, 25)", (literal(q),)
+        ).fetchall()
+    every = np.vstack([rows["shared"], rows["own"]]).round(5)
+    cosine = every @ q.round(5) / np.linalg.norm(every, axis=1) / np.linalg.norm(q.round(5))
+    ids = granted + own
+    assert [chunk for (chunk,) in found] == [ids[i] for i in np.argsort(-cosine)[:25]]
+    assert {ids[i] for i in np.argsort(-cosine)[:25]} & set(own)  # both workspaces in play
+    assert {ids[i] for i in np.argsort(-cosine)[:25]} & set(granted)
