@@ -161,6 +161,20 @@ def test_an_upgrade_counts_what_hosts_stored_before_it(team, monkeypatch):
         store.close()
 
 
+def test_an_upgrade_drops_the_vector_index_every_host_shared(team, monkeypatch):
+    older = _database_of_schema_6(team, monkeypatch)
+    with psycopg.connect(older, autocommit=True) as conn:  # as memd team init --dims 8 made it
+        conn.execute(
+            "CREATE INDEX memd_vectors_hnsw_8 ON memd_vectors USING hnsw "
+            "((embedding::vector(8)) vector_cosine_ops) WHERE vector_dims(embedding) = 8"
+        )
+    admin.init(older, dims=(8,))
+    with psycopg.connect(older, autocommit=True) as conn:
+        listed = "SELECT indexname FROM pg_indexes WHERE tablename = 'memd_vectors'"
+        names = {n for (n,) in conn.execute(listed).fetchall()}
+    assert "memd_vectors_scope" in names and not any("hnsw" in n for n in names), names
+
+
 def test_a_lease_or_meta_call_with_a_holder_of_its_own_reads_no_other_host(team):
     """memd's functions take the host from who logged in: another host's name, a holder
     string of the owner's, or the owner's memd.host setting change nothing."""
