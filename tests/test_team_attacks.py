@@ -281,17 +281,20 @@ def test_a_host_role_holding_what_it_may_does_not_stop_a_publisher(team):
 def test_a_transaction_held_open_does_not_freeze_the_team_while_init_waits(team):
     outcome: dict[str, object] = {}
 
-    def init() -> None:  # a new index: a lock the held transaction stands in the way of
+    def init() -> None:
         try:
             outcome["version"] = admin.init(team.admin, (8,), lock_timeout_s=2)
         except Exception as exc:
             outcome["error"] = exc
 
+    store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
+    # An upgrade: its last step builds an index, a lock the held transaction stands in
+    # the way of (an init with nothing to upgrade waits for no host).
+    team.sql("admin", "UPDATE memd_schema SET version = %s", (SCHEMA_VERSION - 1,))
     with psycopg.connect(team.dsn("c")) as attacker:
         hold_a_publish_open(attacker, "desk-c")
         waiting = threading.Thread(target=init)
         waiting.start()
-        store = PostgresStore.open(team.dsn("a"), "laptop-a", "default")
         try:
             put(store, "memory/2026-03-01.md", "published while init waits")
         finally:

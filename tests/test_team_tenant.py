@@ -109,7 +109,7 @@ def test_no_host_takes_analyzes_turn_or_an_upgrades_lock_by_an_advisory_lock(tea
             attackers[0].execute("SELECT pg_advisory_lock(%s)", (key,))
         with psycopg.connect(team.dsn("a"), autocommit=True) as publisher:
             assert publisher.execute("SELECT memd_analyze()").fetchone() == (True,)
-        older = _database_one_version_back(team, monkeypatch)  # advisory locks are per database
+        older = _database_of_schema_6(team, monkeypatch)  # advisory locks are per database
         attackers.append(psycopg.connect(as_role(older, team.roles["c"]), autocommit=True))
         for key in (0x6D656D61, schema.FIRST_MIGRATION_LOCK):
             attackers[1].execute("SELECT pg_advisory_lock(%s)", (key,))
@@ -122,16 +122,17 @@ def test_no_host_takes_analyzes_turn_or_an_upgrades_lock_by_an_advisory_lock(tea
             attacker.close()
 
 
-def _database_one_version_back(team: Team, monkeypatch) -> str:
-    """A new database on the same server made by the memd before this one, with a host
-    (``c``, as ``desk-c``) that published: its DSN (as the administrator)."""
+def _database_of_schema_6(team: Team, monkeypatch) -> str:
+    """A new database on the same server made by a memd of schema 6 (before every row
+    counted against a share), with a host (``c``, as ``desk-c``) that published: its DSN
+    (as the administrator)."""
     name = f"older_{team.roles['a'][-8:]}"
     with psycopg.connect(team.admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     base, _, query = team.admin.partition("?")
     dsn = f"{base.rsplit('/', 1)[0]}/{name}?{query}"
     with monkeypatch.context() as m:
-        m.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION - 1)
+        m.setattr(schema, "SCHEMA_VERSION", 6)
         with psycopg.connect(dsn, autocommit=True) as conn:
             schema.migrate(conn)
             version = conn.execute("SELECT version FROM memd_schema").fetchone()[0]
@@ -146,7 +147,7 @@ def _database_one_version_back(team: Team, monkeypatch) -> str:
 
 
 def test_an_upgrade_counts_what_hosts_stored_before_it(team, monkeypatch):
-    older = _database_one_version_back(team, monkeypatch)
+    older = _database_of_schema_6(team, monkeypatch)
     admin.init(older)
     with psycopg.connect(older, autocommit=True) as conn:
         (used,) = conn.execute("SELECT used_bytes FROM memd_hosts").fetchone()
@@ -158,6 +159,20 @@ def test_an_upgrade_counts_what_hosts_stored_before_it(team, monkeypatch):
         assert set(store.files()) == {"kept.md", "after.md"}
     finally:
         store.close()
+
+
+def test_an_upgrade_drops_the_vector_index_every_host_shared(team, monkeypatch):
+    older = _database_of_schema_6(team, monkeypatch)
+    with psycopg.connect(older, autocommit=True) as conn:  # as memd team init --dims 8 made it
+        conn.execute(
+            "CREATE INDEX memd_vectors_hnsw_8 ON memd_vectors USING hnsw "
+            "((embedding::vector(8)) vector_cosine_ops) WHERE vector_dims(embedding) = 8"
+        )
+    admin.init(older, dims=(8,))
+    with psycopg.connect(older, autocommit=True) as conn:
+        listed = "SELECT indexname FROM pg_indexes WHERE tablename = 'memd_vectors'"
+        names = {n for (n,) in conn.execute(listed).fetchall()}
+    assert "memd_vectors_scope" in names and not any("hnsw" in n for n in names), names
 
 
 def test_a_lease_or_meta_call_with_a_holder_of_its_own_reads_no_other_host(team):
@@ -217,3 +232,92 @@ def test_what_a_call_costs_tells_no_word_or_path_of_what_the_caller_may_not_read
         # What it may read is still found.
         if who == "b":
             assert conn.execute(words, ("noon",)).fetchone() == (1,)
+
+
+def _vectors(
+    conn: psycopg.Connection, host: str, vectors: list[str], workspace: str = "near"
+) -> list[int]:
+    """A file in ``host``'s ``workspace``, one chunk and one vector a line: the chunks' ids."""
+    n, blank = len(vectors), [""] * len(vectors)
+    texts = [f"passage {i}" for i in range(n)]
+    conn.execute("SELECT * FROM memd_lease(%s, %s, 't', 't', 60)", (host, workspace))
+    _, ids = conn.execute(
+        "SELECT * FROM memd_put_file(%s, 't', 'v.md', '/f', '/f', 'memory', NULL, "
+        "1, 1, 'h', 1, NULL, NULL, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (workspace, [1] * n, [1] * n, blank, texts, [1] * n, blank, texts, blank, blank),
+    ).fetchone()
+    conn.execute(
+        "SELECT memd_put_vectors(%s, 't', 'm', %s, %s, %s, %s, %s::vector[])",
+        (workspace, ids, [0] * n, [b"\0" * 32] * n, blank, vectors),
+    )
+    return ids
+
+
+@pytest.mark.parametrize("who", ["b", "c"])
+def test_what_a_search_by_meaning_costs_tells_not_where_others_passages_lie(team, who):
+    """One vector index served every host: a host's search by meaning walked the graph
+    through others' passages until it had k of its own, so it touched more buffers near
+    where another host's passages crowd (about 6,000 against 4,000 elsewhere, 300 of them
+    round one point), and could map what others write about by EXPLAIN (ANALYZE, BUFFERS)."""
+    import random
+
+    admin.init(team.admin, dims=(8,))
+    rng = random.Random(3)
+    point = [rng.gauss(0, 1) for _ in range(8)]
+
+    def vector(center: list[float]) -> str:
+        return "[" + ",".join(f"{c + rng.gauss(0, 0.05):.4f}" for c in center) + "]"
+
+    def anywhere() -> str:
+        return "[" + ",".join(f"{rng.gauss(0, 1):.4f}" for _ in range(8)) + "]"
+
+    with psycopg.connect(team.dsn("a"), autocommit=True) as conn:
+        _vectors(conn, "laptop-a", [anywhere() for _ in range(2000)]
+                 + [vector(point) for _ in range(300)])  # fmt: skip
+    with psycopg.connect(team.dsn("c"), autocommit=True) as conn:
+        _vectors(conn, "desk-c", [anywhere() for _ in range(30)])
+    with psycopg.connect(team.admin, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE memd_files, memd_chunks, memd_vectors")
+    call = "SELECT count(*) FROM memd_nearest(NULL, NULL, 'm', %s::vector, 10)"
+    near = [vector(point) for _ in range(4)]
+    away = [anywhere() for _ in range(4)]
+    with psycopg.connect(team.dsn(who), autocommit=True) as conn:
+        for q in near + away:  # plans and catalogs cached alike
+            _buffers(conn, call, q)
+        told = {q: _buffers(conn, call, q) for q in near + away}
+        assert len(set(told.values())) == 1, told
+        # What it may read is still found, the nearest first; what it may not, never.
+        found = conn.execute("SELECT chunk_id FROM memd_nearest(NULL, NULL, 'm', %s::vector, 10)",
+                             (near[0],)).fetchall()  # fmt: skip
+    own = team.sql("admin", "SELECT chunk_id FROM memd_vectors WHERE host = 'desk-c' "
+                   "ORDER BY embedding <=> %s::vector LIMIT 10", (near[0],))  # fmt: skip
+    assert found == (own if who == "c" else [])
+
+
+def test_a_search_by_meaning_over_several_workspaces_ranks_as_one_exact_search(team):
+    """Each readable workspace is ranked on its own and the best kept: together they are
+    the exact nearest of all the caller reads, as a local search ranks them."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows = {ws: rng.normal(size=(200, 8)) for ws in ("shared", "own")}
+
+    def literal(v) -> str:
+        return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
+
+    with psycopg.connect(team.dsn("a"), autocommit=True) as conn:
+        granted = _vectors(conn, "laptop-a", [literal(v) for v in rows["shared"]], "shared")
+        _vectors(conn, "laptop-a", [literal(v) for v in rng.normal(size=(200, 8))], "hidden")
+    admin.grant(team.admin, team.roles["b"], "laptop-a", "shared")
+    with psycopg.connect(team.dsn("b"), autocommit=True) as conn:
+        own = _vectors(conn, "ci-b", [literal(v) for v in rows["own"]], "own")
+        q = rng.normal(size=8)
+        found = conn.execute(
+            "SELECT chunk_id FROM memd_nearest(NULL, NULL, 'm', %s::vector, 25)", (literal(q),)
+        ).fetchall()
+    every = np.vstack([rows["shared"], rows["own"]]).round(5)
+    cosine = every @ q.round(5) / np.linalg.norm(every, axis=1) / np.linalg.norm(q.round(5))
+    ids = granted + own
+    assert [chunk for (chunk,) in found] == [ids[i] for i in np.argsort(-cosine)[:25]]
+    assert {ids[i] for i in np.argsort(-cosine)[:25]} & set(own)  # both workspaces in play
+    assert {ids[i] for i in np.argsort(-cosine)[:25]} & set(granted)

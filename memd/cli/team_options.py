@@ -60,5 +60,6 @@ def team_options(p: argparse.ArgumentParser) -> None:
         type=int,
         action="append",
         metavar="N",
-        help="init: an HNSW index for vectors of N dimensions (repeatable; default 384)",
+        help="init: accepted and ignored (each scope's passages are ranked exactly; no vector "
+        "index serves every host)",
     )

@@ -57,27 +57,22 @@ def _admin(dsn: str) -> Iterator[Any]:
 
 
 def init(dsn: str, dims: tuple[int, ...] = (384,), lock_timeout_s: float = 10.0) -> int:
-    """Create or migrate the tables, functions and policies, and an HNSW index for vectors
-    of each size in ``dims`` (idempotent); the schema version.
+    """Create or migrate the tables, functions and policies (idempotent); the schema
+    version. ``dims`` builds nothing any more: no vector index serves every host, since a
+    graph walked through others' passages told where they lie (``postgres_nearest``).
 
     A step that needs a table another session holds waits ``lock_timeout_s`` at most, then
     fails naming who holds it: waiting longer would queue every host's publishing behind
     it (PostgreSQL grants locks in order)."""
     import psycopg
 
+    del dims  # kept so that scripts passing --dims still run
     with _admin(dsn) as conn:
         conn.execute("SELECT set_config('lock_timeout', %s, false)",
                      (f"{max(1, round(lock_timeout_s * 1000))}ms",))  # fmt: skip
         try:
             migrate(conn)
-            for n in dims:
-                # Cosine distance on the vectors of one size (a model's): what team search asks.
-                conn.execute(
-                    f"CREATE INDEX IF NOT EXISTS memd_vectors_hnsw_{int(n)} ON memd_vectors "
-                    f"USING hnsw ((embedding::vector({int(n)})) vector_cosine_ops) "
-                    f"WHERE vector_dims(embedding) = {int(n)}"
-                )
-            conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new index pays
+            conn.execute(f"ANALYZE {_TABLES}")  # the planner then knows the new indexes pay
         except psycopg.errors.LockNotAvailable as exc:
             raise StoreError(
                 f"memd team init waited {lock_timeout_s:g} s for a lock on the team tables "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memd.store.postgres_functions import V5, V5_PRIVILEGES
+from memd.store.postgres_nearest import NEAREST
 from memd.store.postgres_reads import READS
 from memd.store.postgres_roles import grant_host
 from memd.store.postgres_scoped import SCOPED
@@ -140,8 +141,7 @@ CREATE POLICY memd_own ON memd_meta FOR ALL
 GRANT SELECT ON memd_schema, memd_hosts, memd_grants TO PUBLIC;
 """
 
-# pgvector: every passage vector also as a ``vector``, searched by cosine distance in the
-# database (an HNSW index per vector size: ``postgres_admin.ann_index``).
+# pgvector: every passage vector also as a ``vector``, ranked by cosine in the database.
 _V3 = """
 CREATE EXTENSION IF NOT EXISTS vector;
 ALTER TABLE memd_vectors ADD COLUMN embedding vector;
@@ -311,10 +311,10 @@ REVOKE EXECUTE ON FUNCTION memd_may_write(text), memd_delete_files(text, bigint[
 # Each entry moves the schema from version i to i + 1; append, never edit.
 # The fifth: host roles reach the tables through memd's functions alone; the sixth: a
 # session a host holds too long is ended; the seventh: every row counts against a share,
-# analyze's turn is a lock no host may take, and reads start from the caller's scopes.
+# analyze's turn is a lock no host may take, and reads start from the caller's scopes;
+# the eighth: search by meaning reads no other scope's vectors (no graph serves all).
 _V5 = V5 + READS + V5_PRIVILEGES
-
-MIGRATIONS = [_V1, _V2, _V3, _V4, _V5, V6, ROWS + TURN + SCOPED]
+MIGRATIONS = [_V1, _V2, _V3, _V4, _V5, V6, ROWS + TURN + SCOPED, NEAREST]
 SCHEMA_VERSION = len(MIGRATIONS)
 FIRST_MIGRATION_LOCK = 0x6D656D64  # later ones lock memd_schema, which no host may
 

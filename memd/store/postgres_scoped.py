@@ -9,9 +9,8 @@ could test any word, and with prefix queries (``ke:*``) read others' terms a let
 time; timing the call told the same, less exactly. Here every lookup starts from the
 scopes the caller reads: the keyword index holds each scope's terms under a tag of their
 own (``memd_scoped_terms``), so a query asks only for the caller's tags, and rows are
-found by (host, workspace) before anything else is read. What is left: the vector index,
-which one graph serves for every host (``memd_nearest``), and sizes (the planner's row
-counts).
+found by (host, workspace) before anything else is read (search by meaning too:
+``postgres_nearest``). What is left: sizes (the planner's row counts).
 """
 
 from __future__ import annotations

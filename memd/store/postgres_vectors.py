@@ -185,9 +185,9 @@ class VectorRows:
 
     def nearest(self, model: str, query: bytes, k: int) -> list[tuple[int, float]]:
         """The ``k`` chunks whose passages are nearest ``query`` by cosine, each with its
-        best passage's cosine, best first (pgvector; its HNSW index when there is one)."""
-        # A chunk has 2.4 passages on average: twice k rows hold about k chunks, and every
-        # row more costs the HNSW scan (k = 48 of a million vectors: 26 ms at 2k, 49 at 4k).
+        best passage's cosine, best first (pgvector; each readable workspace's passages
+        ranked exactly)."""
+        # A chunk has 2.4 passages on average: twice k rows hold about k chunks.
         rows = self._q(
             "SELECT * FROM memd_nearest(%s, %s, %s, %s, %s)",
             (*self._scope, model, Embedding(query), 2 * k + 16),
