@@ -46,7 +46,10 @@ def remember(folder: Path, state_dir: Path, name: str) -> None:
     if found_before(folder, state_dir, name):
         return
     with contextlib.suppress(OSError):
-        _mark(state_dir, name).write_text(f"{folder}\n", encoding="utf-8")
+        # 0600 like every file of the state folder (the store's rule; no import from there)
+        fd = os.open(_mark(state_dir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(f"{folder}\n")
 
 
 def _mark(state_dir: Path, name: str) -> Path:
