@@ -15,6 +15,8 @@ the local model (e5-small), as ``--near local`` in bench/updates_bench.py.
   value. Its features add the cosine, the subject cosine with the changed values masked in
   the pair, whether both give a value of one kind, and how far behind the best candidate a
   pair's cosines are.
+- ``open+subject-pool``: the same, its candidates by meaning the nearest by subject cosine.
+- ``misses``: why memd's detector misses the tune halves' updates it misses.
 - ``separation``: how well the whole statements' cosine and the subject cosine each tell
   updates from other pairs, before any judge.
 - ``sure``: memd's relations at a judge probability of at least t, t the lowest whose
@@ -46,6 +48,7 @@ from memd.review import judge, judge_weights, updates
 from memd.review.values import Said, said
 
 THRESHOLDS = [t / 10 for t in range(2, 10)]
+METHODS = ("judge", "judge+subject", "open", "open+subject-pool")
 _TAG = {"num": "a number", "time": "a time", "day": "a day", "date": "a date"}
 
 
@@ -127,6 +130,37 @@ def separation(sets: list[dict], vectors: Vectors) -> dict:
     return out
 
 
+def misses(sets: list[dict], near: Callable) -> dict:
+    """Why memd's detector (meaning on) misses the tune halves' updates it misses."""
+    why: Counter[str] = Counter()
+    for data in sets:
+        for _, pairs, every in ub.workspaces(data):
+            seen: list = []
+            found = updates.find_updates(every, lambda s: s.date or "", near, collect=seen)
+            got = {(u.older.text, u.newer.text) for u in found}
+            read = {(o.text, n.text): f for o, n, f in seen}
+            taken = {s.text: d for s, d in updates.read(every)}
+            for p in pairs:
+                key = (p["older"]["text"], p["newer"]["text"])
+                if p["kind"] == "update" and p["split"] == "tune":
+                    why[_why(key, got, read, taken)] += 1
+    return dict(why.most_common())
+
+
+def _why(key, got, read, taken) -> str:
+    if key in got:
+        return "found"
+    if key[0] not in taken or key[1] not in taken:
+        return "not read as a fact (a question, a past event)"
+    if key in read:
+        return "turned down by the rules" if not read[key]["rules"] else "turned down by the judge"
+    o, d = taken[key[0]], taken[key[1]]
+    r = updates._reading(o, d, {w: 1.0 for w in o.stems | d.stems}, None)
+    if r is None:
+        return "no word in common but values"
+    return "no value of a known shape changed" if r.change is None else "not a candidate"
+
+
 # --- judge and judge+subject: memd's detector, weights fitted here --------------------
 
 
@@ -166,10 +200,11 @@ def judge_method(sets: list[dict], near: Callable, fit_on: list[int], on: list[i
 # --- open: the judge alone, over candidates by words and by meaning -----------------
 
 
-def open_finder(vectors: Vectors, weights: dict | None, threshold: float):
+def open_finder(vectors: Vectors, weights: dict | None, threshold: float, by_subject: bool):
     """A ``find_updates`` for the bench: per newer statement, its candidates by overlap
-    (``updates._POOL``) and its 4 nearest older ones by cosine, each read closely; the
-    likeliest pair whose value changed is taken when the judge believes it enough."""
+    (``updates._POOL``) and its 4 nearest older ones by cosine (of the subjects, values
+    masked, with ``by_subject``), each read closely; the likeliest pair whose value changed
+    is taken when the judge believes it enough."""
 
     def find(every, when, near=None, collect=None):
         items = sorted(updates.read(every), key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
@@ -179,6 +214,7 @@ def open_finder(vectors: Vectors, weights: dict | None, threshold: float):
         n = len(items)
         idf = {w: math.log(1 + (n + 1) / (c + 0.5)) for w, c in df.items()}
         full = vectors([d.text for _, d in items])
+        pooled = vectors([masked(d) for _, d in items]) if by_subject else full
         dates = [when(s) for s, _ in items]
         postings: dict[str, list[int]] = defaultdict(list)
         found = []
@@ -186,8 +222,8 @@ def open_finder(vectors: Vectors, weights: dict | None, threshold: float):
             rare = sorted(w for w in d.stems if df[w] <= max(50, int(updates._COMMON * n)))
             older = [i for i in range(j) if dates[i] < dates[j]]
             if older and (d.values or d.slot or d.changed):
-                found += _open_pairs(items, j, older, rare, postings, idf, full, vectors,
-                                     weights, threshold, collect)  # fmt: skip
+                found += _open_pairs(items, j, older, rare, postings, idf, (full, pooled),
+                                     vectors, weights, threshold, collect)  # fmt: skip
             for w in rare:
                 postings[w].append(j)
         return found
@@ -195,15 +231,18 @@ def open_finder(vectors: Vectors, weights: dict | None, threshold: float):
     return find
 
 
-def _open_pairs(items, j, older, rare, postings, idf, full, vectors, weights, threshold, collect):
+def _open_pairs(
+    items, j, older, rare, postings, idf, matrices, vectors, weights, threshold, collect
+):
     s, d = items[j]
+    full, pooled = matrices
     overlap: Counter[int] = Counter()
     for w in rare:
         for i in postings.get(w, ()):
             overlap[i] += idf[w]
     allowed = set(older)
     pool = [i for i, _ in overlap.most_common(updates._POOL) if i in allowed]
-    by_meaning = full[older] @ full[j]
+    by_meaning = pooled[older] @ pooled[j]
     pool += [older[k] for k in np.argsort(-by_meaning)[:4] if older[k] not in pool]
     band = vectors.high - vectors.low
     cos = {i: (float(full[i] @ full[j]) - vectors.low) / band for i in pool}
@@ -244,14 +283,17 @@ def judge_p(weights: dict, f: dict) -> float:
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def open_method(sets: list[dict], vectors: Vectors, fit_on: list[int], on: list[int], split: str):
-    reader = open_finder(vectors, None, 1.0)
+def open_method(
+    sets: list[dict], vectors: Vectors, fit_on: list[int], on: list[int], split: str, name: str
+):
+    by_subject = name == "open+subject-pool"
+    reader = open_finder(vectors, None, 1.0, by_subject)
     weights = fit([r for i in fit_on for r in rows(sets[i], None, reader)], 1.0)
     saved = ub.find_updates
     try:
 
         def measure(t: float, which: list[int], half: str) -> list[dict]:
-            ub.find_updates = open_finder(vectors, weights, t)
+            ub.find_updates = open_finder(vectors, weights, t, by_subject)
             out = []
             for i in which:
                 got = ub.detect(sets[i], None)
@@ -321,7 +363,9 @@ def main() -> None:
         "--out", default=str(Path(__file__).parent / "results" / "updates-methods.json")
     )
     ap.add_argument(
-        "--methods", default="separation,sure,judge,judge+subject,open", help="which, by name"
+        "--methods",
+        default=",".join(("misses", "separation", "sure", *METHODS)),
+        help="which, by name",
     )
     args = ap.parse_args()
     chosen = args.methods.split(",")
@@ -330,20 +374,22 @@ def main() -> None:
     near = vectors.near
     today = (dict(judge_weights.WEIGHTS), judge.THRESHOLD)
     result: dict = {"sure": sure_method(sets, near)} if "sure" in chosen else {}
+    if "misses" in chosen:
+        result["misses"] = misses(sets, near)
     if "separation" in chosen:
         result["separation"] = separation(sets, vectors)
-    for name in [m for m in ("judge", "judge+subject", "open") if m in chosen]:
+    for name in [m for m in METHODS if m in chosen]:
         undo = _with_subject(vectors) if name == "judge+subject" else (lambda: None)
         try:
             figures = {}
             for a, b in ((0, 1), (1, 0)):
-                if name == "open":
-                    t, (f,) = open_method(sets, vectors, [a], [b], "tune")
+                if name.startswith("open"):
+                    t, (f,) = open_method(sets, vectors, [a], [b], "tune", name)
                 else:
                     t, (f,) = judge_method(sets, near, [a], [b], "tune")
                 figures[f"fit set{a}, tune set{b}"] = {"threshold": t, **brief(f)}
-            if name == "open":
-                t, fs = open_method(sets, vectors, [0, 1], [0, 1], "report")
+            if name.startswith("open"):
+                t, fs = open_method(sets, vectors, [0, 1], [0, 1], "report", name)
             else:
                 t, fs = judge_method(sets, near, [0, 1], [0, 1], "report")
             for i, f in enumerate(fs):
