@@ -38,12 +38,13 @@ def _half(text: str) -> str:
     return "tune" if hashlib.sha1(text.encode()).digest()[0] % 2 == 0 else "report"
 
 
-def rows(data: dict, near) -> list[tuple[dict[str, float], int, str]]:
-    """(features, label, the pair's texts) for the tune half's candidate pairs."""
+def rows(data: dict, near, find=find_updates) -> list[tuple[dict[str, float], int, str]]:
+    """(features, label, the pair's texts) for the tune half's candidate pairs (those
+    ``find`` reads closely: memd's detector unless another is measured)."""
     out = []
     for _, pairs, every in workspaces(data):
         seen: list = []
-        find_updates(every, lambda s: s.date or "", near, collect=seen)
+        find(every, lambda s: s.date or "", near, collect=seen)
         updates = {
             (p["older"]["date"], p["older"]["text"], p["newer"]["date"], p["newer"]["text"])
             for p in pairs
