@@ -1,0 +1,36 @@
+"""Weights of the promotion model (``memd.review.lasting``), written by
+``bench/promote_fit.py`` on the tune half of bench/promote_lines.json."""
+
+THRESHOLD = 0.6
+WEIGHTS: dict[str, float] = {
+    "bias": -0.337,
+    "bold": 0.3394,
+    "cadence": 1.504,
+    "changed": -0.2912,
+    "contact": 1.0504,
+    "dated": -1.166,
+    "day_plural": 0.772,
+    "decided": 0.6661,
+    "deixis": -1.5142,
+    "exclaim": -0.1532,
+    "first": -0.4959,
+    "fragment": -0.4012,
+    "label": 0.41,
+    "money": 0.9095,
+    "negation": 1.8728,
+    "nested": 0.3926,
+    "only": 1.1946,
+    "passive": 0.9646,
+    "past": -1.452,
+    "past_event": -0.8554,
+    "pending": -0.8629,
+    "quote": 0.2693,
+    "range": 0.734,
+    "repeated": 1.6052,
+    "rule": 0.924,
+    "sentences": 0.4222,
+    "short": -2.1225,
+    "slot": -0.0605,
+    "turn": -1.3162,
+    "values": -0.2168,
+}
