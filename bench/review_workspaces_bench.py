@@ -138,6 +138,12 @@ JUDGED: dict[tuple[str, str], tuple[bool | None, str]] = {
         True,
         "a decision on the paper, as the author order the key lists",
     ),
+    ("research", "memory/2026-02-19.md#L17"): (False, "a one-off absence"),
+    ("household", "memory/2026-02-16.md#L8"): (
+        True,
+        "the new monthly payment, right to keep; it is the update of MEMORY.md#L40, not "
+        "paired, so the old line is not cited",
+    ),
     ("household", "memory/2026-01-13.md#L3"): (False, "a lesson's log and advice for one piece"),
     ("household", "memory/2026-01-26.md#L4"): (False, "a brief for a task, decided later"),
     ("household", "memory/2026-02-19.md#L8"): (False, "one item of a shopping list"),

@@ -96,19 +96,38 @@ _SAID_AS = {
 def features(s: Statement, days: int = 1, turn: bool = False) -> dict[str, float]:
     """What the form of ``s`` says about whether it lasts; ``days``: on how many days its
     words were said; ``turn``: one of a run of lines by named speakers (``dialogue``)."""
+    return {**_plain(s, days, turn), **_read(s.text)}
+
+
+# The features that need the statement taken apart (``memd.review.values.said``), which
+# costs most: a review reads them only where the others leave the outcome open.
+_READ = ("slot", "values", "changed", "past_event", "dated_value")
+
+
+def _read(text: str) -> dict[str, float]:
+    d = said(text)
+    f = {
+        "slot": float(bool(d.slot) and len(d.slot) <= 6),
+        "values": min(sum(len(v) for v in d.values.values()), 4) / 4,
+        "changed": float(d.changed),
+        "past_event": float(d.past_event),
+        "dated_value": float("date" in d.values),
+    }
+    return {k: v for k, v in f.items() if v}
+
+
+def _plain(s: Statement, days: int, turn: bool) -> dict[str, float]:
     text = s.text
     low = words(text)
     n = len(low) or 1
     speaker = (s.speaker or "").strip()
     person = bool(speaker) and not speaker[:1].islower()
     label = _LABEL.match(text)
-    d = said(text)
     near_value = _cadence_beside_value(text)
     past = sum(1 for i, w in enumerate(low[:6]) if _is_past(low, i, w))
     f = {
         "label": float(label is not None and len(label.group("label").split()) <= 4),
         "bold": float(person and s.key is None),
-        "slot": float(bool(d.slot) and len(d.slot) <= 6),
         "rule": float(any(w in _RULE for w in low)),
         "negation": float(any(_forbids(low, i) for i in range(len(low)))),
         "only": float(any(w in _ONLY for w in low)),
@@ -120,13 +139,10 @@ def features(s: Statement, days: int = 1, turn: bool = False) -> dict[str, float
             any(w in _NEED and _PENDING & set(low[i + 1 : i + 3]) for i, w in enumerate(low))
         ),
         "day_plural": float(any(w in _DAY_PLURAL for w in low)),
-        "values": min(sum(len(v) for v in d.values.values()), 4) / 4,
         "contact": float(bool(_CONTACT.search(text))),
         "money": float(bool(_MONEY.search(text))),
         "decided": float(any(w in DECIDED or w.startswith(_DECIDING) for w in low)),
-        "changed": float(d.changed),
         "past": min(past, 2) / 2,
-        "past_event": float(d.past_event),
         "deixis": float(any(w in _DEIXIS for w in low)),
         "first": float(any(w in _FIRST for w in low)),
         "quote": float(bool(_QUOTE.search(text))),
@@ -135,7 +151,7 @@ def features(s: Statement, days: int = 1, turn: bool = False) -> dict[str, float
         "long": min(max(n - 20, 0), 20) / 20,
         "sentences": float(len(re.findall(r"[.!?](?:\s|$)", text.rstrip(".!? "))) >= 1),
         "nested": float(s.lead is not None),
-        "dated": float(bool(_DATED.search(text)) or "date" in d.values),
+        "dated": float(bool(_DATED.search(text))),
         "turn": float(turn),
         "repeated": float(days >= 2),
     }
@@ -151,7 +167,13 @@ def probability(f: dict[str, float]) -> float:
 def lasting(s: Statement, days: int = 1, turn: bool = False) -> tuple[float, list[str]]:
     """How likely ``s`` is kept (0..1) and, when it is at least ``THRESHOLD``, what in its
     form said so (the features that raised it most, in plain words)."""
-    f = features(s, days, turn)
+    f = _plain(s, days, turn)
+    # The features read from the statement taken apart can add at most their positive
+    # weights: where even that leaves it under the bar, they are not read (most lines).
+    most = probability({**f, **{k: 1.0 for k in _READ if WEIGHTS.get(k, 0.0) > 0}})
+    if most < THRESHOLD:
+        return probability(f), []
+    f.update(_read(s.text))
     p = probability(f)
     if p < THRESHOLD:
         return p, []
