@@ -82,6 +82,7 @@ _SAID_AS = {
     "bold": "a bold subject",
     "rule": "a rule's form",
     "negation": "a prohibition",
+    "only": "a restriction",
     "cadence": "a cadence with a value",
     "day_plural": "a cadence with a value",
     "range": "a schedule",
