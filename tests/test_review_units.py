@@ -190,3 +190,25 @@ def test_a_line_a_later_one_disputes_is_not_promoted(serve, ws):
     assert decision not in " ".join(promoted())
     # Not an update: nothing marks the older line replaced.
     assert not [r for r in d.search("hive inspections rain") if "superseded_by" in r]
+
+
+def test_a_promotion_reads_form_not_words():
+    """A cadence counts beside a value ("7 daily", "every 10 days", "montags"), not as a
+    word: a meeting named "Weekly" is no rule. A named speaker's line next to another's is a
+    turn of a conversation; a bold subject alone is not."""
+    from memd.review.lasting import dialogue, features
+    from memd.review.statements import Statement, statements
+
+    def read(text: str) -> dict[str, float]:
+        return features(Statement("memory/2026-05-04.md", 3, "2026-05-04", "", text))
+
+    assert "cadence" in read("Backups: 7 daily, 4 weekly, 6 monthly")
+    assert "cadence" in read("Hive inspections every 10 days in summer.")
+    assert "day_plural" in read("Hausbesuche nur dienstags, Pauschale 45 €.")
+    assert "cadence" not in read("Ben wants to raise it at the next Weekly.")
+    assert "negation" in read("No bonfires on the site, ever.")
+    assert "negation" not in read("Contribution list: 3 bullets, not 5.")  # a correction
+    text = ("# 2026-05-04\n\n**Ana:** can we move the stand-up?\n**Ben:** fine by me.\n\n"
+            "## Team\n\n- **Kit:** home navy, away red.\n")  # fmt: skip
+    said = statements("memory/2026-05-04.md", text, "2026-05-04")
+    assert dialogue(said) == {("memory/2026-05-04.md", 3), ("memory/2026-05-04.md", 4)}
