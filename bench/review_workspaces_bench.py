@@ -62,6 +62,100 @@ JUDGED: dict[tuple[str, str], tuple[bool | None, str]] = {
     ("household", "MEMORY.md#L24"): (False, "a day's log of the same time, not the change"),
     ("household", "memory/2026-01-21.md#L13"): (True, "the Kita's lasting rule on nuts"),
     ("household", "memory/2026-01-26.md#L9"): (False, "trip planning, the allergy is known"),
+    # Judged for the promotions read from form (memd.review.lasting), by one rule: right
+    # when a person keeping this MEMORY.md would add the line as written, its subject
+    # clear from the line itself, because it holds beyond its day.
+    ("ops-de", "memory/2026-01-12.md#L11"): (False, "the status of a trial, not lasting"),
+    ("ops-de", "memory/2026-02-19.md#L9"): (
+        False,
+        "the trial's outcome, but its subject is only in the heading: the line alone says nothing",
+    ),
+    ("ops-de", "memory/2026-01-13.md#L9"): (False, "a deploy's status"),
+    ("ops-de", "memory/2026-01-30.md#L10"): (False, "a trial started that day"),
+    ("ops-de", "memory/2026-01-30.md#L12"): (
+        False,
+        "a setting of a trial, its subject only in the heading",
+    ),
+    ("ops-de", "memory/2026-01-26.md#L8"): (
+        False,
+        "a point in a comparison before the decision (the 01-28 update carries the fact)",
+    ),
+    ("ops-de", "memory/2026-02-24.md#L13"): (
+        True,
+        "the monthly Glacier dump on the 1st, approved: lasting (02-26 says it again)",
+    ),
+    ("ops-de", "memory/2026-02-06.md#L4"): (False, "an incident's log line"),
+    ("ops-de", "memory/2026-02-06.md#L7"): (
+        False,
+        "MEMORY.md's status-page rule applied to one incident",
+    ),
+    ("ops-de", "memory/2026-01-16.md#L6"): (
+        False,
+        "a detail of the restore-test script; alone, the path of what?",
+    ),
+    ("ops-de", "memory/2026-02-03.md#L10"): (
+        True,
+        "where the rate limits are configured: lasting, the file names it",
+    ),
+    ("ops-de", "memory/2026-01-22.md#L4-L5"): (
+        True,
+        "the Renovate decision the key lists (L5), one paragraph with the line before",
+    ),
+    ("ops-de", "memory/2026-01-30.md#L11"): (
+        True,
+        "the log summary's model, kept after the trial (02-19)",
+    ),
+    ("research", "memory/2026-01-29.md#L4"): (
+        True,
+        "the new meeting slot, right to keep; it "
+        "is the update of MEMORY.md#L19, not paired, "
+        "so the old line is not cited",
+    ),
+    ("research", "memory/2026-02-05.md#L10"): (False, "an estimate among a day's notes"),
+    ("research", "memory/2026-01-22.md#L9"): (
+        False,
+        "a meeting's remark about a target that changed later",
+    ),
+    ("research", "memory/2026-02-10.md#L6"): (False, "a turn of a meeting"),
+    ("research", "memory/2026-02-17.md#L4-L5"): (
+        True,
+        "the new lab quota, right to keep; it "
+        "is the update of MEMORY.md#L45, not "
+        "paired, so the old line is not cited",
+    ),
+    ("research", "memory/2026-01-20.md#L13"): (False, "a result and a remark"),
+    ("research", "memory/2026-01-28.md#L8"): (
+        True,
+        "how to live with preemption on gpu-long: lasting",
+    ),
+    ("research", "memory/2026-03-03.md#L12"): (False, "a detail of one human eval"),
+    ("research", "memory/2026-02-27.md#L8"): (
+        False,
+        "MEMORY.md already says travel is booked through the portal",
+    ),
+    ("research", "memory/2026-02-17.md#L10"): (False, "an option in a list"),
+    ("research", "memory/2026-03-10.md#L11"): (
+        True,
+        "a decision on the paper, as the author order the key lists",
+    ),
+    ("research", "memory/2026-02-19.md#L17"): (False, "a one-off absence"),
+    ("household", "memory/2026-02-16.md#L8"): (
+        True,
+        "the new monthly payment, right to keep; it is the update of MEMORY.md#L40, not "
+        "paired, so the old line is not cited",
+    ),
+    ("household", "memory/2026-01-13.md#L3"): (False, "a lesson's log and advice for one piece"),
+    ("household", "memory/2026-01-26.md#L4"): (False, "a brief for a task, decided later"),
+    ("household", "memory/2026-02-19.md#L8"): (False, "one item of a shopping list"),
+    ("household", "memory/2026-02-06.md#L6"): (
+        False,
+        'a lasting arrangement, but as written "does Fridays" does not say what',
+    ),
+    ("household", "memory/2026-01-21.md#L12"): (False, "a one-off outing"),
+    ("household", "memory/2026-03-01.md#L14"): (
+        False,
+        "restates MEMORY.md's bills with two updates found elsewhere",
+    ),
 }
 
 

@@ -37,9 +37,9 @@ NOTES = {
     "MEMORY.md": "# Memory\n\n## Database\n- We use Postgres 16 for the main database.\n\n"
     "## People\n- Dana owns the billing service.\n",
     "memory/2026-03-02.md": "# 2026-03-02\n\n## API\nWe decided the public API is REST, not "
-    "GraphQL.\n\n- Deploys run from the main branch only.\n",
-    "memory/2026-03-04.md": "# 2026-03-04\n\n## Standup\n- Deploys run from the main branch "
-    "only.\n- The billing service moves to the new cluster next week.\n",
+    "GraphQL.\n\n- Deploys always run from the main branch.\n",
+    "memory/2026-03-04.md": "# 2026-03-04\n\n## Standup\n- Deploys always run from the main "
+    "branch.\n- The billing service moves to the new cluster next week.\n",
 }
 # The order the examples run in: each sees what the ones before it wrote.
 RUN_ORDER = [

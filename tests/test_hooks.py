@@ -44,7 +44,7 @@ def host(tmp_path, ws):
     ws.write(
         "memory/2026-11-24.md",
         "# 2026-11-24\n\n- Deployed 2.4.1; smoke tests passed.\n"
-        "- Decision: Sam owns the payments gateway from now on.\n",
+        "- Decision: Sam owns the payments gateway.\n",
     )
     config = tmp_path / "memd.yaml"
     config.write_text(

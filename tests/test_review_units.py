@@ -8,7 +8,7 @@ import textwrap
 WRAPPED = """# 2026-11-05
 
 ## Queue
-- Decided to use RabbitMQ for the invoice event queue instead of Kafka, because the
+- Decided to always use RabbitMQ for the invoice event queue instead of Kafka, because the
   team already runs it for notifications and migrations run there too.
 - TODO: write the ADR for the queue choice
 - [x] move the billing cron to Nomad
@@ -20,7 +20,7 @@ REVERSED = """# 2026-11-20
 - TODO: set up Unleash in staging
 """
 WHOLE = (
-    "Decided to use RabbitMQ for the invoice event queue instead of Kafka, because the team "
+    "Decided to always use RabbitMQ for the invoice event queue instead of Kafka, because the team "
     "already runs it for notifications and migrations run there too."
 )
 
@@ -67,7 +67,7 @@ def test_a_reversal_in_other_words_is_a_conflict_and_tasks_never_are(serve, ws):
     assert "'RabbitMQ'" in conflicts[0]["reason"] and "'AWS SQS'" in conflicts[0]["reason"]
     # The superseded decision is never proposed for promotion.
     promoted = " ".join(p["text"] for p in proposals if p["kind"] == "promote")
-    assert "Decided to use RabbitMQ" not in promoted
+    assert "Decided to always use RabbitMQ" not in promoted
     assert "TODO" not in json.dumps(conflicts)
     old = d.wait_for(
         lambda: [r for r in d.search("rabbitmq queue") if "superseded_by" in r],
@@ -169,3 +169,46 @@ def test_an_item_nested_under_an_introducing_line_is_about_what_that_line_names(
     assert nested.lead == "the Northwind contract gets its own limit:"
     found = find_updates(every, lambda s: s.date or "")
     assert [(u.older.line, u.newer.line) for u in found] == [(3, 3)]
+
+
+def test_a_line_a_later_one_disputes_is_not_promoted(serve, ws):
+    """A later line on the same subject with another value, too unsure for an update (an
+    opinion, no change said), still takes the older line off the promotions: it may not
+    hold. Without the later line the older one is proposed."""
+    decision = "Rule: hive inspections every 7 days in May, never in the rain."
+    ws.write("memory/2026-03-01.md", f"# 2026-03-01\n\n- {decision}\n")
+    d = serve()
+    d.wait_for(lambda: d.search("hive"), what="indexed")
+
+    def promoted() -> list[str]:
+        return [p["text"] for p in d.call("memory_review")["proposals"] if p["kind"] == "promote"]
+
+    assert promoted() == [f"{decision} (memory/2026-03-01.md#L3)"]
+    ws.write("memory/2026-03-20.md",
+             "# 2026-03-20\n\n- Hive inspections every 10 days is enough, says Ron.\n")  # fmt: skip
+    d.wait_for(lambda: d.search("ron"), what="the later note indexed")
+    assert decision not in " ".join(promoted())
+    # Not an update: nothing marks the older line replaced.
+    assert not [r for r in d.search("hive inspections rain") if "superseded_by" in r]
+
+
+def test_a_promotion_reads_form_not_words():
+    """A cadence counts beside a value ("7 daily", "every 10 days", "montags"), not as a
+    word: a meeting named "Weekly" is no rule. A named speaker's line next to another's is a
+    turn of a conversation; a bold subject alone is not."""
+    from memd.review.lasting import dialogue, features
+    from memd.review.statements import Statement, statements
+
+    def read(text: str) -> dict[str, float]:
+        return features(Statement("memory/2026-05-04.md", 3, "2026-05-04", "", text))
+
+    assert "cadence" in read("Backups: 7 daily, 4 weekly, 6 monthly")
+    assert "cadence" in read("Hive inspections every 10 days in summer.")
+    assert "day_plural" in read("Hausbesuche nur dienstags, Pauschale 45 €.")
+    assert "cadence" not in read("Ben wants to raise it at the next Weekly.")
+    assert "negation" in read("No bonfires on the site, ever.")
+    assert "negation" not in read("Contribution list: 3 bullets, not 5.")  # a correction
+    text = ("# 2026-05-04\n\n**Ana:** can we move the stand-up?\n**Ben:** fine by me.\n\n"
+            "## Team\n\n- **Kit:** home navy, away red.\n")  # fmt: skip
+    said = statements("memory/2026-05-04.md", text, "2026-05-04")
+    assert dialogue(said) == {("memory/2026-05-04.md", 3), ("memory/2026-05-04.md", 4)}

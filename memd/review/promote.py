@@ -1,23 +1,31 @@
 """Promotions: durable statements of daily notes that MEMORY.md does not hold yet.
 
-A statement qualifies on its own words (``memd.review.durable``) or by coming back on
-two or more days; it is left out when MEMORY.md already says it, in words (most of its
-content words in one of MEMORY.md's statements) or in meaning (the embedder's cosine, when
-there is one, high on the model's own scale).
+A statement qualifies when two readings agree: its form (``memd.review.lasting``: a
+fitted model of what a person keeps, coming back on two or more days among its features)
+and its words (``memd.review.durable``'s cues); it is left out when
+MEMORY.md already says it, in words (most of its content words in one of MEMORY.md's
+statements) or in meaning (the embedder's cosine, when there is one, high on the model's
+own scale).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 import memd.embed.numpy_lazy as np
-from memd.review.durable import could_be_durable, durability
+from memd.review.durable import durability
+from memd.review.lasting import lasting
 from memd.review.statements import Statement, content_words
 
-PROMOTE_AT = 0.5  # the least score a promotion is proposed at
-REPEATED = 0.3  # what saying it on another day adds
+# Two readings weigh a line: its form (``lasting``, fitted) and the cue lists
+# (``durable``). A line is proposed only where both clear their own bars, ranked by their
+# mean: either alone was wrong more often than both together (measured on the labelled
+# promotions' report half and on the agents' workspaces; their mean over the mean of the
+# bars sat between the two).
+_CUE_AT = 0.5  # the cue lists' own bar
+_REPEATED = 0.3  # what saying it on another day adds to the cue lists' score
 _SAME_WORDS = 0.6  # share of its content words MEMORY.md must hold for "already there"
 _SAME_MEANING = 0.85  # cosine on the model's 0-1 scale for "already there in meaning"
 MEANING_CHECKED = 200  # the best candidates checked by meaning (one embedding call each)
@@ -39,9 +47,14 @@ class Promotion:
         return self.said[-1]
 
 
-def promotions(daily: Sequence[Statement], core: Sequence[Statement]) -> list[Promotion]:
+def promotions(
+    daily: Sequence[Statement],
+    core: Sequence[Statement],
+    turns: Set[tuple[str, int]] = frozenset(),
+) -> list[Promotion]:
     """Durable statements of ``daily`` that ``core`` (MEMORY.md) does not hold in words,
-    best first (``known_in_meaning`` checks meaning)."""
+    best first (``known_in_meaning`` checks meaning); ``turns``: the (path, line) of those
+    that are turns of a conversation (``memd.review.lasting.dialogue``)."""
     groups: dict[frozenset[str], list[Statement]] = defaultdict(list)
     for s in daily:
         if s.key is None and not s.task:
@@ -53,14 +66,16 @@ def promotions(daily: Sequence[Statement], core: Sequence[Statement]) -> list[Pr
             continue
         newest = said[-1]
         days = len({s.date for s in said})
-        if days < 2 and not could_be_durable(newest.text, newest.heading):
-            continue  # no cue, said once: it cannot reach PROMOTE_AT
-        score, why = durability(newest.text, newest.heading)
+        turn = (newest.path, newest.line) in turns
+        form, why = lasting(newest, days if len(words) >= 3 else 1, turn)
+        cue, cued = durability(newest.text, newest.heading or "")
         if days >= 2 and len(words) >= 3:
-            score = min(score + REPEATED, 1.0)
-            why.append(f"said on {days} days")
-        if score < PROMOTE_AT or held.holds(words):
+            cue = min(cue + _REPEATED, 1.0)
+        if not why or cue < _CUE_AT or held.holds(words):
             continue
+        score = (form + cue) / 2
+        why = [f"said on {days} days" if w == "said again on another day" else w for w in why]
+        why = list(dict.fromkeys([*cued, *why]))[:3]
         found.append(Promotion(said, round(score, 3), why))
     found.sort(key=lambda p: (-p.score, p.newest.date or "", p.newest.line))
     return found

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from memd.records import Proposal
 from memd.review.duplicates import duplicates
+from memd.review.judge import probability
+from memd.review.judge_weights import THRESHOLD
+from memd.review.lasting import dialogue
 from memd.review.latest import current
 from memd.review.promote import Promotion, promotions
 from memd.review.statements import Statement, content_words, statements
@@ -22,6 +25,7 @@ from memd.sources.layout import CORE_NAMES
 KINDS = ("promote", "conflict", "duplicate")
 SHOWN = 20  # proposals a review shows, best first; the rest are counted
 _SAME_FACT = 0.7  # share of the shorter's content words: two promotions of one fact
+DISPUTED = 0.5  # of the update judge's bar: a later line this likely to update one disputes it
 
 
 @dataclass(frozen=True)
@@ -49,18 +53,25 @@ def review(
         (core if note.core else daily if note.date else other).extend(found)
     out: list[Proposal] = []
     every = [*core, *other, *daily]
-    latest = current(find_updates(every, _when)) if {"promote", "conflict"} & set(kinds) else {}
+    pairs: list | None = [] if "promote" in kinds else None  # every pair read closely
+    latest = (current(find_updates(every, _when, collect=pairs))
+              if {"promote", "conflict"} & set(kinds) else {})  # fmt: skip
     if "promote" in kinds:
         # A statement a later one replaced is never promoted; one that replaced a line of
-        # MEMORY.md is proposed as that update instead.
-        replaced = set(latest)
+        # MEMORY.md is proposed as that update instead. Nor is one a later line may
+        # update or dispute: a pair the update judge finds half as likely as it needs is
+        # too weak to say "replaced" but enough to say "not this one, not yet".
+        replaced = set(latest) | {(o.path, o.line) for o, _, f in pairs or ()
+                                  if probability(f) >= DISPUTED * THRESHOLD}  # fmt: skip
         fixing = {(u.newer.path, u.newer.line) for u in latest.values() if _curated(u.older)}
-        recent = [
+        kept = [
             s for s in daily
-            if (since is None or (s.date or "") >= since) and eligible(s)
-            and (s.path, s.line) not in replaced and (s.path, s.line) not in fixing
+            if eligible(s) and (s.path, s.line) not in replaced and (s.path, s.line) not in fixing
         ]  # fmt: skip
-        for p in _one_per_fact(promotions(recent, core)):
+        found = promotions(kept, core, dialogue(daily))
+        # ``since`` keeps what was said since; the days it was said on count them all.
+        found = [p for p in found if since is None or (p.newest.date or "") >= since]
+        for p in _one_per_fact(found):
             s = p.newest
             why = ", ".join(p.why) or "durable wording"
             out.append(_proposal("promote", f"{why}; not in MEMORY.md", p.score, p.said,

@@ -1,0 +1,37 @@
+"""Weights of the promotion model (``memd.review.lasting``), written by
+``bench/promote_fit.py`` on the tune half of bench/promote_lines.json."""
+
+THRESHOLD = 0.6
+WEIGHTS: dict[str, float] = {
+    "bias": -0.3488,
+    "bold": 0.3637,
+    "cadence": 1.4367,
+    "changed": -0.2806,
+    "contact": 1.0477,
+    "dated": -1.3822,
+    "dated_value": 0.0585,
+    "day_plural": 0.7765,
+    "decided": 0.677,
+    "deixis": -1.5051,
+    "exclaim": -0.153,
+    "first": -0.4888,
+    "fragment": -0.3672,
+    "label": 0.4841,
+    "money": 0.8108,
+    "negation": 1.8628,
+    "nested": 0.3965,
+    "only": 1.1958,
+    "passive": 0.9746,
+    "past": -1.4652,
+    "past_event": -0.8452,
+    "pending": -0.8632,
+    "quote": 0.278,
+    "range": 0.7358,
+    "repeated": 1.6173,
+    "rule": 0.9367,
+    "sentences": 0.4608,
+    "short": -2.1149,
+    "slot": -0.0945,
+    "turn": -1.3294,
+    "values": -0.2398,
+}
