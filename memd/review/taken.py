@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import marshal
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from memd.review import statements as _statements_module
@@ -116,4 +119,10 @@ def save_kept(path: Path, files: dict[str, Taken]) -> None:
 
 
 def _fields(record: object) -> tuple:
-    return tuple(getattr(record, f.name) for f in dataclasses.fields(record))  # type: ignore[arg-type]
+    return _getter(type(record))(record)
+
+
+@functools.cache
+def _getter(kind: type) -> Callable[[object], tuple]:
+    """A record's fields in order, read at C speed (tens of thousands of statements)."""
+    return attrgetter(*(f.name for f in dataclasses.fields(kind)))

@@ -115,8 +115,9 @@ def pair(
     postings: dict[str, list[int]] = defaultdict(list)
     found: list[Update] = []
     for j, (_, d) in enumerate(items):
-        rare = sorted(w for w in d.stems if df[w] <= common)  # sorted: ties break alike each run
+        rare = [w for w in d.stems if df[w] <= common]
         if d.values or d.slot or d.changed:
+            rare.sort()  # ties break alike each run
             found += _judged(j, items, d, rare, postings, idf, df, when, near, collect)
         for w in rare:
             postings[w].append(j)

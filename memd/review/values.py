@@ -42,6 +42,8 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_](?:[\w'’-]*[^\W_])?)",
     re.IGNORECASE,
 )
+# The words that may negate or say a change, and "over" ("handed over"): looked at closely.
+_MARKED = NOT | NEGATING | CHANGE | {"over"}
 _LETTERS = re.compile(r"[^\W\d_]+")
 _SPACES = re.compile(r"\s+")
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?P<label>[^:*]{2,48}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s+(?=\S)")
@@ -170,20 +172,21 @@ def said(text: str) -> Said:
         gap = text[end:start] if i else ""
         end = m.end()
         # Only a word right before another (no stopword, number or mark between) modifies it.
-        adjacent = previous if i and not gap.strip() else ""
+        adjacent = previous if i and (gap == " " or not gap.strip()) else ""
         previous = ""
         after_label = label is not None and start >= body_from
         if kind == "word":
             bare = low[:-2] if low.endswith("'s") else low
-            if bare in NOT or bare in NEGATING:
-                negated = True
-                if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
-                    changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
-            handed = bare == "over" and i > 0 and lowers[i - 1] in HANDING
-            if bare in CHANGE or low in CHANGE or handed:
-                changed = True
-                first_word = False
-                continue
+            if bare in _MARKED or low in CHANGE:  # a word that negates or says a change
+                if bare in NOT or bare in NEGATING:
+                    negated = True
+                    if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
+                        changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
+                handed = bare == "over" and i > 0 and lowers[i - 1] in HANDING
+                if bare in CHANGE or low in CHANGE or handed:
+                    changed = True
+                    first_word = False
+                    continue
             if (bare in STOPWORDS or len(bare) < 2 or (german and bare in GERMAN)) and not (
                 (len(raw) == 1 and raw.isupper() and raw != "I" and not first_word)  # a letter
                 or (german and bare in DAYS_DE)
@@ -204,7 +207,7 @@ def said(text: str) -> Said:
             if adjacent:
                 modifiers.setdefault(word, adjacent)
             previous = previous_word = word
-            shown.setdefault(word, raw.strip("'’"))
+            shown.setdefault(word, raw)  # (a word token neither starts nor ends with a quote)
             if bare in MONTHS and _near_number(tokens, i):
                 put("date", f"m{MONTHS[bare]}", word)
             elif low.endswith("'s") and raw[0].isupper():
@@ -339,6 +342,8 @@ def _shaped_name(raw: str) -> bool:
     """A product, place or person by its shape, in any language: a word with digits or
     inner capitals ("gpt-4o", "PostgreSQL", "B2"). (A capital inside an English sentence
     names one too: ``said`` asks that only of a capitalised word.)"""
+    if raw.islower() and raw.isalpha():  # most words: neither
+        return False
     rest = raw[1:]
     # An inner capital: "PostgreSQL", but not one after "-" ("On-Call").
     if rest != rest.lower() and any(c.isupper() and raw[n] != "-" for n, c in enumerate(rest)):
