@@ -184,13 +184,8 @@ class Memory:
         pass's workers (``memd index`` with no daemon to keep it)."""
         if not current:
             return self._commit(lambda: self.db.sync(full, progress, cancel))
-        from memd.review.taken import take_apart
-
-        taken: dict = {}
-        report = self._commit(lambda: self.db.sync(full, progress, cancel, take_apart, taken))
-        if not report.cancelled:
-            self.currency.catch_up(taken)
-        return report
+        sync = lambda reader, read: self.db.sync(full, progress, cancel, reader, read)  # noqa: E731
+        return self.currency.index(lambda reader, read: self._commit(lambda: sync(reader, read)))
 
     def index_paths(
         self, paths: Iterable[str], cancel: threading.Event | None = None

@@ -32,3 +32,49 @@ def test_a_file_others_may_write_or_that_is_not_what_was_kept_is_not_read(tmp_pa
     path.write_bytes(b"\x00not marshal")
     assert load_kept(path) == {}
     assert load_kept(tmp_path / "missing") == {}
+
+
+# A dated note's prose paragraph (over 300 characters) is never read as a fact; the item
+# that introduces a nested one still scopes it when it is that long.
+LONG = " ".join(["The quarterly planning notes ran long and covered many things"] * 6)
+DATED = (
+    f"# 2026-03-10\n\n{LONG}.\n\n- {LONG}, and for Northwind:\n  - Limit: 1200 requests/min\n"
+    "- The deploy target is now production.\n\nStandup moved to 09:30.\n"
+)
+
+
+def test_a_dated_note_is_taken_apart_as_if_every_statement_were_read():
+    """Leaving a dated note's long paragraphs out early changes nothing that is kept."""
+    from memd.review.statements import statements
+    from memd.review.updates import read
+
+    e = FileEntry("memory/2026-03-10.md", "/w/m", "/w/m", "daily", "2026-03-10", 1, 7)
+    every = statements(e.path, DATED, e.date)
+    assert len(every) == 5 and sum(len(s.text) > 300 for s in every) == 2
+    nested = next(s for s in every if s.text.startswith("Limit"))
+    assert nested.lead and nested.lead.endswith("for Northwind:") and len(nested.lead) > 300
+    taken = take_apart(e, DATED)
+    assert taken.said == read(every)
+    assert sorted(taken.digests) == [s.line for s, _ in taken.said]
+
+
+def test_an_index_that_finds_what_is_current_leaves_the_collector_as_it_was(ws, config):
+    """The cyclic collector, paused while statements are gathered, is as it was after."""
+    import gc
+
+    from memd.memory import Memory
+
+    ws.write("MEMORY.md", "# Memory\n\n- Logs are kept for 30 days.\n")
+    ws.write("memory/2026-03-05.md", "# 2026-03-05\n\n- Log retention: 14 days.\n")
+    with Memory(config) as m:
+        assert gc.isenabled()
+        m.index(current=True)
+        assert gc.isenabled()
+        assert [u.newer.text for u in m.currency.updates] == ["Log retention: 14 days."]
+        gc.disable()
+        try:
+            ws.write("memory/2026-03-06.md", "# 2026-03-06\n\n- Log retention: 7 days.\n")
+            m.index(current=True)
+            assert not gc.isenabled()
+        finally:
+            gc.enable()

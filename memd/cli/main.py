@@ -11,7 +11,6 @@ itself, and the daemon, MCP and service code only by their own commands.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -284,14 +283,8 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> in
     """Index (and, with no daemon to do it later, embed) in this process, with progress."""
     on_terminal = sys.stderr.isatty() and not as_json
     progress = cli_format.Progress("indexing", "files") if on_terminal else None
-    # With what later notes replaced, as the daemon keeps it. The statements the workers
-    # hand back stay alive to the end: the cyclic collector walked them again and again
-    # (0.7 of 3.6 CPU-s of this process for 5,000 notes), and this process ends soon.
-    gc.disable()
-    try:
-        result = memory.index(full=full, progress=progress, current=True).as_dict()
-    finally:
-        gc.enable()
+    # With what later notes replaced, as the daemon keeps it.
+    result = memory.index(full=full, progress=progress, current=True).as_dict()
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0

@@ -18,15 +18,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memd.errors import MemdError
-from memd.index.prepare import in_workers
+from memd.index.prepare import Reader, collector_paused, in_workers
 from memd.log import get_logger
+from memd.records import IndexReport
 from memd.review.latest import current
 from memd.review.meaning import Meaning
 from memd.review.statements import Statement
-from memd.review.taken import Taken, load_kept, save_kept, stamp, take_file
+from memd.review.taken import Taken, load_kept, save_kept, stamp, take_apart, take_file
 from memd.review.updates import Update, pair
 from memd.review.values import Said
 from memd.sources.entries import holdable
@@ -100,6 +101,18 @@ class Currency:
         # Python while its first searches waited).
         self._command = True
         return self._guarded(lambda: self._refresh(None, taken or {}, skip_done=True))
+
+    def index(self, sync: Callable[[Reader, dict[str, Any]], IndexReport]) -> IndexReport:
+        """An index pass, ``sync(reader, read)``, whose workers also take apart each note
+        they read, then ``catch_up`` with what they took: each note read once. Python's
+        cyclic collector is paused meanwhile (``collector_paused``): what they took, some
+        10^5 small objects for 5,000 notes and none in a cycle, lives until it is paired."""
+        taken: dict[str, Any] = {}
+        with collector_paused():
+            report = sync(take_apart, taken)
+            if not report.cancelled:
+                self.catch_up(taken)
+        return report
 
     def _guarded(self, refresh: Callable[[], bool]) -> bool:
         try:

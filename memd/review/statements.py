@@ -13,8 +13,10 @@ yet so: they are marked ``task`` and never read as facts.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
+from itertools import islice
 
 from memd.sources.markdown import fenced_lines
 from memd.store.fts import STOPWORDS
@@ -71,8 +73,11 @@ class Statement:
         return f"{self.path}#L{self.line}"
 
 
-def statements(path: str, text: str, date: str | None) -> list[Statement]:
-    """The statements of one note, in file order."""
+def statements(
+    path: str, text: str, date: str | None, longest: int | None = None
+) -> list[Statement]:
+    """The statements of one note, in file order; with ``longest``, those whose text is
+    longer are left out (and read no further than it takes to tell)."""
     lines = text.splitlines()
     skip = fenced_lines(lines) if _MAYBE_CODE.search(text) else set()
     keyed = {k.line: k for k in key_lines(text)} if MARKER in text else {}
@@ -84,7 +89,9 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
 
     def close() -> None:
         if unit:
-            said = _statement(path, date, heading, [lines[n] for n in unit], unit[0], unit[-1])
+            said = _statement(
+                path, date, heading, [lines[n] for n in unit], unit[0], unit[-1], longest
+            )
             first = lines[unit[0]]
             if _BULLET.match(first):
                 indent = len(first) - len(first.lstrip())
@@ -96,7 +103,7 @@ def statements(path: str, text: str, date: str | None) -> list[Statement]:
                     said = replace(said, lead=lead)
             else:
                 items.clear()
-            if said is not None:
+            if said is not None and (longest is None or len(said.text) <= longest):
                 out.append(said)
             unit.clear()
 
@@ -137,10 +144,15 @@ def _continues(line: str, previous: str, first: str) -> bool:
 
 
 def _statement(
-    path: str, date: str | None, heading: str, raw: list[str], first: int, last: int
+    path: str,
+    date: str | None,
+    heading: str,
+    raw: list[str],
+    first: int,
+    last: int,
+    longest: int | None = None,
 ) -> Statement | None:
     head = raw[0].lstrip()
-    task = _task(head)
     body = " ".join(part.strip() for part in [unmarked(raw[0]), *raw[1:]])
     if "<!--" in body:
         body = _COMMENT.sub("", body)
@@ -150,10 +162,12 @@ def _statement(
     speaker = None
     if m := _SPEAKER.match(body) or _TURN.match(body):
         speaker, body = m.group(1).strip(), body[m.end() :].strip()
-    if len(words(body)) < 3 or head.startswith(("|", ">")):
+    if head.startswith(("|", ">")) or len(list(islice(_WORD.finditer(body), 3))) < 3:
         return None
-    task = task or _task_words(body)
     end = last + 1 if last > first else None
+    if longest is not None and len(body) > longest:  # left out: only its text counts (a lead)
+        return Statement(path, first + 1, date, heading, body, speaker, end_line=end)
+    task = _task(head) or _task_words(body)
     return Statement(path, first + 1, date, heading, body, speaker, end_line=end, task=task)
 
 
@@ -186,6 +200,7 @@ def content_words(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a note's words repeat: most are stemmed already
 def stem(word: str) -> str:
     """A light suffix strip: enough to match "deploys"/"deploy", "switched"/"switch"."""
     if word.endswith(("ches", "shes", "xes", "sses", "zes")):

@@ -42,6 +42,10 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_](?:[\w'’-]*[^\W_])?)",
     re.IGNORECASE,
 )
+# The words that may negate or say a change, and "over" ("handed over"): looked at closely.
+_MARKED = NOT | NEGATING | CHANGE | {"over"}
+_LETTERS = re.compile(r"[^\W\d_]+")
+_SPACES = re.compile(r"\s+")
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?P<label>[^:*]{2,48}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s+(?=\S)")
 # Where a statement's reason or aside begins.
 _REASON = re.compile(
@@ -110,8 +114,8 @@ def said(text: str) -> Said:
         text = _ASIDE.sub(lambda a: a.group(0) if _kept(a.group(1)) else " ", text)
     label = _LABEL.match(text)
     body_from = label.end() if label else 0
-    lower_words = [m.group(0).lower() for m in re.finditer(r"[^\W\d_]+", text)]
-    german = sum(w in GERMAN for w in lower_words) >= 2
+    lower_words = [w.lower() for w in _LETTERS.findall(text)]
+    german = _german(lower_words)
     stems: set[str] = set()
     values: dict[str, set[str]] = {}
     value_stems: set[str] = set()
@@ -131,12 +135,15 @@ def said(text: str) -> Said:
     arrows = [m.start() for m in _ARROW.finditer(text) if _to_value(text[m.end() :])]
     arrow = arrows[-1] if arrows else -1
     # What was: the one or two tokens right before the arrow ("Tue/Fri", "02:00").
-    ahead = [t.start() for t in tokens if t.end() <= arrow][-2:]
+    ahead = [t.start() for t in tokens if t.end() <= arrow][-2:] if arrow >= 0 else []
     was_from = ahead[0] if ahead else arrow
-    struck = [m.span() for m in _STRUCK.finditer(text)]
+    struck = [m.span() for m in _STRUCK.finditer(text)] if "~~" in text else []
     changed = arrow >= 0 or bool(struck)
     first_word = True
-    before: list[str] = []  # the two words before this token, lower-case
+    # Each token read once (the loop below looks back at the one before, and put() at the
+    # two before: the words before a value).
+    raws = [m.group(0) for m in tokens]
+    lowers = [raw.lower() for raw in raws]
     modifiers: dict[str, str] = {}
     previous = ""  # the content word just before, while words run on without a break
     previous_word = ""
@@ -144,48 +151,50 @@ def said(text: str) -> Said:
     spans: dict[str, tuple[int, int]] = {}
 
     def put(kind: str, norm: str, word: str) -> None:
-        spans.setdefault(norm, m.span())
+        start = m.start()
+        spans.setdefault(norm, (start, m.end()))
         values.setdefault(kind, set()).add(norm)
         value_stems.add(word)
         stems.add(norm)  # "sun" beside "sunday": a value is said in its common form too
-        near = before[-2:]
-        behind = was_from <= m.start() < arrow or any(a <= m.start() < b for a, b in struck)
+        near = lowers[max(0, i - 2) : i]  # the two words before it
+        behind = was_from <= start < arrow or any(a <= start < b for a, b in struck)
         if behind or any(w in LEAVING for w in near) or ("from" in near and moving):
             left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
 
+    end = 0  # where the token before ended
     for i, m in enumerate(tokens):
         kind = m.lastgroup
-        raw = m.group(0)
-        low = raw.lower().replace("’", "'")
-        if i:
-            before.append(tokens[i - 1].group(0).lower())
-        gap = text[tokens[i - 1].end() : m.start()] if i else ""
+        raw = raws[i]
+        low = lowers[i]
+        if "’" in low:
+            low = low.replace("’", "'")
+        start = m.start()
+        gap = text[end:start] if i else ""
+        end = m.end()
         # Only a word right before another (no stopword, number or mark between) modifies it.
-        adjacent = previous if i and not gap.strip() else ""
+        adjacent = previous if i and (gap == " " or not gap.strip()) else ""
         previous = ""
-        after_label = label is not None and m.start() >= body_from
+        after_label = label is not None and start >= body_from
         if kind == "word":
             bare = low[:-2] if low.endswith("'s") else low
-            if bare in NOT or bare in NEGATING:
-                negated = True
-            if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
-                changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
-            handed = bare == "over" and bool(before) and before[-1] in HANDING
-            if bare in CHANGE or low in CHANGE or handed:
-                changed = True
-                first_word = False
-                continue
-            letter = len(raw) == 1 and raw.isupper() and raw != "I" and not first_word
+            if bare in _MARKED or low in CHANGE:  # a word that negates or says a change
+                if bare in NOT or bare in NEGATING:
+                    negated = True
+                    if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
+                        changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
+                handed = bare == "over" and i > 0 and lowers[i - 1] in HANDING
+                if bare in CHANGE or low in CHANGE or handed:
+                    changed = True
+                    first_word = False
+                    continue
             if (bare in STOPWORDS or len(bare) < 2 or (german and bare in GERMAN)) and not (
-                letter or (german and bare in DAYS_DE)
+                (len(raw) == 1 and raw.isupper() and raw != "I" and not first_word)  # a letter
+                or (german and bare in DAYS_DE)
             ):
                 first_word = False
                 continue
             word = stem(bare)
-            # After a label comes its value: a capital there is a name ("Font: Gotham").
-            starts = first_word or _opens(gap, tokens[i - 1].group(0) if i else "")
-            starts = starts and not (label is not None and m.start() == body_from)
-            first_word = False
+            opening, first_word = first_word, False
             day = DAYS.get(bare) or (DAYS_DE.get(bare) if german else None)
             if day:  # "Mondays", "Mon", "montags": one value, "mon"
                 shown.setdefault(day, raw)
@@ -198,18 +207,27 @@ def said(text: str) -> Said:
             if adjacent:
                 modifiers.setdefault(word, adjacent)
             previous = previous_word = word
-            shown.setdefault(word, raw.strip("'’"))
+            shown.setdefault(word, raw)  # (a word token neither starts nor ends with a quote)
             if bare in MONTHS and _near_number(tokens, i):
                 put("date", f"m{MONTHS[bare]}", word)
             elif low.endswith("'s") and raw[0].isupper():
                 owners.add(word)  # whose: part of what it is about
-            elif _name_like(raw, starts and not _acts(tokens, i), german):
+            elif _shaped_name(raw) or (
+                # a capital, unless it opens a sentence (and is not someone who acts)
+                raw[0].isupper()
+                and not german
+                and not (
+                    (opening or _opens(gap, raws[i - 1] if i else ""))
+                    and not (label is not None and start == body_from)
+                    and not _acts(tokens, i)
+                )
+            ):
                 put("name", word, word)
             if after_label:
                 slot.add(word)
             continue
         first_word = False
-        norm = re.sub(r"\s+", "", low)
+        norm = _SPACES.sub("", low)
         if kind == "num":
             unit, counted = _unit(tokens, i)
             if any(c in norm for c in "%$€£"):  # 4.6% and 4.1%: rates; £40, £20: prices
@@ -261,6 +279,17 @@ def said(text: str) -> Said:
     )
 
 
+def _german(lower_words: list[str]) -> bool:
+    """Two German function words or more: German, where nouns have capitals too."""
+    seen = 0
+    for w in lower_words:
+        if w in GERMAN:
+            seen += 1
+            if seen == 2:
+                return True
+    return False
+
+
 def _to_value(after: str) -> bool:
     """Whether an arrow leads to a value ("→ Mon/Thu", "-> 03:30", "→ Olive & Ember"), not
     to a consequence ("→ need a kitchen", "→ keine Statusseite nötig")."""
@@ -272,6 +301,8 @@ def _to_value(after: str) -> bool:
 def _opens(gap: str, previous: str) -> bool:
     """Whether a word after ``gap`` (what stands since the ``previous`` token) opens a
     sentence or an aside: after a full stop, but not a title's ("Dr. Lang", "St. Pauli")."""
+    if gap == " ":  # the most common gap by far: between two words
+        return False
     if any(c in gap for c in '(["“'):
         return True
     if not any(c in gap for c in ".!?;"):
@@ -307,16 +338,17 @@ def _is_value(t: re.Match[str], german: bool) -> bool:
     return word[0].isupper() and not german
 
 
-def _name_like(raw: str, starts: bool, german: bool) -> bool:
-    """A product, place or person: a capital inside an English sentence, or a word with
-    digits or inner capitals in any language ("gpt-4o", "PostgreSQL", "B2")."""
+def _shaped_name(raw: str) -> bool:
+    """A product, place or person by its shape, in any language: a word with digits or
+    inner capitals ("gpt-4o", "PostgreSQL", "B2"). (A capital inside an English sentence
+    names one too: ``said`` asks that only of a capitalised word.)"""
+    if raw.islower() and raw.isalpha():  # most words: neither
+        return False
     rest = raw[1:]
     # An inner capital: "PostgreSQL", but not one after "-" ("On-Call").
     if rest != rest.lower() and any(c.isupper() and raw[n] != "-" for n, c in enumerate(rest)):
         return True
-    if not raw.isalpha() and any(c.isdigit() for c in raw):
-        return True
-    return raw[0].isupper() and not starts and not german
+    return not raw.isalpha() and any(c.isdigit() for c in raw)
 
 
 def _near_number(tokens: list[re.Match[str]], i: int) -> bool:
