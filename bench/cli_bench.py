@@ -244,11 +244,11 @@ def main() -> int:
     ap.add_argument("--vault", type=Path, help="an existing vault (default: generate one)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "cli.json")
     args = ap.parse_args()
-    with_qmd = qmd.on_path()
-    index_runs = args.index_runs or (3 if with_qmd else 1)
-
     with tempfile.TemporaryDirectory(prefix="memd-cli-bench-") as tmp_name:
         tmp = Path(tmp_name)
+        why_not = qmd.problem(tmp / "qmd-probe") if qmd.on_path() else "not on PATH"
+        with_qmd = why_not is None
+        index_runs = args.index_runs or (3 if with_qmd else 1)
         t = time.perf_counter()
         every = f"Notes on the {COMMON}."
         vault = (
@@ -273,7 +273,7 @@ def main() -> int:
             "query": query,
             "query_common": COMMON,
             "generate_s": round(generate_s, 1),
-            "qmd_version": qmd.version() if with_qmd else "not on PATH",
+            "qmd_version": qmd.version() if with_qmd else why_not,
             "index_runs": index_runs,
             "load_average_start": round(os.getloadavg()[0], 2),
         }
@@ -320,7 +320,7 @@ def main() -> int:
             daemon.wait(10)
 
     if not with_qmd:
-        result["qmd"] = "not on PATH: ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
+        result["qmd"] = f"not run ({why_not}): ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
         result.update(QMD_REFERENCE)
         result["qmd_search_common_vs_daemon_s"] = QMD_REFERENCE["qmd_search_common_s"]
     result["index_ratio_to_qmd"] = round(result["index_s"] / result["qmd_index_s"], 2)

@@ -201,7 +201,12 @@ def main() -> int:
     }
     # After the peak RSS above: qmd's processes would count as this one's children.
     if qmd.on_path() and args.qmd_pairs > 0:
-        result.update(beside_qmd(config_raw, args.vault, args.qmd_pairs))
+        with tempfile.TemporaryDirectory(prefix="memd-qmd-probe-") as probe:
+            why_not = qmd.problem(Path(probe))
+        if why_not is None:
+            result.update(beside_qmd(config_raw, args.vault, args.qmd_pairs))
+        else:
+            result["qmd"] = f"not run: {why_not}"
     result["load_average"] = round(os.getloadavg()[0], 2)
     write_result(result, args.out)
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -57,8 +58,21 @@ def run(cmd: list[str], home: Path) -> tuple[float, float]:
     elapsed = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
-        raise QmdFailed(f"{' '.join(cmd)} exited {out.returncode}: {out.stderr.decode()[-500:]}")
+        how = f"exited {out.returncode}"
+        if out.returncode < 0:  # a native module that does not fit this Node.js crashes it
+            how = f"was killed by {signal.Signals(-out.returncode).name}"
+        raise QmdFailed(f"{' '.join(cmd)} {how}: {out.stderr.decode()[-500:]}")
     return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def problem(home: Path) -> str | None:
+    """None when qmd runs here (``qmd status`` opens an index, so its native SQLite module
+    loads); else why not, for the result file."""
+    try:
+        run(["qmd", "status"], home)
+    except (OSError, QmdFailed) as exc:
+        return str(exc)
+    return None
 
 
 def index(vault: Path, home: Path, name: str = "bench") -> tuple[float, float]:
