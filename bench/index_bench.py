@@ -9,6 +9,10 @@ only): full ≤ 6 s, nothing-changed ≤ 0.5 s, search p50 ≤ 5 ms, peak RSS �
 With --vectors it then stores a 384-dim vector for every chunk (deterministic random ones:
 latency does not depend on what they mean) and reports hybrid search p50/p95 with the
 query embedding excluded (issue 4 target: p50 ≤ 20 ms).
+When ``qmd`` is on PATH (docs/benchmarks.md says how it was installed), the full index is
+then timed beside qmd's (``qmd collection add`` of the same vault), in turn, ``--qmd-pairs``
+pairs, each side into a new index: the median of each and of the pairs' ratios (target:
+memd ≤ 0.35× qmd).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import hashlib
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench import qmd  # noqa: E402
 from bench.common import percentile, write_result  # noqa: E402
 from bench.vault import queries  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
@@ -74,6 +80,40 @@ def hybrid_latency(config, qs: list[str]) -> dict:
     }
 
 
+def full_index_s(config_raw: dict, state: Path) -> float:
+    """Seconds of the library's full keyword index of the vault into the new ``state``."""
+    config = parse_config({**config_raw, "state_dir": str(state)}, env=os.environ)
+    memory = Memory(config)
+    t = time.perf_counter()
+    memory.index()
+    elapsed = time.perf_counter() - t
+    memory.close()
+    return elapsed
+
+
+def beside_qmd(config_raw: dict, vault: Path, pairs: int) -> dict:
+    """memd's full index and qmd's of the same vault in turn, ``pairs`` times, each into
+    a new index, so a shared machine's load falls on both alike."""
+    mine, theirs, theirs_cpu = [], [], []
+    with tempfile.TemporaryDirectory(prefix="memd-index-qmd-") as tmp:
+        for n in range(pairs):
+            mine.append(full_index_s(config_raw, Path(tmp) / f"state-{n}"))
+            wall, cpu = qmd.index(vault, Path(tmp) / f"qmd-home-{n}")
+            theirs.append(wall)
+            theirs_cpu.append(cpu)
+    return {
+        "qmd_version": qmd.version(),
+        "qmd_pairs": pairs,
+        "full_index_paired_s": round(statistics.median(mine), 2),
+        "qmd_index_s": round(statistics.median(theirs), 2),
+        "qmd_index_cpu_s": round(statistics.median(theirs_cpu), 2),
+        "full_index_paired_ratio_to_qmd": round(
+            statistics.median(a / b for a, b in zip(mine, theirs, strict=True)), 3
+        ),
+        "target_ratio_to_qmd": 0.35,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=5000)
@@ -83,6 +123,9 @@ def main() -> int:
         "--vectors",
         action="store_true",
         help="also time hybrid search with a 384-dim vector for every chunk",
+    )
+    ap.add_argument(
+        "--qmd-pairs", type=int, default=3, help="full indexes beside qmd's, when on PATH"
     )
     args = ap.parse_args()
     configure_logging("warning")
@@ -96,10 +139,8 @@ def main() -> int:
     vault_bytes = sum(p.stat().st_size for p in args.vault.rglob("*.md"))
 
     with tempfile.TemporaryDirectory() as state:
-        config = parse_config(
-            {"workspace": str(args.vault), "state_dir": state, "embeddings": {"provider": "none"}},
-            env=os.environ,
-        )
+        config_raw = {"workspace": str(args.vault), "embeddings": {"provider": "none"}}
+        config = parse_config({**config_raw, "state_dir": state}, env=os.environ)
         memory = Memory(config)
 
         t = time.perf_counter()
@@ -158,6 +199,15 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
     }
+    # After the peak RSS above: qmd's processes would count as this one's children.
+    if qmd.on_path() and args.qmd_pairs > 0:
+        with tempfile.TemporaryDirectory(prefix="memd-qmd-probe-") as probe:
+            why_not = qmd.problem(Path(probe))
+        if why_not is None:
+            result.update(beside_qmd(config_raw, args.vault, args.qmd_pairs))
+        else:
+            result["qmd"] = f"not run: {why_not}"
+    result["load_average"] = round(os.getloadavg()[0], 2)
     write_result(result, args.out)
     return 0
 

