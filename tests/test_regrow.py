@@ -28,6 +28,8 @@ FRAGMENTS = [
     "```",
     "~~~",
     "    indented code #notatag",
+    "    ```",
+    "- ```python",
     "Setext title",
     "===",
     "---",
