@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memd.index.regrow import line_offset, regrow, tail_of
@@ -28,6 +28,8 @@ FRAGMENTS = [
     "```",
     "~~~",
     "    indented code #notatag",
+    "    ```",
+    "- ```python",
     "Setext title",
     "===",
     "---",
@@ -64,6 +66,21 @@ def tail_for(data: bytes, budget: int, overlap: int):
     front=st.booleans(),
     newline=st.booleans(),
     budget=st.sampled_from([30, 60, 400]),
+)
+# A fence the tag scan sees open (in an HTML comment) before the restart line.
+@example(
+    head="",
+    appends=[
+        (
+            "<!-- an html comment\n```python\n* **editor**: vim <!-- memd:key -->\n# Title\n"
+            "  continued item text #nested\n",
+            False,
+        ),
+        ("# Title", False),
+    ],
+    front=False,
+    newline=False,
+    budget=30,
 )
 def test_incremental_chunks_equal_a_full_rechunk(head, appends, front, newline, budget):
     overlap = budget // 4
@@ -147,3 +164,29 @@ def test_flushes_reindex_only_the_end_and_match_a_full_reindex(ws, memory):
         "SELECT tags FROM files WHERE path LIKE 'memory/2026-02-02.md'"
     )
     assert [t for (t,) in tags] == ['["newtag"]']
+
+
+def _tags(memory) -> dict[str, str]:
+    return dict(memory.db.store.db.execute("SELECT path, tags FROM files"))
+
+
+def test_appends_after_open_looking_code_index_as_a_full_reindex_would(ws, memory):
+    """Notes the tail re-chunk cannot read from their last heading (a fence the tag scan
+    sees open there, a drawing's hidden data) still end up indexed as a full pass has them."""
+    # The line scan sees a fence open from '```' on; markdown-it sees it in a comment.
+    ws.write("memory/2026-03-01.md", "<!-- a comment\n```\n-->\n# One\n\nx\n\n# Two\n\ny\n")
+    ws.write(
+        "memory/plan.excalidraw.md",
+        "# Text Elements\nA box ^a1\n\n## Arrow ^a2\nto the right ^a3\n\n# Drawing\n"
+        '```json\n{"type": "excalidraw", "secret": "zeppelin"}\n```\n',
+    )
+    memory.index()
+    for rel, more in [("2026-03-01.md", "#loud\n"),
+                      ("plan.excalidraw.md", "zeppelin data\n")]:  # fmt: skip
+        with open(ws.root / "memory" / rel, "a") as f:
+            f.write(more)
+    memory.index()
+    incremental = _chunks(memory), _tags(memory)
+    assert not memory.search("zeppelin", min_score=0).results  # a drawing's data is no text
+    memory.index(full=True)
+    assert (_chunks(memory), _tags(memory)) == incremental

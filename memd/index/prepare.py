@@ -247,7 +247,8 @@ def prepare(job: Job) -> Prepared:
     if not chunks and e.source == "extra":
         chunks = [stub_chunk(doc, note_name(e.path))]
     meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
-    tail = tail_of(data, digest, doc, restart) if clean else None
+    # A drawing's text is its text elements only, which a parse of its end cannot tell.
+    tail = tail_of(data, digest, doc, restart) if clean and not is_drawing(e.path) else None
     return Prepared(
         entry,
         meta=meta,

@@ -8,6 +8,12 @@ gives exactly the chunks a full re-chunk gives from that line on; every earlier 
 kept as it is. ``Tail`` remembers that point for each file; it is used only when the file's
 first ``size`` bytes still hash to what they did, and otherwise the whole file is
 re-chunked as before.
+
+The restart line is also where the parse's other state must be known: the code fences a
+line scan finds (``markdown.fenced_lines``, which decides what is no tag) may still be open
+there when markdown-it says they are not (a fence inside an HTML comment or a list item).
+A file is then re-chunked whole, as a parse from that line would read the fence's closing
+line as an opening one.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
-from memd.sources.markdown import Document, parse_lines, split_lines
+from memd.sources.markdown import Document, fenced_lines, parse_lines, split_lines
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ def tail_of(data: bytes, digest: str, doc: Document, restart: Restart | None) ->
     # may be closed by an append (its text then is no text): such files are chunked whole.
     if not _can_restart(data, restart) or b"%%" in data or _open_front_matter(data):
         return None
+    if _in_fence(doc.shown[doc.body_start : restart.line]):
+        return None
     offset = line_offset(data, restart.line)
     return Tail(
         len(data), digest, restart.line, offset, restart.stack, doc.tags, doc.aliases, doc.date
@@ -83,7 +91,9 @@ def regrow(
     digest = hasher.hexdigest()
     tags = (*old.tags, *(t for t in doc.tags if t not in old.tags))
     tail = None
-    if data.endswith(b"\n"):  # chunks before old.line: any restart in the tail will do
+    # Chunks before old.line: any restart in the tail will do, out of a fence (none is open
+    # at old.line, so the tail's own lines say whether one is at its restart).
+    if data.endswith(b"\n") and not _in_fence(doc.shown[: restart.line]):
         tail = Tail(
             len(data),
             digest,
@@ -107,6 +117,14 @@ def _open_front_matter(data: bytes) -> bool:
     if lines[0].rstrip() != b"---":
         return False
     return not any(line.rstrip() in (b"---", b"...") for line in lines[1:])
+
+
+def _in_fence(lines: list[str]) -> bool:
+    """Whether a code fence opened in ``lines`` is still open after them, as
+    ``fenced_lines`` scans them (a blank line after them is code only inside one)."""
+    if not any("```" in line or "~~~" in line for line in lines):
+        return False  # most notes: no scan
+    return len(lines) in fenced_lines([*lines, ""])
 
 
 def _can_restart(data: bytes, restart: Restart | None) -> bool:
