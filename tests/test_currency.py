@@ -5,6 +5,7 @@ as current, and a line memd first saw after it started has that time across rest
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -174,3 +175,37 @@ def test_meaning_never_ties_two_subjects_that_share_only_a_word(ws, serve, embed
     d.wait_for(lambda: set(asked) <= set(embed_server.texts), timeout=60, what="asked")
     found = [r for r in d.search("blood tests room") if r["path"] == "MEMORY.md"]
     assert found and "superseded_by" not in found[0]
+
+
+_FOUND_UPDATES = """
+import json, pathlib, sys
+from memd.review.statements import statements
+from memd.review.updates import find_updates
+root, every = pathlib.Path(sys.argv[1]), []
+for f in sorted(root.rglob("*.md")):
+    rel = f.relative_to(root).as_posix()
+    every += statements(rel, f.read_text(), f.stem if rel.startswith("memory/") else None)
+found = find_updates(every, lambda s: s.date or "")
+print(json.dumps(sorted((u.older.path, u.older.line, u.newer.path, u.newer.line) for u in found)))
+"""
+
+
+def test_the_updates_found_do_not_depend_on_the_processs_hash_seed():
+    """What is current is the same in every process: which kind of value changed was read
+    in set order, so two daemons (or a restart) found different updates in one workspace."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "bench/fixtures/agent-workspaces/research"
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", _FOUND_UPDATES, str(root)],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in (0, 1, 2)
+    }  # fmt: skip
+    assert len(runs) == 1, runs
+    assert json.loads(runs.pop())  # the workspace has updates to find

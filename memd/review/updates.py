@@ -326,7 +326,7 @@ def _weight(word: str, idf: dict[str, float]) -> float:
 def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]]]:
     """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides."""
     out = []
-    for kind in o.values.keys() & d.values.keys():
+    for kind in sorted(o.values.keys() & d.values.keys()):  # sorted: the same on every run
         mine, theirs = o.values[kind], d.values[kind]
         if kind == "num" and o.units and d.units:
             # A number is compared with one counting the same thing: "£18 a week" and
