@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import updates_fit
 from memd.review import lasting, lasting_weights
 from memd.review.durable import durability
 from memd.review.review import Note, review
@@ -109,23 +110,8 @@ def _old(s: Statement, days: int) -> bool:
 
 
 def fit(data: list[dict], penalty: float) -> dict[str, float]:
-    names = sorted({k for r in data for k in r["features"]})
-    x = np.array([[r["features"].get(k, 0.0) for k in names] + [1.0] for r in data])
-    y = np.array([float(r["promote"]) for r in data])
-    w = np.zeros(x.shape[1])
-    reg = np.full(x.shape[1], penalty)
-    reg[-1] = 0.0  # the bias is not penalised
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + reg * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(reg + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    weights = {k: round(float(v), 4) for k, v in zip(names, w[:-1], strict=True) if abs(v) > 1e-4}
-    weights["bias"] = round(float(w[-1]), 4)
-    return weights
+    """The update judge's logistic fit (Newton's method, L2, the bias unpenalised)."""
+    return updates_fit.fit([(r["features"], int(r["promote"]), "") for r in data], penalty)
 
 
 def choose(tune: list[dict], every: list[dict]) -> tuple[float, float]:
