@@ -23,8 +23,16 @@ def queued(config, ws):
     memory.index()
 
     def run(calls: list) -> list:
-        gate = threading.Event()
-        writer.submit(gate.wait)  # the writer is busy: everything below queues
+        gate, holding = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            holding.set()
+            gate.wait()
+
+        writer.submit(hold)
+        # The writer is busy before any flush starts: counted in the queue below, a hold
+        # not yet taken up let the last flush miss the batch on a loaded machine.
+        assert holding.wait(30)
         results: list = [None] * len(calls)
 
         def one(n: int) -> None:
