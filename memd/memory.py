@@ -54,6 +54,7 @@ from memd.sources.reading import read_lines
 from memd.store.base import Store
 
 if TYPE_CHECKING:
+    from memd.index.prepare import Reader
     from memd.index.publish import PublishReport
     from memd.review.currency import Currency
     from memd.review.reviewer import Reviewer
@@ -184,8 +185,11 @@ class Memory:
         pass's workers (``memd index`` with no daemon to keep it)."""
         if not current:
             return self._commit(lambda: self.db.sync(full, progress, cancel))
-        sync = lambda reader, read: self.db.sync(full, progress, cancel, reader, read)  # noqa: E731
-        return self.currency.index(lambda reader, read: self._commit(lambda: sync(reader, read)))
+
+        def sync(reader: Reader, read: dict) -> IndexReport:
+            return self._commit(lambda: self.db.sync(full, progress, cancel, reader, read))
+
+        return self.currency.index(sync)
 
     def index_paths(
         self, paths: Iterable[str], cancel: threading.Event | None = None

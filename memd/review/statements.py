@@ -73,11 +73,8 @@ class Statement:
         return f"{self.path}#L{self.line}"
 
 
-def statements(
-    path: str, text: str, date: str | None, longest: int | None = None
-) -> list[Statement]:
-    """The statements of one note, in file order; with ``longest``, those whose text is
-    longer are left out (and read no further than it takes to tell)."""
+def statements(path: str, text: str, date: str | None) -> list[Statement]:
+    """The statements of one note, in file order."""
     lines = text.splitlines()
     skip = fenced_lines(lines) if _MAYBE_CODE.search(text) else set()
     keyed = {k.line: k for k in key_lines(text)} if MARKER in text else {}
@@ -89,9 +86,7 @@ def statements(
 
     def close() -> None:
         if unit:
-            said = _statement(
-                path, date, heading, [lines[n] for n in unit], unit[0], unit[-1], longest
-            )
+            said = _statement(path, date, heading, [lines[n] for n in unit], unit[0], unit[-1])
             first = lines[unit[0]]
             if _BULLET.match(first):
                 indent = len(first) - len(first.lstrip())
@@ -103,7 +98,7 @@ def statements(
                     said = replace(said, lead=lead)
             else:
                 items.clear()
-            if said is not None and (longest is None or len(said.text) <= longest):
+            if said is not None:
                 out.append(said)
             unit.clear()
 
@@ -144,13 +139,7 @@ def _continues(line: str, previous: str, first: str) -> bool:
 
 
 def _statement(
-    path: str,
-    date: str | None,
-    heading: str,
-    raw: list[str],
-    first: int,
-    last: int,
-    longest: int | None = None,
+    path: str, date: str | None, heading: str, raw: list[str], first: int, last: int
 ) -> Statement | None:
     head = raw[0].lstrip()
     body = " ".join(part.strip() for part in [unmarked(raw[0]), *raw[1:]])
@@ -165,8 +154,6 @@ def _statement(
     if head.startswith(("|", ">")) or len(list(islice(_WORD.finditer(body), 3))) < 3:
         return None
     end = last + 1 if last > first else None
-    if longest is not None and len(body) > longest:  # left out: only its text counts (a lead)
-        return Statement(path, first + 1, date, heading, body, speaker, end_line=end)
     task = _task(head) or _task_words(body)
     return Statement(path, first + 1, date, heading, body, speaker, end_line=end, task=task)
 

@@ -26,7 +26,7 @@ from memd.review import updates as _updates_module
 from memd.review import values as _values_module
 from memd.review import words as _words_module
 from memd.review.statements import Statement, statements
-from memd.review.updates import PROSE, read
+from memd.review.updates import read
 from memd.review.values import Said
 from memd.sources.entries import FileEntry
 from memd.store import fts as _fts_module  # its stop words
@@ -52,9 +52,7 @@ def take_apart(entry: FileEntry, text: str) -> Taken | None:
     if entry.source == "extra":
         return None
     lines = text.splitlines()
-    # A dated note's long paragraphs are prose, never read as facts (``eligible``): not
-    # taken apart at all. An undated note keeps every statement's first-seen time.
-    every = statements(entry.path, text, entry.date, None if entry.date is None else PROSE)
+    every = statements(entry.path, text, entry.date)
     said = read(every)
     timed = every if entry.date is None else [s for s, _ in said]
     digests = {s.line: lines_digest(lines[s.line - 1 : s.last]) for s in timed}

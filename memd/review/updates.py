@@ -23,7 +23,7 @@ from memd.review.values import Said, said
 
 # A session's turns, however the dump labels them: what was asked and answered, not facts.
 TURNS = frozenset("user assistant system human ai bot agent tool model claude gpt".split())
-PROSE = 300  # characters: a statement longer than this is prose, as is one of 4 sentences
+_PROSE = 300  # characters: a statement longer than this is prose, as is one of 4 sentences
 # A question, wherever it stands ("is 85% too low? check", "\"Can you find out?\" → ...").
 _ASKS = re.compile(r"\?[\"'”’)]*(?:\s|$)")
 _SENTENCES = re.compile(r"[.!?]\s+(?=[A-Z])")
@@ -57,7 +57,7 @@ class Update:
 def eligible(s: Statement) -> bool:
     """A statement that can state a fact: not a task or question, not a session's turn,
     not a line that introduces what follows."""
-    if s.task or s.text.rstrip().endswith(":") or _ASKS.search(s.text) or len(s.text) > PROSE:
+    if s.task or s.text.rstrip().endswith(":") or _ASKS.search(s.text) or len(s.text) > _PROSE:
         return False  # a paragraph of prose states many things, not one value for a subject
     if len(_SENTENCES.findall(s.text)) > 2:
         return False
