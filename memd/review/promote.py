@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 import memd.embed.numpy_lazy as np
-from memd.review.durable import durability
+from memd.review.durable import could_be_durable, durability
 from memd.review.lasting import lasting
 from memd.review.statements import Statement, content_words
 
@@ -66,12 +66,16 @@ def promotions(
             continue
         newest = said[-1]
         days = len({s.date for s in said})
-        turn = (newest.path, newest.line) in turns
-        form, why = lasting(newest, days if len(words) >= 3 else 1, turn)
-        cue, cued = durability(newest.text, newest.heading or "")
+        if days < 2 and not could_be_durable(newest.text, newest.heading):
+            continue  # no cue, said once: the cue lists cannot reach their bar (most lines)
+        cue, cued = durability(newest.text, newest.heading)
         if days >= 2 and len(words) >= 3:
             cue = min(cue + _REPEATED, 1.0)
-        if not why or cue < _CUE_AT or held.holds(words):
+        if cue < _CUE_AT:
+            continue
+        turn = (newest.path, newest.line) in turns
+        form, why = lasting(newest, days if len(words) >= 3 else 1, turn)
+        if not why or held.holds(words):
             continue
         score = (form + cue) / 2
         why = [f"said on {days} days" if w == "said again on another day" else w for w in why]
