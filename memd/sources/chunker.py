@@ -14,6 +14,7 @@ from __future__ import annotations
 import marshal
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate, pairwise
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
 from memd.sources.markdown import Block, Document, readable
+from memd.sources.tokencount import counter
 
 if TYPE_CHECKING:
     import tiktoken
@@ -91,7 +93,12 @@ def _save_copy(path: Path, enc: tiktoken.Encoding) -> None:
 
 def count_tokens(text: str) -> int:
     """How many cl100k_base tokens ``text`` has (special-token text counts as plain text)."""
-    return len(encoder().encode_ordinary(text))
+    return _counter()(text)
+
+
+@cache
+def _counter() -> Callable[[str], int]:
+    return counter(encoder())
 
 
 @dataclass(frozen=True)

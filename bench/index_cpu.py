@@ -1,0 +1,157 @@
+"""Where a full keyword index's CPU goes: the main process (SQLite writes) and the worker
+processes (read, parse, chunk, count tokens, FTS columns), for ``Memory.index()`` of the
+generated vault; optionally paired against another copy of the code, and a profile.
+
+    python bench/index_cpu.py [--files 5000] [--runs 3] [--against DIR] [--profile 1500]
+                              [--out bench/results/index-cpu.json]
+
+Each index runs in a new process into a new state folder (keyword only). ``--against DIR``
+runs the same in turn with the ``memd`` package found in DIR (e.g. ``git archive main memd
+| tar -x -C DIR``), so a shared machine's load falls on both alike, and reports the median
+of the pairs' ratios. ``--profile N`` prints a cProfile of ``prepare`` over N notes, in
+this process (workers' time is not seen by a profile of the main process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COMMON = "database migration"  # as bench/cli_bench.py: a line every note holds
+
+
+def one(code: Path, vault: Path, state: Path) -> dict:
+    """One full keyword index of ``vault`` by the ``memd`` in ``code``: CPU-s of this
+    process during ``Memory.index()`` and of the workers it started, and wall seconds."""
+    import resource
+    import time
+
+    sys.path.insert(0, str(code))
+    from memd.configfile import parse_config
+    from memd.log import configure_logging
+    from memd.memory import Memory
+
+    configure_logging("warning")
+    raw = {"workspace": str(vault), "state_dir": str(state), "embeddings": {"provider": "none"}}
+    memory = Memory(parse_config(raw, env=os.environ))
+    before = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    report = memory.index()
+    wall = time.perf_counter() - t
+    main_cpu, workers_cpu = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    memory.close()
+    return {
+        "wall_s": wall,
+        "main_cpu_s": main_cpu - before[0],
+        "workers_cpu_s": workers_cpu - before[1],  # reaped when the pass ends
+        "chunks": report.chunks,
+    }
+
+
+def _cpu(who: int) -> float:
+    import resource
+
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_one(code: Path, vault: Path, tmp: Path, n: int) -> dict:
+    """``one`` in a new process (a fresh interpreter: no module or encoder loaded yet)."""
+    state = tmp / f"state-{code.name}-{n}"
+    child = [sys.executable, __file__, "--one", str(code), "--vault", str(vault)]
+    out = subprocess.run(
+        [*child, "--state", str(state)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def profile(vault: Path, notes: int, top: int = 25) -> None:
+    """cProfile of ``prepare`` over the first ``notes`` notes, in this process."""
+    import cProfile
+    import pstats
+
+    sys.path.insert(0, str(HERE.parent))
+    from memd.config import Chunking
+    from memd.index.prepare import Job, prepare
+    from memd.sources.chunker import encoder
+    from memd.sources.layout import FileEntry
+
+    encoder()  # loaded once per worker: not what a note costs
+    paths = sorted((vault / "memory").glob("*.md"))[:notes]
+    jobs = [
+        Job(FileEntry(f"memory/{p.name}", str(p), str(p), "daily", p.stem, 0, 0), None, Chunking())
+        for p in paths
+    ]
+    prof = cProfile.Profile()
+    prof.enable()
+    for job in jobs:
+        prepare(job)
+    prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+
+
+def summary(runs: list[dict]) -> dict:
+    return {
+        key: round(statistics.median(r[key] for r in runs), 2)
+        for key in ("wall_s", "main_cpu_s", "workers_cpu_s")
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--vault", type=Path, default=None)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--against", type=Path, help="a folder holding another memd package")
+    ap.add_argument("--profile", type=int, default=0, metavar="N", help="profile N notes")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "index-cpu.json")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's code folder
+    ap.add_argument("--state", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    vault = args.vault or HERE / ".data" / f"vault-{args.files}-common"
+    if args.one:
+        print(json.dumps(one(args.one, vault, args.state)))
+        return 0
+    sys.path.insert(0, str(HERE.parent))
+    from bench.common import write_result
+    from bench.vault import make_vault
+
+    make_vault(vault, args.files, every_note=COMMON)
+    if args.profile:
+        profile(vault, args.profile)
+    mine, theirs = [], []
+    with tempfile.TemporaryDirectory(prefix="memd-index-cpu-") as tmp:
+        for n in range(args.runs):
+            mine.append(run_one(HERE.parent, vault, Path(tmp), n))
+            if args.against:
+                theirs.append(run_one(args.against.resolve(), vault, Path(tmp), n))
+            print(json.dumps({"this": mine[-1], "against": theirs[-1] if theirs else None}))
+    result: dict = {"benchmark": "index-cpu", "files": args.files, "runs": args.runs,
+                    "chunks": mine[0]["chunks"], **summary(mine)}  # fmt: skip
+    if theirs:
+        result["against"] = summary(theirs)
+        for key in ("wall_s", "main_cpu_s", "workers_cpu_s"):
+            pairs = [a[key] / b[key] for a, b in zip(mine, theirs, strict=True)]
+            result[f"paired_ratio_{key}"] = round(statistics.median(pairs), 3)
+        cpu = [
+            (a["main_cpu_s"] + a["workers_cpu_s"]) / (b["main_cpu_s"] + b["workers_cpu_s"])
+            for a, b in zip(mine, theirs, strict=True)
+        ]
+        result["paired_ratio_cpu_total"] = round(statistics.median(cpu), 3)
+    result["load_average"] = round(os.getloadavg()[0], 2)
+    write_result(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
