@@ -113,6 +113,8 @@ def regrow(
 
 def _open_front_matter(data: bytes) -> bool:
     """Whether ``data`` opens front matter (a first line ``---``) that no line closes."""
+    if not data.startswith(b"---"):
+        return False  # most notes: no split
     lines = data.split(b"\n")
     if lines[0].rstrip() != b"---":
         return False

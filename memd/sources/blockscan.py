@@ -57,7 +57,10 @@ def scan(body: list[str]) -> tuple[list[Found], list[tuple[int, int]]] | None:
             continue
         if line[0] == " ":
             return None  # an indented block start: code, or a shifted list
-        if _table(body, i, end):
+        if line[0] not in _STARTERS and "|" not in line:
+            j = _paragraph_end(body, i, end)  # a line of text: no rule below can match it
+            blocks.append((i, j, 0, "", ()))
+        elif _table(body, i, end):
             j = _table_end(body, i + 2, end)
             if j is None:
                 return None
@@ -80,8 +83,6 @@ def scan(body: list[str]) -> tuple[list[Found], list[tuple[int, int]]] | None:
             blocks.append((i, j, 0, "", parts))
         else:
             j = _paragraph_end(body, i, end)
-            if j is None:
-                return None
             blocks.append((i, j, 0, "", ()))
         i = j
     return blocks, code
