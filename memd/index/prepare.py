@@ -150,7 +150,10 @@ def in_workers(
     # 'spawn' keeps workers clean of the parent's threads and open database handles.
     ctx = multiprocessing.get_context("spawn")
     done = 0
-    with spawned_pool():
+    # The results, some 10^5 small objects for 5,000 notes, none in a cycle, are freed as
+    # soon as they are written: the cyclic collector walking them cost a tenth of the
+    # writing process's CPU.
+    with spawned_pool(), collector_paused():
         pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
         )
@@ -171,7 +174,10 @@ def in_workers(
 
 def _die_with(parent: int) -> None:
     """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
-    leave ~85 MB behind."""
+    leave ~85 MB behind; the cyclic collector no longer walks what the imports made."""
+    import gc
+
+    gc.freeze()
     if sys.platform.startswith("linux"):
         import ctypes  # only in workers: the parent never needs it
 
