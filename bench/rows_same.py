@@ -9,9 +9,9 @@ Each workspace is copied to a temporary folder and indexed there, keyword only, 
 copy of the code in a process of its own; it is indexed as configured (``vault: auto``)
 and again as a vault (every Markdown file a note). Without WORKSPACE arguments: the
 generated vault of ``--files`` notes (as bench/index_cpu.py makes it), a generated
-Obsidian vault, the fixtures in bench/fixtures, the tests' data, the docs, and the
-locomo-dev conversations when /work/shared/bench-data is there. Exit status 1 when any
-workspace's rows differ.
+Obsidian vault, generated notes of tricky lines (``tricky_workspace``), the fixtures in
+bench/fixtures, the tests' data, the docs, and the locomo-dev conversations when
+../shared/bench-data is there. Exit status 1 when any workspace's rows differ.
 """
 
 from __future__ import annotations
@@ -27,7 +27,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-LOCOMO = ROOT.parent.parent / "shared" / "bench-data" / "locomo-dev"
+# ../shared/bench-data beside the repository (a worktree's is one folder further up).
+LOCOMO = (
+    next(
+        (p for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared" / "bench-data").is_dir()),
+        ROOT.parent,
+    )
+    / "shared"
+    / "bench-data"
+    / "locomo-dev"
+)
 
 # What a workspace's index holds, each in a stable order (chunk ids differ by run order:
 # an FTS entry names its chunk by file and first line).
@@ -76,6 +85,38 @@ def dump_in_child(code: Path, workspace: Path, state: Path, vault: bool) -> dict
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# Lines where chunking, token counts and FTS columns meet their edge cases: blank-line
+# runs, spaces before line ends, a line of spaces, tabs and \r, contractions, digits,
+# Latin letters past ASCII, CJK and emoji, fences, tables, lists, comments, links, tags.
+_TRICKY = [
+    "", "", "", "   ", "\t", "para line with words.", "trailing spaces   ", "It's what we'll do.",
+    "Numbers 1234567 and 3.14", "caf\u00e9 na\u00efve stra\u00dfe \u0142\u00f3d\u017a",
+    "\u4e2d\u6587\u7b14\u8bb0\u548c English", "\u65e5\u672c\u8a9e\u306e\u30e1\u30e2",
+    "emoji \U0001f600 here", "- item one", "- [ ] task #todo", "1. first", "   nested line",
+    "```python", "x = 1  # not a #tag", "```", "| a | b |", "| --- | --- |", "| 1 | 2 |",
+    "%% a comment %%", "see [[Other Note|shown]] and [link](#anchor)", "> quoted \u2014 dash",
+    "line\r", "\u00a0nbsp start", "--", "...", "word" * 60,
+]  # fmt: skip
+
+
+def tricky_workspace(root: Path, notes: int = 300, seed: int = 7) -> Path:
+    """Notes of headings and lines drawn from ``_TRICKY`` (seeded: the same each run)."""
+    import random
+
+    rng = random.Random(seed)
+    (root / "memory").mkdir(parents=True)
+    for n in range(notes):
+        lines = [f"# Note {n}"]
+        for _ in range(rng.randint(5, 120)):
+            if rng.random() < 0.08:
+                lines.append(f"{'#' * rng.randint(2, 4)} Part {rng.randint(1, 99)}")
+            lines.append(rng.choice(_TRICKY))
+        end = rng.choice(["\n", "", "\n\n", "  \n"])
+        (root / "memory" / f"2026-01-{n % 28 + 1:02d}-{n}.md").write_text("\n".join(lines) + end)
+    (root / "MEMORY.md").write_text("# Memory\n\n" + "\n".join(rng.choices(_TRICKY, k=400)))
+    return root
+
+
 def workspaces(files: int, tmp: Path) -> list[Path]:
     sys.path.insert(0, str(ROOT))
     from bench.index_cpu import COMMON
@@ -83,6 +124,7 @@ def workspaces(files: int, tmp: Path) -> list[Path]:
 
     found = [make_vault(HERE / ".data" / f"vault-{files}-common", files, every_note=COMMON)]
     found.append(make_obsidian_vault(tmp / "obsidian", 500))
+    found.append(tricky_workspace(tmp / "tricky"))
     found += sorted(p for p in (HERE / "fixtures").glob("*/*") if p.is_dir())
     found += sorted(p for p in (ROOT / "tests" / "data").glob("*") if p.is_dir())
     found.append(ROOT / "docs")
