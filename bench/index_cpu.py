@@ -3,13 +3,15 @@ processes (read, parse, chunk, count tokens, FTS columns), for ``Memory.index()`
 generated vault; optionally paired against another copy of the code, and a profile.
 
     python bench/index_cpu.py [--files 5000] [--runs 3] [--against DIR] [--profile 1500]
-                              [--out bench/results/index-cpu.json]
+                              [--stages] [--out bench/results/index-cpu.json]
 
 Each index runs in a new process into a new state folder (keyword only). ``--against DIR``
 runs the same in turn with the ``memd`` package found in DIR (e.g. ``git archive main memd
 | tar -x -C DIR``), so a shared machine's load falls on both alike, and reports the median
 of the pairs' ratios. ``--profile N`` prints a cProfile of ``prepare`` over N notes, in
-this process (workers' time is not seen by a profile of the main process).
+this process (workers' time is not seen by a profile of the main process). ``--stages``
+times each stage of the workers' work over every note in one process (both copies of the
+code, two runs each, in turn), and the notes' text counted once by memd and by tiktoken.
 """
 
 from __future__ import annotations
@@ -100,6 +102,59 @@ def profile(vault: Path, notes: int, top: int = 25) -> None:
     pstats.Stats(prof).sort_stats("tottime").print_stats(top)
 
 
+def stages(code: Path, vault: Path) -> dict:
+    """CPU-s of each stage of the workers' work over every note of ``vault``, in this
+    process, with the ``memd`` in ``code``; and the notes' text counted once, by this
+    code's ``count_tokens`` and by tiktoken itself."""
+    import hashlib
+    import time
+
+    sys.path.insert(0, str(code))
+    from memd.index.regrow import tail_of
+    from memd.sources.chunker import chunk_with_restart, count_tokens, encoder
+    from memd.sources.markdown import parse
+    from memd.store.rows import FileMeta, chunk_rows
+
+    paths = sorted((vault / "memory").glob("*.md"))
+    count_tokens("warm")  # the encoder and its expressions are loaded once per worker
+    out: dict = {}
+    clock = time.process_time()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.process_time()
+        out[name] = round(now - clock, 3)
+        clock = now
+
+    datas = [p.read_bytes() for p in paths]
+    digests = [hashlib.sha256(d).hexdigest() for d in datas]
+    texts = [d.decode() for d in datas]
+    lap("read_hash_decode_s")
+    docs = [parse(text) for text in texts]
+    lap("parse_s")
+    chunked = [chunk_with_restart(doc, 400, 80) for doc in docs]
+    lap("chunk_and_count_s")
+    metas = [
+        FileMeta(f"memory/{p.name}", str(p), str(p), "daily", p.stem, len(d), 0, h, len(doc.lines))
+        for p, d, h, doc in zip(paths, datas, digests, docs, strict=True)
+    ]
+    clock = time.process_time()
+    for meta, (chunks, _) in zip(metas, chunked, strict=True):
+        chunk_rows(meta, chunks)
+    lap("fts_rows_s")
+    for data, digest, doc, (_, restart) in zip(datas, digests, docs, chunked, strict=True):
+        tail_of(data, digest, doc, restart)
+    lap("tail_of_s")
+    out["all_s"] = round(sum(out.values()), 3)
+    for text in texts:
+        count_tokens(text)
+    lap("notes_counted_once_s")
+    for text in texts:
+        encoder().encode_ordinary(text)
+    lap("notes_counted_once_by_tiktoken_s")
+    return out
+
+
 def summary(runs: list[dict]) -> dict:
     return {
         key: round(statistics.median(r[key] for r in runs), 2)
@@ -115,12 +170,17 @@ def main() -> int:
     ap.add_argument("--against", type=Path, help="a folder holding another memd package")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="profile N notes")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "index-cpu.json")
+    ap.add_argument("--stages", action="store_true", help="time the workers' stages too")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's code folder
+    ap.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--state", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     vault = args.vault or HERE / ".data" / f"vault-{args.files}-common"
     if args.one:
         print(json.dumps(one(args.one, vault, args.state)))
+        return 0
+    if args.stages_of:
+        print(json.dumps(stages(args.stages_of, vault)))
         return 0
     sys.path.insert(0, str(HERE.parent))
     from bench.common import write_result
@@ -138,6 +198,15 @@ def main() -> int:
             print(json.dumps({"this": mine[-1], "against": theirs[-1] if theirs else None}))
     result: dict = {"benchmark": "index-cpu", "files": args.files, "runs": args.runs,
                     "chunks": mine[0]["chunks"], **summary(mine)}  # fmt: skip
+    if args.stages:  # two runs of each, in turn
+        codes = [HERE.parent, *([args.against.resolve()] if args.against else [])]
+        keys = ["stages", "against_stages"][: len(codes)]
+        result.update({key: [] for key in keys})
+        for _ in range(2):
+            for key, code in zip(keys, codes, strict=True):
+                child = [sys.executable, __file__, "--stages-of", str(code), "--vault", str(vault)]
+                done = subprocess.run(child, check=True, capture_output=True, text=True)
+                result[key].append(json.loads(done.stdout.strip().splitlines()[-1]))
     if theirs:
         result["against"] = summary(theirs)
         for key in ("wall_s", "main_cpu_s", "workers_cpu_s"):
