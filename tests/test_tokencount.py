@@ -38,6 +38,7 @@ PIECES = [
 @example("# \u6807\u9898\n\n\u4e2d\u6587\u7b14\u8bb0 and English\n")
 @example("It's done.\n\n- [ ] don't\n   \n")
 @example("  \n\n  ")
+@example("it'\u017f 'S\u017f x'LL'Ve'\u017f'D \u017f\u017f")  # the long s folds to "s"
 def test_the_quick_count_is_tiktoken_s_count(text):
     assert count_tokens(text) == real(text)
 

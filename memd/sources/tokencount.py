@@ -8,10 +8,10 @@ out, and a piece's count is looked up once per process (a note's words repeat).
 
 Spelled out here only for the characters up to U+024F (Latin letters, accents), general
 punctuation (U+2000–U+206F) and arrows (U+2190–U+21FF): classes Unicode has kept the same
-since 1.1, so Python's and Rust's tables agree. Text with any other character (CJK, emoji, combining
-marks) is counted by tiktoken itself, and so is all text when the encoding's expression is
-not the one spelled out here (another tiktoken): ``tests/test_tokencount.py`` checks
-the two counts agree on tricky text.
+since 1.1, so Python's and Rust's tables agree. Text with any other character (CJK, emoji,
+combining marks) is counted by tiktoken itself, and so is all text when the encoding's
+expression is not the one spelled out here (another tiktoken): ``tests/test_tokencount.py``
+checks the two counts agree on tricky text.
 """
 
 from __future__ import annotations
