@@ -3,7 +3,7 @@ processes (read, parse, chunk, count tokens, FTS columns), for ``Memory.index()`
 generated vault; optionally paired against another copy of the code, and a profile.
 
     python bench/index_cpu.py [--files 5000] [--runs 3] [--against DIR] [--profile 1500]
-                              [--stages] [--out bench/results/index-cpu.json]
+                              [--stages] [--alone] [--out bench/results/index-cpu.json]
 
 Each index runs in a new process into a new state folder (keyword only). ``--against DIR``
 runs the same in turn with the ``memd`` package found in DIR (e.g. ``git archive main memd
@@ -12,6 +12,8 @@ of the pairs' ratios. ``--profile N`` prints a cProfile of ``prepare`` over N no
 this process (workers' time is not seen by a profile of the main process). ``--stages``
 times each stage of the workers' work over every note in one process (both copies of the
 code, two runs each, in turn), and the notes' text counted once by memd and by tiktoken.
+``--alone`` also indexes with no workers (this code, each run after the pair): what the
+pool of workers costs in CPU against what it saves in wall time.
 """
 
 from __future__ import annotations
@@ -29,16 +31,21 @@ HERE = Path(__file__).resolve().parent
 COMMON = "database migration"  # as bench/cli_bench.py: a line every note holds
 
 
-def one(code: Path, vault: Path, state: Path) -> dict:
+def one(code: Path, vault: Path, state: Path, alone: bool = False) -> dict:
     """One full keyword index of ``vault`` by the ``memd`` in ``code``: CPU-s of this
-    process during ``Memory.index()`` and of the workers it started, and wall seconds."""
+    process during ``Memory.index()`` and of the workers it started, and wall seconds;
+    ``alone``: with no workers (every file read, parsed and chunked in this process)."""
     import resource
     import time
 
     sys.path.insert(0, str(code))
     from memd.configfile import parse_config
+    from memd.index import prepare
     from memd.log import configure_logging
     from memd.memory import Memory
+
+    if alone:
+        prepare._PARALLEL_MIN = sys.maxsize  # as for a pass with few files to read
 
     configure_logging("warning")
     raw = {"workspace": str(vault), "state_dir": str(state), "embeddings": {"provider": "none"}}
@@ -64,12 +71,12 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_one(code: Path, vault: Path, tmp: Path, n: int) -> dict:
+def run_one(code: Path, vault: Path, tmp: Path, n: int, alone: bool = False) -> dict:
     """``one`` in a new process (a fresh interpreter: no module or encoder loaded yet)."""
-    state = tmp / f"state-{code.name}-{n}"
+    state = tmp / f"state-{code.name}-{n}-{alone}"
     child = [sys.executable, __file__, "--one", str(code), "--vault", str(vault)]
     out = subprocess.run(
-        [*child, "--state", str(state)],
+        [*child, "--state", str(state), *(["--alone"] if alone else [])],
         check=True,
         capture_output=True,
         text=True,
@@ -171,13 +178,16 @@ def main() -> int:
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="profile N notes")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "index-cpu.json")
     ap.add_argument("--stages", action="store_true", help="time the workers' stages too")
+    ap.add_argument(
+        "--alone", action="store_true", help="also index with no workers, in one process"
+    )
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's code folder
     ap.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--state", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     vault = args.vault or HERE / ".data" / f"vault-{args.files}-common"
     if args.one:
-        print(json.dumps(one(args.one, vault, args.state)))
+        print(json.dumps(one(args.one, vault, args.state, args.alone)))
         return 0
     if args.stages_of:
         print(json.dumps(stages(args.stages_of, vault)))
@@ -189,15 +199,20 @@ def main() -> int:
     make_vault(vault, args.files, every_note=COMMON)
     if args.profile:
         profile(vault, args.profile)
-    mine, theirs = [], []
+    mine, theirs, alone = [], [], []
     with tempfile.TemporaryDirectory(prefix="memd-index-cpu-") as tmp:
         for n in range(args.runs):
             mine.append(run_one(HERE.parent, vault, Path(tmp), n))
             if args.against:
                 theirs.append(run_one(args.against.resolve(), vault, Path(tmp), n))
             print(json.dumps({"this": mine[-1], "against": theirs[-1] if theirs else None}))
+            if args.alone:
+                alone.append(run_one(HERE.parent, vault, Path(tmp), n, alone=True))
+                print(json.dumps({"alone": alone[-1]}))
     result: dict = {"benchmark": "index-cpu", "files": args.files, "runs": args.runs,
                     "chunks": mine[0]["chunks"], **summary(mine)}  # fmt: skip
+    if alone:
+        result["alone"] = summary(alone)
     if args.stages:  # two runs of each, in turn
         codes = [HERE.parent, *([args.against.resolve()] if args.against else [])]
         keys = ["stages", "against_stages"][: len(codes)]
