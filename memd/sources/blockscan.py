@@ -57,10 +57,7 @@ def scan(body: list[str]) -> tuple[list[Found], list[tuple[int, int]]] | None:
             continue
         if line[0] == " ":
             return None  # an indented block start: code, or a shifted list
-        if line[0] not in _STARTERS and "|" not in line:
-            j = _paragraph_end(body, i, end)  # a line of text: no rule below can match it
-            blocks.append((i, j, 0, "", ()))
-        elif _table(body, i, end):
+        if _table(body, i, end):
             j = _table_end(body, i + 2, end)
             if j is None:
                 return None
