@@ -213,3 +213,40 @@ def test_a_child_that_fails_says_why_in_its_log(tmp_path):
     assert done.returncode == 1
     failed = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     assert failed[-1]["event"] == "finish_failed" and "does not exist" in failed[-1]["error"]
+
+
+def test_a_daemon_that_starts_while_a_finish_waits_keeps_what_is_current_itself(
+    tmp_path, ws, serve
+):
+    """A daemon started while a child waits for the lock: the child ends without error
+    (its rows left to the daemon when it sees it), and the daemon's answers carry what
+    later notes replaced."""
+    for rel, text in NOTES.items():
+        ws.write(rel, text, dedent=False)
+    path = tmp_path / "memd.yaml"  # as the daemon's own, written again by ``serve``
+    path.write_text(f"workspace: {ws.root}\nstate_dir: {tmp_path / 'state'}\n"
+                    f"socket: {tmp_path / 'run' / 'memd.sock'}\n"
+                    "embeddings: {provider: none}\n")  # fmt: skip
+    config = load_config(path)
+    _indexed_without_current(config)
+    lock = FinishLock(config.state_dir, "default")
+    handed = lock.hand_off()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "memd", "--config", str(path), "index", "--json"],
+            capture_output=True, text=True, input="", timeout=180,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )  # fmt: skip
+        assert json.loads(done.stdout)["finishing"]["queued"] is True, done.stderr
+        daemon = serve()
+    finally:
+        os.close(handed.fd)
+    assert lock.wait(float(LONG)) is None
+    events = [e["event"] for e in _log(lock)]
+    assert events[0] == "finish_queued" and events[-1] == "finish_done", events
+    assert "finish_failed" not in events
+    daemon.wait_for(
+        lambda: _older({"results": daemon.search(QUESTION)}).get("superseded_by") == f"{NEWER}#L4",
+        timeout=60,
+        what="the daemon's own refresh",
+    )

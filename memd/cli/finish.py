@@ -17,8 +17,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from memd.errors import MemdError
 from memd.index.finishlock import FinishLock, Handed
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from memd.memory import Memory
 
 log = get_logger()
+T = TypeVar("T")
 
 _LOG_BYTES = 1 << 20  # finish.log past this is kept as finish.log.1 and begun afresh
 _ROUNDS = 3  # refreshes at most, while later ``memd index`` runs keep changing the index
@@ -126,7 +127,7 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
         return 0
     from memd.memory import Memory
 
-    memory = Memory(config, name)
+    memory = Memory(config, name, commit=_unless_daemon(config))
     try:
         rounds = 0
         while rounds < _ROUNDS and memory.currency.waiting():
@@ -142,6 +143,26 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
     log.info("finish_done", workspace=name, rounds=rounds, updates=updates,
              ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
     return 0
+
+
+def _unless_daemon(config: Config) -> Callable[[Callable[[], T]], T | None]:
+    """Writes that are skipped once a daemon answers on this config's socket: it started
+    while this child read the notes, and its own first refresh (of every note, as ever)
+    reads them as they are now, where this child's rows would be as they were."""
+    from memd.client import connect
+
+    def commit(write: Callable[[], T]) -> T | None:
+        try:
+            client = connect(config, timeout=2.0)
+        except MemdError:  # a daemon of another config on this socket: not this one's
+            client = None
+        if client is None:
+            return write()
+        client.close()
+        log.info("finish_left_to_daemon", socket=str(config.socket))
+        return None
+
+    return commit
 
 
 def _gone(config: Config, name: str, database: Path) -> str | None:
