@@ -45,7 +45,10 @@ def start(memory: Memory, config_arg: str | None) -> dict:
         return {}
     config = memory.config
     lock = FinishLock(config.state_dir, memory.workspace.name)
-    handed = lock.hand_off()
+    try:
+        handed = lock.hand_off()
+    except OSError as exc:  # no lock file to hold: found here, as with --wait
+        return _here(memory, exc)
     if handed is None:  # a child waits already and has not read the index: it will
         return {"current": "pending", "finishing": {"pid": None, "queued": True}}
     command = [sys.executable, "-B", "-m", "memd.cli.finish", "--workspace",
@@ -57,14 +60,19 @@ def start(memory: Memory, config_arg: str | None) -> dict:
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                      pass_fds=(handed.fd,), start_new_session=True)  # fmt: skip
         lock.stamp(handed, child.pid)
-    except OSError as exc:  # no process to start (limits), or no log to write: do it here
-        log.warning("finish_not_started", workspace=memory.workspace.name, error=str(exc))
+    except OSError as exc:  # no process to start (limits), or no log to write
         os.close(handed.fd)
-        memory.currency.catch_up()
-        return {}
+        return _here(memory, exc)
     os.close(handed.fd)  # the child holds it now
     finishing = {"pid": child.pid, "queued": handed.kind == "queue", "log": str(lock.log)}
     return {"current": "pending", "finishing": finishing}
+
+
+def _here(memory: Memory, exc: OSError) -> dict:
+    """What is current found in this process after all, with why."""
+    log.warning("finish_not_started", workspace=memory.workspace.name, error=str(exc))
+    memory.currency.catch_up()
+    return {}
 
 
 def started_line(added: dict) -> str | None:

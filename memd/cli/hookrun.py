@@ -191,9 +191,10 @@ def answer(
         # only when it has not by then (in parallel: one that never answers costs no more).
         daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
-    # What is current being found: the index is read once it is, or when only the time
-    # to read it is left.
-    current_by = deadline - INDEX_CPU_S * stretch()
+    # What is current being found: the index is read once it is, or when only twice the
+    # time reading it takes is left (an answer from the index that says it is pending
+    # beats MEMORY.md as written).
+    current_by = deadline - 2 * INDEX_CPU_S * stretch()
     reader = threading.Thread(target=_read_into, args=(done, config, method, params, lock,
                                                        current_by), daemon=True)  # fmt: skip
     reading = (asked or daemon.is_alive() or said.get("result") is None) and in_time(

@@ -309,7 +309,7 @@ def make_parser(only: str | None = None) -> Parser:
         help="index only; leave embedding to the daemon or a later 'memd index'",
     )
     p.add_argument("--wait", action="store_true",
-                   help="also find what later notes replaced before returning")  # fmt: skip
+                   help="no daemon: find what later notes replaced before returning")  # fmt: skip
 
     p = command("status")
     p.add_argument(
