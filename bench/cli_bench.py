@@ -2,7 +2,7 @@
 beside qmd's on the same vault in the same run.
 
     python bench/cli_bench.py [--files 5000] [--runs 10] [--index-runs 3] [--vault DIR]
-                              [--out FILE.json]
+                              [--index-only] [--out FILE.json]
 
 Generates a vault of ``--files`` daily notes in a temp dir (or uses ``--vault``), each with
 a line that holds both words of the common-word query ("database migration", so it matches
@@ -193,12 +193,16 @@ def write_config(tmp: Path, vault: Path, n: int | str) -> Path:
     return config
 
 
+# memd's full indexes: ``memd index`` until it returns and until what is current is found
+# after it, ``memd index --wait``, and the library's keyword index alone.
+INDEXES = ("index", "index_until_current", "index_wait", "index_keyword_only")
+
+
 def full_indexes(result: dict, tmp: Path, vault: Path, runs: int, with_qmd: bool) -> None:
     """``memd index``, the keyword index alone and (``with_qmd``) ``qmd collection add`` of
     the whole vault in turn, ``runs`` rounds, each into a new state folder or qmd index.
     The first round's state folder and qmd index are the ones the searches then use."""
-    mine = ["index", "index_until_current", "index_wait", "index_keyword_only"]
-    names = [*mine, *(["qmd_index"] if with_qmd else [])]
+    names = [*INDEXES, *(["qmd_index"] if with_qmd else [])]
     walls: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
     for n in range(runs):
@@ -219,7 +223,7 @@ def full_indexes(result: dict, tmp: Path, vault: Path, runs: int, with_qmd: bool
     for name in names:
         summarise(result, name, walls[name], cpus[name])
     if with_qmd:
-        for name in mine:
+        for name in INDEXES:
             ratios = [a / b for a, b in zip(walls[name], walls["qmd_index"], strict=True)]
             result[f"{name}_paired_ratio"] = round(statistics.median(ratios), 3)
 
@@ -259,6 +263,20 @@ def print_side_by_side(result: dict) -> None:
         )
 
 
+def index_only(result: dict, with_qmd: bool, why_not: str | None, out: Path) -> int:
+    """``--index-only``: the full indexes' figures, written and printed."""
+    if not with_qmd:
+        result["qmd"] = f"not run ({why_not}): ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
+        result["qmd_index_s"] = QMD_REFERENCE["qmd_index_s"]
+    for name in INDEXES:
+        result[f"{name}_ratio_to_qmd"] = round(result[f"{name}_s"] / result["qmd_index_s"], 2)
+    result.update(load_average=round(os.getloadavg()[0], 2), cpus=os.cpu_count(),
+                  python=platform.python_version())  # fmt: skip
+    write_result(result, out)
+    print_side_by_side(result)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=5000)
@@ -267,6 +285,7 @@ def main() -> int:
         "--index-runs", type=int, help="full indexes of each side, in turn (default: 3 with qmd)"
     )
     ap.add_argument("--vault", type=Path, help="an existing vault (default: generate one)")
+    ap.add_argument("--index-only", action="store_true", help="only the full indexes")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "cli.json")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-cli-bench-") as tmp_name:
@@ -304,6 +323,8 @@ def main() -> int:
         }
         # Both cores busy end to end would make a quiet wall time of half index_cpu_s.
         full_indexes(result, tmp, vault, index_runs, with_qmd)
+        if args.index_only:
+            return index_only(result, with_qmd, why_not, args.out)
 
         def cmd(name: str, argv: list[str]) -> Command:
             return Command(name, argv, env)
@@ -348,7 +369,7 @@ def main() -> int:
         result["qmd"] = f"not run ({why_not}): ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
         result.update(QMD_REFERENCE)
         result["qmd_search_common_vs_daemon_s"] = QMD_REFERENCE["qmd_search_common_s"]
-    for name in ("index", "index_until_current", "index_wait", "index_keyword_only"):
+    for name in INDEXES:
         result[f"{name}_ratio_to_qmd"] = round(result[f"{name}_s"] / result["qmd_index_s"], 2)
     pairs = (("no_daemon", "qmd_search_common"), ("daemon", "qmd_search_common_vs_daemon"))
     for side, theirs_name in pairs:

@@ -117,7 +117,7 @@ def beside_qmd(config_raw: dict, vault: Path, pairs: int) -> dict:
     out = {"qmd_version": qmd.version(), "qmd_pairs": pairs}
     for name, walls in mine.items():
         out[f"{name}_s"] = round(statistics.median(walls), 2)
-        out[f"{name}_paired_ratio_to_qmd"] = round(
+        out[f"{name.removesuffix('_paired')}_paired_ratio_to_qmd"] = round(
             statistics.median(a / b for a, b in zip(walls, theirs, strict=True)), 3
         )
     out.update(qmd_index_s=round(statistics.median(theirs), 2),

@@ -148,8 +148,13 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
     if gone is not None:  # what was found there is of no use; nothing else to say
         log.info("finish_skipped", workspace=name, why=gone)
         return 0
+    import resource
+
+    # The CPU of this process and of the workers that took the notes apart, for the log.
+    own, workers = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
     log.info("finish_done", workspace=name, rounds=rounds, updates=updates,
-             ms=round((time.perf_counter() - started) * 1000))  # fmt: skip
+             ms=round((time.perf_counter() - started) * 1000), cpu_s=round(cpu, 2))  # fmt: skip
     return 0
 
 
