@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,6 +138,8 @@ def test_readers_say_pending_when_the_finish_outlasts_their_bound(setup):
         assert "(memd: what later notes replaced is still being found" in memd(
             "context", "--hook", wait="0.2"
         ).stdout  # fmt: skip
+        recall = json.loads(memd("recall", QUESTION, "--json", wait="0.2").stdout)
+        assert recall["current"] == "pending"
         assert json.loads(memd("review", "--json", wait="0.2").stdout)["current"] == "pending"
         status = json.loads(memd("status", "--json", wait="0.2").stdout)
         assert status["current"] == "pending"
@@ -250,3 +253,29 @@ def test_a_daemon_that_starts_while_a_finish_waits_keeps_what_is_current_itself(
         timeout=60,
         what="the daemon's own refresh",
     )
+
+
+def test_the_finish_ends_quietly_when_the_state_folder_is_gone(setup):
+    """A state folder removed while the child waited: it ends without making it again."""
+    memd, config, lock, _, _ = setup
+    _indexed_without_current(config)
+    handed = lock.hand_off()
+    try:
+        pid = json.loads(memd("index", "--json").stdout)["finishing"]["pid"]
+        shutil.rmtree(config.state_dir)
+    finally:
+        os.close(handed.fd)
+    deadline = time.monotonic() + float(LONG)
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(pid)
+    assert not config.state_dir.exists()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (an ended one its parent has not reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

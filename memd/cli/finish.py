@@ -127,7 +127,11 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
     lock = FinishLock(config.state_dir, name)
     if handed.kind == "queue":
         log.info("finish_queued", workspace=name)
-        handed = lock.take_run(handed)
+        try:
+            handed = lock.take_run(handed)
+        except FileNotFoundError:  # the state folder went while this child waited
+            log.info("finish_skipped", workspace=name, why=f"{config.state_dir} is gone")
+            return 0
     started = time.perf_counter()
     gone = _gone(config, name, database_path(config, name))
     if gone is not None:
