@@ -13,6 +13,7 @@ A workspace or state folder gone meanwhile ends it quietly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -59,10 +60,11 @@ def start(memory: Memory, config_arg: str | None) -> dict:
         with _log_file(lock) as out:
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                      pass_fds=(handed.fd,), start_new_session=True)  # fmt: skip
-        lock.stamp(handed, child.pid)
     except OSError as exc:  # no process to start (limits), or no log to write
         os.close(handed.fd)
         return _here(memory, exc)
+    with contextlib.suppress(OSError):  # who holds it, for status: the child's pid now
+        lock.stamp(handed, child.pid)
     os.close(handed.fd)  # the child holds it now
     finishing = {"pid": child.pid, "queued": handed.kind == "queue", "log": str(lock.log)}
     return {"current": "pending", "finishing": finishing}
