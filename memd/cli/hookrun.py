@@ -100,14 +100,14 @@ def run_hook(
             folder = target.workspace_path(params["workspace"])
             shown = {**params, "budget": _memory_budget(params, method)}
             result, route = _core_text(folder, method, shown), "text"
+            _say_pending(result, _finish_lock(target, params["workspace"]))
         if result is None:
             config = config or _config(args)
             state_dir = config.state_dir
             if command == "flush":
                 result = _call(config, method, params, wait=False, client=client)
             else:
-                # Read by a person, it may wait for what is current; a hook, only within
-                # its budget.
+                # A person's read may wait for what is current; a hook's within its budget.
                 wait = 0.0 if args.hook else wait_bounds(os.environ)[method]
                 result, route, why = answer(config, method, params, started, budget, asked, wait)
         if route is not None:
@@ -191,9 +191,8 @@ def answer(
         # only when it has not by then (in parallel: one that never answers costs no more).
         daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
-    # What is current being found: the index is read once it is, or when only twice the
-    # time reading it takes is left (an answer from the index that says it is pending
-    # beats MEMORY.md as written).
+    # What is current being found: the index is read once it is, or when only twice a
+    # read's time is left (the index saying "pending" beats MEMORY.md as written).
     current_by = deadline - 2 * INDEX_CPU_S * stretch()
     reader = threading.Thread(target=_read_into, args=(done, config, method, params, lock,
                                                        current_by), daemon=True)  # fmt: skip
@@ -224,18 +223,21 @@ def answer(
     else:
         why = f"{why}; {_BUSY}"
     folder = config.workspace(params.get("workspace")).path
-    said = _core_text(folder, method, params)
-    if lock is not None and lock.in_flight() is not None:  # as the index's answer would
-        said["current"] = "pending"
-    return said, "text", why
+    return _say_pending(_core_text(folder, method, params), lock), "text", why
 
 
 def _finish_lock(config: Any, workspace: str | None) -> FinishLock | None:
-    """The workspace's finish lock (None: no such workspace, which the read then says)."""
-    try:
-        return FinishLock(config.state_dir, config.workspace(workspace).name)
-    except MemdError:
-        return None
+    """The workspace's finish lock (None: no such workspace, which the read then says);
+    ``config``: a ``Config``, or the thin client's remembered ``Target``."""
+    names = [ws.name for ws in config.workspaces if workspace in (None, ws.name)]
+    return FinishLock(config.state_dir, names[0]) if names else None
+
+
+def _say_pending(said: dict, lock: FinishLock | None) -> dict:
+    """MEMORY.md as written says so too while what is current is being found."""
+    if lock is not None and lock.in_flight() is not None:
+        said["current"] = "pending"
+    return said
 
 
 def _ready_to_leave() -> None:
