@@ -194,8 +194,10 @@ def answer(
     # What is current being found: the index is read once it is, or when only twice a
     # read's time is left (the index saying "pending" beats MEMORY.md as written).
     current_by = deadline - 2 * INDEX_CPU_S * stretch()
-    reader = threading.Thread(target=_read_into, args=(done, config, method, params, lock,
-                                                       current_by), daemon=True)  # fmt: skip
+    if wait:  # a person's read waits its own bound, whatever the budget
+        current_by = min(current_by, time.monotonic() + wait)
+    reader = threading.Thread(target=_read_into, daemon=True,
+                              args=(done, config, method, params, lock, current_by))  # fmt: skip
     reading = (asked or daemon.is_alive() or said.get("result") is None) and in_time(
         started, deadline
     )
@@ -227,8 +229,8 @@ def answer(
 
 
 def _finish_lock(config: Any, workspace: str | None) -> FinishLock | None:
-    """The workspace's finish lock (None: no such workspace, which the read then says);
-    ``config``: a ``Config``, or the thin client's remembered ``Target``."""
+    """The workspace's finish lock (None: no such workspace); ``config``: a ``Config``, or
+    the thin client's ``Target``."""
     names = [ws.name for ws in config.workspaces if workspace in (None, ws.name)]
     return FinishLock(config.state_dir, names[0]) if names else None
 
@@ -276,9 +278,8 @@ def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dic
         return client.call(method, params)
 
 
-def _read_into(
-    done: dict, config: Any, method: str, params: dict, lock: FinishLock | None, until: float
-) -> None:
+def _read_into(done: dict, config: Any, method: str, params: dict, lock: FinishLock | None,
+               until: float) -> None:  # fmt: skip
     try:
         flight = lock.wait(until - time.monotonic()) if lock is not None else None
         done["result"] = _read(config, method, params)
