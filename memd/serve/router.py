@@ -141,11 +141,15 @@ class Router:
         bound = (self.waits if self.waits is not None else WAITS).get(method)
         if bound is None:
             return None
-        memory = self.memory(workspace)  # logging set up, the workspace's name known
-        lock = FinishLock(self.config.state_dir, memory.workspace.name)
+        try:
+            name = self.config.workspace(workspace).name
+        except ConfigError:
+            return None  # an unknown name: the method says so, naming its parameter
+        lock = FinishLock(self.config.state_dir, name)
         flight = lock.in_flight()
         if flight is None:
             return None
+        self.memory(name)  # opened here as it would be next, with logging set up (on_local)
         log.debug("current_wait", method=method, pid=flight.pid, bound_s=bound)
         return lock.wait(bound)
 
