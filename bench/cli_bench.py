@@ -2,7 +2,7 @@
 beside qmd's on the same vault in the same run.
 
     python bench/cli_bench.py [--files 5000] [--runs 10] [--index-runs 3] [--vault DIR]
-                              [--out FILE.json]
+                              [--index-only] [--out FILE.json]
 
 Generates a vault of ``--files`` daily notes in a temp dir (or uses ``--vault``), each with
 a line that holds both words of the common-word query ("database migration", so it matches
@@ -11,8 +11,10 @@ every note, as the rare-word query matches a few), indexes it keyword-only
 one-shot command's cost is start-up, config and the socket, not the vector side), then
 times each command as a new process each time, without a daemon and with one (once the
 daemon is idle: its work after the first pass done). Also times ``python -c pass``,
-importing ``memd.cli.main``, and the keyword index alone (the library's
-``Memory.index()``, without what ``memd index`` also finds of what is current).
+importing ``memd.cli.main``, ``memd index`` (until it returns, the index searchable; and
+until the process it leaves to find what later notes replaced has ended), ``memd index
+--wait`` (all of it before returning), and the keyword index alone (the library's
+``Memory.index()``, without what is current).
 
 When ``qmd`` is on PATH (docs/benchmarks.md says how it was installed), the same vault is
 indexed by qmd (``qmd collection add``) and ``qmd search`` / ``qmd get`` are timed in the
@@ -164,7 +166,23 @@ def keyword_only_index(vault: Path, state: Path) -> tuple[float, float]:
     return float(out.stdout.split()[-1]), cpu
 
 
-def write_config(tmp: Path, vault: Path, n: int) -> Path:
+def memd_index(config: Path, home: Path, wait: bool = False) -> tuple[float, float, float]:
+    """``memd index`` of a new state folder as a user runs it: the wall and CPU seconds
+    until it returns (the index searchable), and the wall seconds until what is current
+    is found too (the process it leaves for that has ended; with ``wait``, the same)."""
+    from memd.configfile import load_config
+    from memd.index.finishlock import FinishLock
+
+    env = {**os.environ, "MEMD_CONFIG": str(config), "HOME": str(home)}
+    argv = [*memd_command(), "index", *(["--wait"] if wait else [])]
+    t = time.perf_counter()
+    wall, cpu = run_once(Command("index", argv, env))
+    if FinishLock(load_config(config).state_dir, "default").wait(600.0) is not None:
+        raise SystemExit("what is current was not found within 10 minutes")
+    return wall, cpu, time.perf_counter() - t
+
+
+def write_config(tmp: Path, vault: Path, n: int | str) -> Path:
     """A keyword-only config whose state folder is new (the ``n``-th of this run)."""
     suffix = "" if n == 0 else f"-{n}"
     config = tmp / f"config{suffix}.yaml"
@@ -175,17 +193,26 @@ def write_config(tmp: Path, vault: Path, n: int) -> Path:
     return config
 
 
+# memd's full indexes: ``memd index`` until it returns and until what is current is found
+# after it, ``memd index --wait``, and the library's keyword index alone.
+INDEXES = ("index", "index_until_current", "index_wait", "index_keyword_only")
+
+
 def full_indexes(result: dict, tmp: Path, vault: Path, runs: int, with_qmd: bool) -> None:
     """``memd index``, the keyword index alone and (``with_qmd``) ``qmd collection add`` of
     the whole vault in turn, ``runs`` rounds, each into a new state folder or qmd index.
     The first round's state folder and qmd index are the ones the searches then use."""
-    names = ["index", "index_keyword_only", *(["qmd_index"] if with_qmd else [])]
+    names = [*INDEXES, *(["qmd_index"] if with_qmd else [])]
     walls: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
     for n in range(runs):
-        env = {**os.environ, "MEMD_CONFIG": str(write_config(tmp, vault, n)), "HOME": str(tmp)}
+        wall, cpu, current = memd_index(write_config(tmp, vault, n), tmp)
+        waited, waited_cpu, _ = memd_index(write_config(tmp, vault, f"wait-{n}"), tmp, wait=True)
         figures = {
-            "index": run_once(Command("index", [*memd_command(), "index"], env)),
+            "index": (wall, cpu),
+            # The CPU of the process that finds what is current is not this one's child's.
+            "index_until_current": (current, cpu),
+            "index_wait": (waited, waited_cpu),
             "index_keyword_only": keyword_only_index(vault, tmp / f"keyword-state-{n}"),
         }
         if with_qmd:
@@ -196,7 +223,7 @@ def full_indexes(result: dict, tmp: Path, vault: Path, runs: int, with_qmd: bool
     for name in names:
         summarise(result, name, walls[name], cpus[name])
     if with_qmd:
-        for name in ("index", "index_keyword_only"):
+        for name in INDEXES:
             ratios = [a / b for a, b in zip(walls[name], walls["qmd_index"], strict=True)]
             result[f"{name}_paired_ratio"] = round(statistics.median(ratios), 3)
 
@@ -214,7 +241,9 @@ SIDE_BY_SIDE = [
     ("search, common word, daemon", "search_common_daemon", "qmd_search_common_vs_daemon", 0.25),
     ("search, rare word, daemon", "search_daemon", "qmd_search_vs_daemon", None),
     ("get, daemon", "get_daemon", "qmd_get_vs_daemon", None),
-    ("memd index, whole vault", "index", "qmd_index", 0.35),
+    ("memd index, until searchable", "index", "qmd_index", 0.35),
+    ("memd index, until current", "index_until_current", "qmd_index", None),
+    ("memd index --wait", "index_wait", "qmd_index", None),
     ("keyword index alone", "index_keyword_only", "qmd_index", 0.35),
 ]
 
@@ -234,6 +263,20 @@ def print_side_by_side(result: dict) -> None:
         )
 
 
+def index_only(result: dict, with_qmd: bool, why_not: str | None, out: Path) -> int:
+    """``--index-only``: the full indexes' figures, written and printed."""
+    if not with_qmd:
+        result["qmd"] = f"not run ({why_not}): ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
+        result["qmd_index_s"] = QMD_REFERENCE["qmd_index_s"]
+    for name in INDEXES:
+        result[f"{name}_ratio_to_qmd"] = round(result[f"{name}_s"] / result["qmd_index_s"], 2)
+    result.update(load_average=round(os.getloadavg()[0], 2), cpus=os.cpu_count(),
+                  python=platform.python_version())  # fmt: skip
+    write_result(result, out)
+    print_side_by_side(result)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=5000)
@@ -242,6 +285,7 @@ def main() -> int:
         "--index-runs", type=int, help="full indexes of each side, in turn (default: 3 with qmd)"
     )
     ap.add_argument("--vault", type=Path, help="an existing vault (default: generate one)")
+    ap.add_argument("--index-only", action="store_true", help="only the full indexes")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "cli.json")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-cli-bench-") as tmp_name:
@@ -279,6 +323,8 @@ def main() -> int:
         }
         # Both cores busy end to end would make a quiet wall time of half index_cpu_s.
         full_indexes(result, tmp, vault, index_runs, with_qmd)
+        if args.index_only:
+            return index_only(result, with_qmd, why_not, args.out)
 
         def cmd(name: str, argv: list[str]) -> Command:
             return Command(name, argv, env)
@@ -323,10 +369,8 @@ def main() -> int:
         result["qmd"] = f"not run ({why_not}): ratios to qmd 2.8.3's first figures (QMD_REFERENCE)"
         result.update(QMD_REFERENCE)
         result["qmd_search_common_vs_daemon_s"] = QMD_REFERENCE["qmd_search_common_s"]
-    result["index_ratio_to_qmd"] = round(result["index_s"] / result["qmd_index_s"], 2)
-    result["index_keyword_only_ratio_to_qmd"] = round(
-        result["index_keyword_only_s"] / result["qmd_index_s"], 2
-    )
+    for name in INDEXES:
+        result[f"{name}_ratio_to_qmd"] = round(result[f"{name}_s"] / result["qmd_index_s"], 2)
     pairs = (("no_daemon", "qmd_search_common"), ("daemon", "qmd_search_common_vs_daemon"))
     for side, theirs_name in pairs:
         reference = result[f"{theirs_name}_s"]

@@ -12,7 +12,9 @@ query embedding excluded (issue 4 target: p50 ≤ 20 ms).
 When ``qmd`` is on PATH (docs/benchmarks.md says how it was installed), the full index is
 then timed beside qmd's (``qmd collection add`` of the same vault), in turn, ``--qmd-pairs``
 pairs, each side into a new index: the median of each and of the pairs' ratios (target:
-memd ≤ 0.35× qmd).
+memd ≤ 0.35× qmd), for the library's keyword index and for ``memd index`` as a user runs
+it: until it returns (searchable), until what is current is found after it, and with
+``--wait``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench import qmd  # noqa: E402
+from bench.cli_bench import memd_index, write_config  # noqa: E402
 from bench.common import percentile, write_result  # noqa: E402
 from bench.vault import queries  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
@@ -93,25 +96,34 @@ def full_index_s(config_raw: dict, state: Path) -> float:
 
 def beside_qmd(config_raw: dict, vault: Path, pairs: int) -> dict:
     """memd's full index and qmd's of the same vault in turn, ``pairs`` times, each into
-    a new index, so a shared machine's load falls on both alike."""
-    mine, theirs, theirs_cpu = [], [], []
-    with tempfile.TemporaryDirectory(prefix="memd-index-qmd-") as tmp:
+    a new index, so a shared machine's load falls on both alike: the library's keyword
+    index, and ``memd index`` as a user runs it (until it returns, searchable; until what
+    is current is found after it; and ``--wait``, all of it before returning)."""
+    names = ("full_index_paired", "memd_index", "memd_index_until_current", "memd_index_wait")
+    mine: dict[str, list[float]] = {name: [] for name in names}
+    theirs, theirs_cpu = [], []
+    with tempfile.TemporaryDirectory(prefix="memd-index-qmd-") as tmp_name:
+        tmp = Path(tmp_name)
         for n in range(pairs):
-            mine.append(full_index_s(config_raw, Path(tmp) / f"state-{n}"))
-            wall, cpu = qmd.index(vault, Path(tmp) / f"qmd-home-{n}")
+            mine["full_index_paired"].append(full_index_s(config_raw, tmp / f"state-{n}"))
+            returned, _, current = memd_index(write_config(tmp, vault, f"cli-{n}"), tmp)
+            mine["memd_index"].append(returned)
+            mine["memd_index_until_current"].append(current)
+            waited = memd_index(write_config(tmp, vault, f"wait-{n}"), tmp, wait=True)[0]
+            mine["memd_index_wait"].append(waited)
+            wall, cpu = qmd.index(vault, tmp / f"qmd-home-{n}")
             theirs.append(wall)
             theirs_cpu.append(cpu)
-    return {
-        "qmd_version": qmd.version(),
-        "qmd_pairs": pairs,
-        "full_index_paired_s": round(statistics.median(mine), 2),
-        "qmd_index_s": round(statistics.median(theirs), 2),
-        "qmd_index_cpu_s": round(statistics.median(theirs_cpu), 2),
-        "full_index_paired_ratio_to_qmd": round(
-            statistics.median(a / b for a, b in zip(mine, theirs, strict=True)), 3
-        ),
-        "target_ratio_to_qmd": 0.35,
-    }
+    out = {"qmd_version": qmd.version(), "qmd_pairs": pairs}
+    for name, walls in mine.items():
+        out[f"{name}_s"] = round(statistics.median(walls), 2)
+        out[f"{name.removesuffix('_paired')}_paired_ratio_to_qmd"] = round(
+            statistics.median(a / b for a, b in zip(walls, theirs, strict=True)), 3
+        )
+    out.update(qmd_index_s=round(statistics.median(theirs), 2),
+               qmd_index_cpu_s=round(statistics.median(theirs_cpu), 2),
+               target_ratio_to_qmd=0.35)  # fmt: skip
+    return out
 
 
 def main() -> int:

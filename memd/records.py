@@ -109,6 +109,9 @@ class SearchAnswer(_Record):
     below_floor: int | None = field(default=None, metadata={"optional": True})
     best_score: float | None = field(default=None, metadata={"optional": True})
     team: dict | None = field(default=None, metadata={"optional": True})  # scope team: publishing
+    # "pending" when answered without a daemon while what later notes replaced was still
+    # being found after a ``memd index``: a result may not say yet that it was replaced.
+    current: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,9 @@ class ReviewAnswer(_Record):
     seconds: float
     warning: str | None = None
     more: int = 0  # proposals waiting beyond the best shown (memd review shows 20)
+    # "pending" when answered without a daemon while what later notes replaced was still
+    # being found after a ``memd index``.
+    current: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -303,6 +309,10 @@ class Status(_Record):
     # Files the index could not take, each "path (why)": too large, unreadable, a name
     # that is not UTF-8 (its bytes as \xff); the rest are indexed.
     skipped_files: list[str] | None = field(default=None, metadata={"optional": True})
+    # Without a daemon, while what later notes replaced is still being found after a
+    # ``memd index``: "pending", and that process's {pid, since, queued}.
+    current: str | None = field(default=None, metadata={"optional": True})
+    finishing: dict | None = field(default=None, metadata={"optional": True})
 
 
 def embedding_progress(done: int, pending: int, per_s: float | None, db: Any = None) -> dict | None:

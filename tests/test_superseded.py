@@ -273,17 +273,17 @@ def test_memd_index_alone_keeps_what_is_current_and_reads_no_note_when_nothing_c
         lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
         return [line["read"] for line in lines if line.get("event") == "currency_refreshed"]
 
-    first = memd("--verbose", "index")
+    first = memd("--verbose", "index", "--wait")
     assert "index_workers_failed" not in first.stderr
     assert notes_read(first) == [0]  # the pass's workers took every note apart
     assert old()["superseded_by"] == f"{NEWER}#L4"
-    again = memd("--verbose", "index")
+    again = memd("--verbose", "index", "--wait")
     assert notes_read(again) == []  # the index is as that refresh saw it
     assert old()["superseded_by"] == f"{NEWER}#L4"
     notes.write(NEWER, "# 2026-03-09\n\n## Ops\n- Ran 5 km before work.\n")
     # The other notes as the first run took them apart, kept beside the index.
-    assert notes_read(memd("--verbose", "index")) == [0]
+    assert notes_read(memd("--verbose", "index", "--wait")) == [0]
     assert "superseded_by" not in old()
     notes.write(OLDER, NOTES[OLDER] + "- Booked the dentist.\n")
     (tmp_path / "state" / "index-default.sqlite.statements").unlink()  # a cache: rebuilt
-    assert notes_read(memd("--verbose", "index")) == [len(NOTES) + 80 - 1]
+    assert notes_read(memd("--verbose", "index", "--wait")) == [len(NOTES) + 80 - 1]

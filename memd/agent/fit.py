@@ -18,9 +18,11 @@ class Said:
     text: str
     lines: int
     tokens: int
+    current: str | None = None  # "pending": what later notes replaced was still being found
 
     def as_dict(self) -> dict:
-        return {"text": self.text, "lines": self.lines, "tokens": self.tokens}
+        out = {"text": self.text, "lines": self.lines, "tokens": self.tokens}
+        return out if self.current is None else {**out, "current": self.current}
 
 
 @dataclass

@@ -16,6 +16,13 @@ def note(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+# An answer given while what is current was still being found (``current: "pending"``).
+PENDING = (
+    "what later notes replaced is still being found (after 'memd index'): "
+    "a line shown here may have been replaced since"
+)
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 file``, ``2 files``: the noun in the plural only when the count needs it."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
@@ -64,6 +71,8 @@ def freshness(r: dict) -> str | None:
 def search(r: dict) -> None:
     if r.get("warning"):
         note(f"warning: {r['warning']}")
+    if r.get("current") == "pending":
+        note(f"memd: {PENDING}")
     if line := freshness(r):
         note(line)
     if t := r.get("time"):
@@ -155,6 +164,8 @@ def key_list(r: dict) -> None:
 def review(r: dict) -> None:
     if r.get("warning"):
         note(r["warning"])
+    if r.get("current") == "pending":
+        note(f"memd: {PENDING}")
     if not r["proposals"]:
         note(f"nothing to propose ({r['files']} files reviewed)")
         return
@@ -190,6 +201,9 @@ def status(r: dict, extra: dict) -> None:
     for key, value in rows.items():
         if key == "embedding" and value:
             value = embedding_line(value)
+        elif key == "finishing":  # memd.index.finishlock: after a ``memd index``
+            queued = "queued behind another, " if value["queued"] else ""
+            value = f"{queued}pid {value['pid'] or '?'}, since {value['since'] or '?'}"
         elif isinstance(value, list):
             value = ", ".join(map(str, value))
         elif isinstance(value, dict):  # team: host laptop-a, state idle, outbox 0, ...

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memd.cli.format import PENDING
 from memd.cli.hookclock import (
     BUDGET_S,
     CONFIG_CPU_S,
@@ -45,6 +46,7 @@ from memd.cli.hookclock import (
 )
 from memd.client import Client, connect
 from memd.errors import DaemonUnavailable, MemdError
+from memd.index.finishlock import FinishLock, wait_bounds
 
 _HEALTHY_S = 0.25  # a daemon that has not answered by then: the index is read meanwhile
 _BUSY = "too little time left to read the index on a machine this busy"
@@ -98,13 +100,16 @@ def run_hook(
             folder = target.workspace_path(params["workspace"])
             shown = {**params, "budget": _memory_budget(params, method)}
             result, route = _core_text(folder, method, shown), "text"
+            _say_pending(result, _finish_lock(target, params["workspace"]))
         if result is None:
             config = config or _config(args)
             state_dir = config.state_dir
             if command == "flush":
                 result = _call(config, method, params, wait=False, client=client)
             else:
-                result, route, why = answer(config, method, params, started, budget, asked)
+                # A person's read may wait for what is current; a hook's within its budget.
+                wait = 0.0 if args.hook else wait_bounds(os.environ)[method]
+                result, route, why = answer(config, method, params, started, budget, asked, wait)
         if route is not None:
             _log(state_dir, command, None, time.monotonic() - started, route, why)
         if getattr(args, "json", False) and result is not None:
@@ -115,6 +120,8 @@ def run_hook(
             if route is not None:
                 first = (why or "").split("; ")[0]
                 sys.stdout.write(f"\n({_ROUTES[route].format(why=first)})\n")
+            if result.get("current") == "pending":
+                sys.stdout.write(f"(memd: {PENDING})\n")
     except Exception as exc:  # the host's session matters more than this hook
         _log(state_dir, command, exc, time.monotonic() - started)
     return 0
@@ -152,12 +159,16 @@ def answer(
     started: float,
     budget: float = BUDGET_S,
     asked: float = 0.0,
+    wait: float = 0.0,
 ) -> tuple[dict | None, str, str | None]:
     """Context or recall from the daemon, the index on disk or the files, whichever answers
     first within ``budget`` seconds of ``started``; the answer, its route and why the
     routes before it did not. ``asked``: the seconds the thin client gave the daemon already,
-    in which it did not answer (it is not asked again)."""
+    in which it did not answer (it is not asked again). ``wait``: seconds more the index
+    on disk may take while what is current is being found (``memd.cli.finish``)."""
     params = {k: v for k, v in params.items() if v is not None}
+    lock = _finish_lock(config, params.get("workspace"))
+    wait = wait if wait and lock is not None and lock.in_flight() is not None else 0.0
     # The line naming the route comes after the memory: within the budget too.
     params["budget"] = _memory_budget(params, method)
     from memd.sources.chunker import keep_encoder_copy
@@ -167,7 +178,7 @@ def answer(
     # is no reason to skip a daemon that answers: asking it costs this process next to
     # nothing, where reading the index means importing the search); the index is read
     # meanwhile. A budget set longer gives the daemon longer too.
-    deadline = started + budget - EXIT_S
+    deadline = started + budget + wait - EXIT_S
     share = budget * DAEMON_S / BUDGET_S
     until = min(time.monotonic() + share, deadline)
     share = max(until - time.monotonic(), 0.05)
@@ -180,7 +191,13 @@ def answer(
         # only when it has not by then (in parallel: one that never answers costs no more).
         daemon.join(min(_HEALTHY_S, share))
     done: dict[str, Any] = {}
-    reader = threading.Thread(target=_read_into, args=(done, config, method, params), daemon=True)
+    # What is current being found: the index is read once it is, or when only twice a
+    # read's time is left (the index saying "pending" beats MEMORY.md as written).
+    current_by = deadline - 2 * INDEX_CPU_S * stretch()
+    if wait:  # a person's read waits its own bound, whatever the budget
+        current_by = min(current_by, time.monotonic() + wait)
+    reader = threading.Thread(target=_read_into, daemon=True,
+                              args=(done, config, method, params, lock, current_by))  # fmt: skip
     reading = (asked or daemon.is_alive() or said.get("result") is None) and in_time(
         started, deadline
     )
@@ -208,7 +225,21 @@ def answer(
     else:
         why = f"{why}; {_BUSY}"
     folder = config.workspace(params.get("workspace")).path
-    return _core_text(folder, method, params), "text", why
+    return _say_pending(_core_text(folder, method, params), lock), "text", why
+
+
+def _finish_lock(config: Any, workspace: str | None) -> FinishLock | None:
+    """The workspace's finish lock (None: no such workspace); ``config``: a ``Config``, or
+    the thin client's ``Target``."""
+    names = [ws.name for ws in config.workspaces if workspace in (None, ws.name)]
+    return FinishLock(config.state_dir, names[0]) if names else None
+
+
+def _say_pending(said: dict, lock: FinishLock | None) -> dict:
+    """MEMORY.md as written says so too while what is current is being found."""
+    if lock is not None and lock.in_flight() is not None:
+        said["current"] = "pending"
+    return said
 
 
 def _ready_to_leave() -> None:
@@ -247,9 +278,13 @@ def _from_daemon(config: Any, method: str, params: dict, deadline: float) -> dic
         return client.call(method, params)
 
 
-def _read_into(done: dict, config: Any, method: str, params: dict) -> None:
+def _read_into(done: dict, config: Any, method: str, params: dict, lock: FinishLock | None,
+               until: float) -> None:  # fmt: skip
     try:
+        flight = lock.wait(until - time.monotonic()) if lock is not None else None
         done["result"] = _read(config, method, params)
+        if flight is not None:  # never an old fact silently: the answer says so
+            done["result"]["current"] = "pending"
     except Exception as exc:
         done["error"] = f"{type(exc).__name__}: {exc}"
 

@@ -175,7 +175,12 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
         else:
             configure_plain("warning")  # warnings as plain lines, without loading structlog
 
-    router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging)
+    import os
+
+    from memd.index.finishlock import wait_bounds
+
+    router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging,
+                    waits=wait_bounds(os.environ))  # fmt: skip
     try:
         return run_command(args, router)
     finally:
@@ -276,15 +281,20 @@ def _index(args: argparse.Namespace, router: Router, params: dict, as_json: bool
                 )
         return code
     memory = router.memory(params["workspace"])
-    return _index_here(memory, args.full, args.no_embed, as_json)
+    return _index_here(
+        memory, args.full, args.no_embed, as_json, args.wait, getattr(args, "config", None)
+    )
 
 
-def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> int:
-    """Index (and, with no daemon to do it later, embed) in this process, with progress."""
+def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool, wait: bool,
+                config_arg: str | None) -> int:  # fmt: skip
+    """Index (and, with no daemon to do it later, embed) in this process, with progress.
+    What later notes replaced is found here too with ``wait``; else by a process of its
+    own, with the same ``config_arg``, once this one has returned (``memd.cli.finish``)."""
     on_terminal = sys.stderr.isatty() and not as_json
     progress = cli_format.Progress("indexing", "files") if on_terminal else None
-    # With what later notes replaced, as the daemon keeps it.
-    result = memory.index(full=full, progress=progress, current=True).as_dict()
+    # --wait: with what later notes replaced, as the daemon keeps it, each note read once.
+    result = memory.index(full=full, progress=progress, current=wait).as_dict()
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0
@@ -329,6 +339,12 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool) -> in
             print(f"embedded {result['embedded']} chunks")
     else:
         result["embedded"] = 0
+    if not wait:
+        from memd.cli.finish import start, started_line
+
+        result.update(start(memory, config_arg))
+        if not as_json and (line := started_line(result)):
+            print(line)
     if as_json:
         _emit(result, True, print)
     return 0

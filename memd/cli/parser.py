@@ -37,7 +37,8 @@ _COMMANDS = {
         "index what changed (or every file with --full)",
         "Bring the index up to date with the files. Through the daemon when one runs (it "
         "embeds in the background); otherwise here, with progress on a terminal, then embeds "
-        "the chunks that have no vector yet. Keyword search works as soon as indexing is done.",
+        "the chunks that have no vector yet. Keyword search works as soon as indexing is done; "
+        "what later notes replaced is then found in the background (--wait: before returning).",
     ),
     "status": (
         "what is indexed, how fresh, which config and socket",
@@ -307,6 +308,8 @@ def make_parser(only: str | None = None) -> Parser:
         action="store_true",
         help="index only; leave embedding to the daemon or a later 'memd index'",
     )
+    p.add_argument("--wait", action="store_true",
+                   help="no daemon: find what later notes replaced before returning")  # fmt: skip
 
     p = command("status")
     p.add_argument(

@@ -114,6 +114,12 @@ class Currency:
                 self.catch_up(taken)
         return report
 
+    def waiting(self) -> bool:
+        """Whether ``catch_up`` has work: the index is not as the last whole refresh saw
+        it (``memd index`` hands that work to a process of its own, ``memd.cli.finish``)."""
+        saved = self._index.read(lambda store: store.get_meta(_DONE))
+        return saved is None or saved != self._done()
+
     def _guarded(self, refresh: Callable[[], bool]) -> bool:
         try:
             return refresh()

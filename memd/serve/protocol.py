@@ -271,6 +271,13 @@ FIELDS = {
     "Status.socket": "the socket of the answering daemon",
     "Status.team": "publishing to the team store: host, state, outbox, published_at",
     "Status.skipped_files": "files not indexed, each `path (why)`; the rest are",
+    "Status.current": "`pending` when answered without a daemon while what later notes "
+    "replaced is still being found after a `memd index`",
+    "Status.finishing": "then the process finding it: `{pid, since, queued}`",
+    "SearchAnswer.current": "`pending` when answered without a daemon while what later notes "
+    "replaced was still being found after a `memd index`: a result may not carry its "
+    "`superseded_by` yet",
+    "ReviewAnswer.current": "`pending` as in a search's answer",
     "IndexReport.added": "files new to the index",
     "IndexReport.changed": "files re-read",
     "IndexReport.removed": "files gone",
@@ -342,6 +349,8 @@ FIELDS = {
     "Said.text": "the lines for the model, each with its `path#line`",
     "Said.lines": "how many lines",
     "Said.tokens": "what they cost",
+    "Said.current": "`pending` when read without a daemon while what later notes replaced "
+    "was still being found after a `memd index` (a line shown may have been replaced)",
     "Written.path": "workspace-relative",
     "Written.start_line": "first line written, 1-based",
     "Written.end_line": "last line written, inclusive",

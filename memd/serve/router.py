@@ -9,15 +9,19 @@ answered by the daemon costs little more than the socket.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from memd.client import Client, WrongDaemon, connect
 from memd.errors import ConfigError
+from memd.log import get_logger
 
 if TYPE_CHECKING:
     from memd.config import Config
+    from memd.index.finishlock import Finishing
     from memd.memory import Memory
+
+log = get_logger()
 
 
 # Methods that answer from the index: without a daemon it is brought up to date first (a
@@ -37,8 +41,12 @@ class Router:
         config: Config,
         timeout: float | None = 60.0,
         on_local: Callable[[], None] | None = None,
+        waits: Mapping[str, float] | None = None,
     ) -> None:
         self.config = config
+        # How long each method answered here waits for what is current being found
+        # (``memd.index.finishlock``; None: its ``WAITS``).
+        self.waits = waits
         self.timeout = timeout
         self.on_local = on_local
         self.notices: list[str] = []
@@ -109,6 +117,7 @@ class Router:
                 return client.call(method, params)
         from memd.serve.methods import call
 
+        flight = self._wait_current(method, params.get("workspace"))
         if method in _SEARCHING:
             # Nothing watches or embeds without a daemon: bring the index up to date, and
             # embed what is missing when that takes a few seconds at most.
@@ -117,7 +126,32 @@ class Router:
             params.pop("wait_fresh", None)  # that was the catching up
             if method == "memory_search" and params.get("mode") != "keyword":
                 memory.embed_missing()
-        return call(self.memory, method, params)
+        result = call(self.memory, method, params)
+        if flight is not None:  # never an old fact silently: the answer says so
+            result["current"] = "pending"
+            if method == "status":
+                result["finishing"] = flight.as_dict()
+        return result
+
+    def _wait_current(self, method: str, workspace: str | None) -> Finishing | None:
+        """Wait (up to the method's bound) while what is current is being found after a
+        ``memd index`` (``memd.cli.finish``); the finish still in flight then, or None."""
+        from memd.index.finishlock import WAITS, FinishLock
+
+        bound = (self.waits if self.waits is not None else WAITS).get(method)
+        if bound is None:
+            return None
+        try:
+            name = self.config.workspace(workspace).name
+        except ConfigError:
+            return None  # an unknown name: the method says so, naming its parameter
+        lock = FinishLock(self.config.state_dir, name)
+        flight = lock.in_flight()
+        if flight is None:
+            return None
+        self.memory(name)  # opened here as it would be next, with logging set up (on_local)
+        log.debug("current_wait", method=method, pid=flight.pid, bound_s=bound)
+        return lock.wait(bound)
 
     def close(self) -> None:
         for memory in self._open.values():
