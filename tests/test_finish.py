@@ -43,10 +43,15 @@ def setup(tmp_path):
                       "embeddings: {provider: none}\n")  # fmt: skip
     env = {**os.environ, "HOME": str(tmp_path), "MEMD_CONFIG": str(config)}
 
-    def memd(*args: str, wait: str = LONG, budget: str = LONG) -> subprocess.CompletedProcess:
+    def memd(
+        *args: str, wait: str | None = LONG, budget: str = LONG
+    ) -> subprocess.CompletedProcess:
         """``budget``: a hook's (context and recall's) own, long unless the test says: a
-        loaded machine's slow read never falls back to MEMORY.md as written."""
+        loaded machine's slow read never falls back to MEMORY.md as written. ``wait``
+        None: the commands' own bounds."""
         run_env = {**env, "MEMD_CURRENT_WAIT_S": wait, "MEMD_HOOK_BUDGET_S": budget}
+        if wait is None:
+            del run_env["MEMD_CURRENT_WAIT_S"]
         done = subprocess.run([sys.executable, "-m", "memd", *args], capture_output=True,
                               text=True, env=run_env, input="", timeout=180)  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -147,6 +152,10 @@ def test_readers_say_pending_when_the_finish_outlasts_their_bound(setup):
         assert status["finishing"] == {"pid": os.getpid(), "since": "2026-03-10T08:00:00+00:00",
                                        "queued": False}  # fmt: skip
         assert f"pid {os.getpid()}, since 2026-03-10" in memd("status", wait="0.2").stdout
+        # By default status never waits: it is how a person sees what is in flight.
+        plain = memd("--verbose", "status", "--json", wait=None)
+        assert json.loads(plain.stdout)["current"] == "pending"
+        assert "current_wait" not in plain.stderr
     finally:
         os.close(handed.fd)
     assert "current" not in json.loads(memd("status", "--json", wait="0").stdout)

@@ -35,8 +35,8 @@ _POLL_S = 0.05  # how often a reader looks again
 # takes it for held by a finish (and one that gives up early only queues a child more).
 _PATIENCE_S = 0.3
 # Seconds a one-shot reader waits for what is current, by method; ``MEMD_CURRENT_WAIT_S``
-# sets one bound for all (0: never wait).
-WAITS = {"status": 30.0, "memory_review": 30.0, "memory_search": 10.0,
+# sets one bound for all (0: never wait). Status never waits: it says what is in flight.
+WAITS = {"status": 0.0, "memory_review": 30.0, "memory_search": 10.0,
          "memory_context": 10.0, "memory_recall": 10.0}  # fmt: skip
 
 

@@ -147,8 +147,8 @@ class Router:
             return None  # an unknown name: the method says so, naming its parameter
         lock = FinishLock(self.config.state_dir, name)
         flight = lock.in_flight()
-        if flight is None:
-            return None
+        if flight is None or bound <= 0:  # status says what is in flight; it never waits
+            return flight
         self.memory(name)  # opened here as it would be next, with logging set up (on_local)
         log.debug("current_wait", method=method, pid=flight.pid, bound_s=bound)
         return lock.wait(bound)
