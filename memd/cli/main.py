@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -174,8 +175,6 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
             configure_logging("debug", config.log.format)
         else:
             configure_plain("warning")  # warnings as plain lines, without loading structlog
-
-    import os
 
     from memd.index.finishlock import wait_bounds
 
