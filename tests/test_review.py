@@ -110,6 +110,23 @@ def test_events_tasks_and_questions_update_nothing(newer):
 # -- proposals -----------------------------------------------------------------------------
 
 
+def test_a_conflict_s_reason_quotes_the_lines_where_no_value_was_read():
+    """Where the words that differ are no value a person would name ("handles, service"
+    for Ravi handing over to Jonas), the reason quotes both lines; a value read by its
+    shape or as a name is named."""
+    memory = "# Memory\n\n- Ravi handles the on-call rota for the payments service.\n"
+    memory += "- Error tracking goes to Sentry.\n"
+    later = "# 2026-11-16\n\n- From this week Jonas takes over the payments on-call rota "
+    later += "from Ravi.\n- Error tracking now goes to GlitchTip.\n"
+    found = review([Note("MEMORY.md", memory, None, True),
+                    Note("memory/2026-11-16.md", later, "2026-11-16", False)])  # fmt: skip
+    reasons = {p.citations[0]: p.reason for p in found if p.kind == "conflict"}
+    assert "'Sentry'" in reasons["MEMORY.md#L4"] and "'GlitchTip'" in reasons["MEMORY.md#L4"]
+    rota = reasons["MEMORY.md#L3"]
+    assert "'Ravi handles the on-call rota for the payments service.'" in rota, rota
+    assert "'From this week Jonas takes over the payments on-call rota from Ravi.'" in rota
+
+
 def test_review_finds_the_changing_fact_and_the_recurring_decision(notes):
     found = review(
         [Note(rel, (notes.root / rel).read_text(), rel[7:17] if "/" in rel else None,

@@ -116,8 +116,12 @@ def _curated(s: Statement) -> bool:
 def _update(u: Update) -> Proposal:
     """MEMORY.md (or a key) says what a later note changed: the newer line, to append."""
     how = "likely (no change word)" if u.likely else "stated"
-    reason = (f"update, {how}: {_where(u.older)} says {u.was!r}, {_where(u.newer)} says "
-              f"{u.now!r}")  # fmt: skip
+    if _reads_as_values(u):
+        reason = (f"update, {how}: {_where(u.older)} says {u.was!r}, {_where(u.newer)} says "
+                  f"{u.now!r}")  # fmt: skip
+    else:  # the words that differ are no value a person would name: the lines themselves
+        reason = (f"update, {how}: {_where(u.older)} says {_brief(u.older)!r}, "
+                  f"{_where(u.newer)} says {_brief(u.newer)!r}")  # fmt: skip
     # MEMORY.md (or a key) holding the old value is the one a person must correct.
     score = (0.75 if u.likely else 0.9) if _curated(u.older) else (0.6 if u.likely else 0.7)
     if u.older.key is not None:
@@ -175,3 +179,28 @@ def _proposal(
 
 def _where(s: Statement) -> str:
     return s.date or s.path
+
+
+# Kinds read by their shape (a day, a time, a date, a number): what changed is one.
+_SHAPED = frozenset(("day", "time", "date", "num"))
+_BRIEF = 70  # characters of a line a reason quotes
+
+
+def _reads_as_values(u: Update) -> bool:
+    """Whether ``was`` and ``now`` name what changed as a person would: values of a shape,
+    or on each side one name or word run as its line writes it, not the line's label
+    ("Model: ..."). Else the reason quotes the lines ("'handles, service'" says nothing)."""
+    if u.kind in _SHAPED:
+        return True
+    for part, s in ((u.was, u.older), (u.now, u.newer)):
+        label = s.text.split(":", 1)[0].strip(" *").lower() if ":" in s.text else None
+        if not part or ", " in part or part.lower() == label:
+            return False
+        if part.lower() not in s.text.lower():
+            return False
+    return True
+
+
+def _brief(s: Statement) -> str:
+    text = " ".join(s.text.split())
+    return text if len(text) <= _BRIEF else text[: _BRIEF - 1].rstrip() + "…"
