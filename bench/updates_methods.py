@@ -178,6 +178,15 @@ def _with_subject(vectors: Vectors) -> Callable[[], None]:
     return lambda: setattr(updates, "_reading", plain)
 
 
+def _measured(sets: list[dict], which: list[int], half: str, near: Callable | None) -> list:
+    """The detector as it stands, on the sets ``which``: figures of their ``half``."""
+    out = []
+    for i in which:
+        got = ub.detect(sets[i], near)
+        out.append(ub.figures(got["rows"], got["false"], half))
+    return out
+
+
 def judge_method(sets: list[dict], near: Callable, fit_on: list[int], on: list[int], split: str):
     judge_weights.WEIGHTS.clear()
     judge_weights.WEIGHTS["bias"] = 0.0  # any weights: the judge reads every pair
@@ -187,11 +196,7 @@ def judge_method(sets: list[dict], near: Callable, fit_on: list[int], on: list[i
 
     def measure(t: float, which: list[int], half: str) -> list[dict]:
         judge.THRESHOLD = t
-        out = []
-        for i in which:
-            got = ub.detect(sets[i], near)
-            out.append(ub.figures(got["rows"], got["false"], half))
-        return out
+        return _measured(sets, which, half, near)
 
     t, _ = best_threshold(lambda t: measure(t, fit_on, "tune"))
     return t, measure(t, on, split)
@@ -294,11 +299,7 @@ def open_method(
 
         def measure(t: float, which: list[int], half: str) -> list[dict]:
             ub.find_updates = open_finder(vectors, weights, t, by_subject)
-            out = []
-            for i in which:
-                got = ub.detect(sets[i], None)
-                out.append(ub.figures(got["rows"], got["false"], half))
-            return out
+            return _measured(sets, which, half, None)
 
         t, _ = best_threshold(lambda t: measure(t, fit_on, "tune"))
         return t, measure(t, on, split)

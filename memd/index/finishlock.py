@@ -99,8 +99,7 @@ class FinishLock:
     def take_run(self, queued: Handed) -> Handed:
         """Wait for the finish in flight to end, then hold the run lock and free the queue
         (the child a later ``memd index`` queued). Raises ``OSError``."""
-        fd = os.open(self.run, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.fchmod(fd, 0o600)
+        fd = _opened(self.run)
         fcntl.flock(fd, fcntl.LOCK_EX)  # held from here on, before the queue is let go
         held = Handed(fd, "run")
         self.stamp(held, os.getpid(), _read(self.queue).get("since"))
@@ -146,8 +145,7 @@ def wait_bounds(env: Mapping[str, str]) -> dict[str, float]:
 
 def _take(path: Path) -> int | None:
     """``path`` opened (0600) and held exclusively, or None when a holder keeps it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    os.fchmod(fd, 0o600)  # whatever the umask
+    fd = _opened(path)
     until = time.monotonic() + _PATIENCE_S
     while True:
         try:
@@ -158,6 +156,13 @@ def _take(path: Path) -> int | None:
                 os.close(fd)
                 return None
             time.sleep(0.01)
+
+
+def _opened(path: Path) -> int:
+    """``path`` opened for a holder, made if missing, private whatever the umask."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
 
 
 def _held(path: Path) -> bool:

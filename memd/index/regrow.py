@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
-from memd.sources.markdown import Document, fenced_lines, parse_lines, split_lines
+from memd.sources.markdown import Document, fenced_lines, may_fence, parse_lines, split_lines
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def _open_front_matter(data: bytes) -> bool:
 def _in_fence(lines: list[str]) -> bool:
     """Whether a code fence opened in ``lines`` is still open after them, as
     ``fenced_lines`` scans them (a blank line after them is code only inside one)."""
-    if not any("```" in line or "~~~" in line for line in lines):
+    if not any(map(may_fence, lines)):
         return False  # most notes: no scan
     return len(lines) in fenced_lines([*lines, ""])
 

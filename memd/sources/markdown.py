@@ -258,18 +258,22 @@ def fenced_lines(lines: list[str]) -> set[int]:
         if fence:
             out.add(n)
             if fence in line:  # what may close it (most lines of code do not)
-                bare = line.lstrip(" \t>-*+0123456789.)")
+                bare = line.lstrip(_FENCE_LEAD)
                 if bare.startswith(fence) and not bare[len(fence) :].strip(fence[0]).strip():
                     fence = ""
-        elif ("```" in line or "~~~" in line) and (
-            m := _FENCE.match(line.lstrip(" \t>-*+0123456789.)"))
-        ):
+        elif may_fence(line) and (m := _FENCE.match(line.lstrip(_FENCE_LEAD))):
             fence = m.group(1)
             out.add(n)
     return out
 
 
+def may_fence(line: str) -> bool:
+    """Whether ``line`` may open or close a code fence (most lines cannot: no scan)."""
+    return "```" in line or "~~~" in line
+
+
 _FENCE = re.compile(r"(`{3,}|~{3,})")
+_FENCE_LEAD = " \t>-*+0123456789.)"  # before a fence: indent, a quote's or a list item's mark
 
 
 def code_lines(text: str) -> set[int]:
