@@ -173,6 +173,51 @@ def test_index_wait_finds_what_is_current_before_it_returns(setup):
     assert "current" not in json.loads(memd("index", "--json").stdout)  # nothing to find
 
 
+def test_a_one_shot_search_that_indexes_an_edit_finds_what_the_edit_replaced(setup):
+    """A search without a daemon indexes the notes edited since; what the edit replaced,
+    or no longer replaces, is in its answer, or the answer says it is still being found:
+    never the relation the edit undid."""
+    memd, _, lock, _, root = setup
+    memd("index", "--wait")
+    newer = root / NEWER
+    newer.write_text("# 2026-03-09\n\n## Ops\n- The office plants were moved.\n")
+    answer = json.loads(memd("search", QUESTION, "--json").stdout)
+    assert "superseded_by" not in _older(answer) and "current" not in answer
+    with newer.open("a", encoding="utf-8") as f:  # said again, a line lower
+        f.write("- The deploy target is now production.\n")
+    answer = json.loads(memd("search", QUESTION, "--json").stdout)
+    assert _older(answer)["superseded_by"] == f"{NEWER}#L5" and "current" not in answer
+    assert not lock.log.exists()  # found by the search itself: no process to start
+    # A script that waits for nothing is answered at once, told the answer may lag, and a
+    # process of its own finds what is current.
+    newer.write_text("# 2026-03-09\n\n## Ops\n- The deploy target is now qa.\n")
+    answer = json.loads(memd("search", QUESTION, "--json", wait="0").stdout)
+    assert answer["current"] == "pending" or _older(answer)["superseded_by"] == f"{NEWER}#L4"
+    assert lock.wait(float(LONG)) is None
+    assert [e["event"] for e in _log(lock)] == ["finish_done"]
+    answer = json.loads(memd("search", QUESTION, "--json", wait="0").stdout)
+    assert _older(answer)["superseded_by"] == f"{NEWER}#L4" and "current" not in answer
+
+
+def test_the_library_router_finds_what_an_edit_replaced_before_it_answers(setup):
+    """Without a finish to hand to (the MCP bridge, a library), the router finds what is
+    current itself after indexing an edit."""
+    from memd.serve.router import Router
+
+    memd, config, _, _, root = setup
+    memd("index", "--wait")
+    router = Router(config)
+    try:
+        (root / NEWER).write_text("# 2026-03-09\n\n## Ops\n- Lunch was late.\n")
+        answer = router.call("memory_search", {"query": QUESTION})
+        assert "superseded_by" not in _older(answer) and "current" not in answer
+        (root / NEWER).write_text("# 2026-03-09\n\n- The deploy target is now production.\n")
+        answer = router.call("memory_search", {"query": QUESTION})
+        assert _older(answer)["superseded_by"] == f"{NEWER}#L3"
+    finally:
+        router.close()
+
+
 def test_a_second_index_queues_its_finish_behind_the_one_in_flight(setup):
     """While a finish holds the lock, ``memd index`` starts a child that waits for it
     (writing nothing meanwhile), and a third needs none; the queued one then finishes."""

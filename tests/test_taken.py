@@ -78,3 +78,31 @@ def test_an_index_that_finds_what_is_current_leaves_the_collector_as_it_was(ws, 
             assert not gc.isenabled()
         finally:
             gc.enable()
+
+
+def test_a_few_notes_edited_since_are_read_again_rather_than_all_kept_anew(ws, config):
+    """After one edit among many notes, what was kept stays as it was (writing it all costs
+    more than reading the one note again); the next run still finds what the edit says."""
+    from memd.memory import Memory
+
+    ws.write("MEMORY.md", "# Memory\n\n- Logs are kept for 30 days.\n")
+    for day in range(1, 29):
+        ws.write(f"memory/2026-02-{day:02}.md", f"# 2026-02-{day:02}\n\n- Walked {day} km.\n")
+    with Memory(config) as m:
+        m.index(current=True)
+        kept = m.currency._kept
+        before = kept.stat()
+        assert m.currency.updates == []
+    ws.write("memory/2026-03-05.md", "# 2026-03-05\n\n- Log retention: 14 days.\n")
+    with Memory(config) as m:
+        m.index(current=True)
+        assert [u.newer.text for u in m.currency.updates] == ["Log retention: 14 days."]
+    assert kept.stat().st_ino == before.st_ino and kept.stat().st_mtime_ns == before.st_mtime_ns
+    with Memory(config) as m:  # as a new process: the new note read again, from its file
+        assert m.currency.refresh()
+        assert [u.newer.text for u in m.currency.updates] == ["Log retention: 14 days."]
+    for day in range(1, 5):  # more than 1 note in 20 now differs: all kept anew
+        ws.write(f"memory/2026-02-{day:02}.md", f"# 2026-02-{day:02}\n\n- Swam {day} km.\n")
+    with Memory(config) as m:
+        m.index(current=True)
+    assert kept.stat().st_mtime_ns != before.st_mtime_ns

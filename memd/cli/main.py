@@ -178,8 +178,13 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
 
     from memd.index.finishlock import wait_bounds
 
+    def finish(memory: Memory) -> None:  # a one-shot read changed the index, as ``memd index``
+        from memd.cli.finish import start
+
+        start(memory, getattr(args, "config", None))
+
     router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging,
-                    waits=wait_bounds(os.environ))  # fmt: skip
+                    waits=wait_bounds(os.environ), finish=finish)  # fmt: skip
     try:
         return run_command(args, router)
     finally:

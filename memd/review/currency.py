@@ -44,6 +44,7 @@ _STARTED = "currency_started"  # meta: when memd first read this workspace's sta
 # left waiting for meaning: while the index stays at it, what was saved is still right.
 _DONE = "currency_done"
 _NOW_CHARS = 300
+_KEEP_SHARE = 20  # what was kept is kept anew once 1 note in this many differs from it
 
 
 @dataclass
@@ -154,7 +155,7 @@ class Currency:
                 return False
             first = self._loaded is False and self._begun() is None
             fresh_seen, read_now = self._read(entries, gone, first)
-            if whole and self._command and _moved(before, self._files):  # for the next run
+            if whole and self._command and _worth_keeping(before, self._files):  # next run
                 files = {p: Taken(f.stamp, f.said, f.digests) for p, f in self._files.items()}
                 save_kept(self._kept, files)
             self.updates = self._pair()
@@ -277,8 +278,10 @@ class Currency:
         return rows
 
 
-def _moved(before: dict[str, Taken], now: dict[str, _File]) -> bool:
-    """Whether the notes as now read differ from those kept before."""
-    return len(before) != len(now) or any(
-        (b := before.get(path)) is None or b.stamp != f.stamp for path, f in now.items()
-    )
+def _worth_keeping(before: dict[str, Taken], now: dict[str, _File]) -> bool:
+    """Whether the notes as now read differ enough from those kept before to keep them
+    anew: writing them all costs about a tenth of reading each, so a few notes edited
+    since (a one-shot search after an edit) are read again next time instead."""
+    drift = sum(1 for p, f in now.items() if (b := before.get(p)) is None or b.stamp != f.stamp)
+    drift += sum(1 for p in before if p not in now)
+    return drift > 0 and (not before or drift * _KEEP_SHARE >= len(now))

@@ -268,8 +268,12 @@ def build_server(config: Config, router: Router | None = None, workspace: str | 
 
 def serve_mcp(config: Config, workspace: str | None = None) -> int:
     """Serve MCP on stdin/stdout until the host closes it."""
+    import os
+
+    from memd.index.finishlock import wait_bounds
+
     config.workspace(workspace)  # an unknown name stops start-up, with the known ones
-    router = Router(config)
+    router = Router(config, waits=wait_bounds(os.environ))  # as the CLI waits for a finish
     try:
         build_server(config, router, workspace).run("stdio")
     finally:

@@ -42,8 +42,13 @@ class Router:
         timeout: float | None = 60.0,
         on_local: Callable[[], None] | None = None,
         waits: Mapping[str, float] | None = None,
+        finish: Callable[[Memory], object] | None = None,
     ) -> None:
         self.config = config
+        # Hands finding what later notes replaced to a process of its own (the CLI's
+        # ``memd.cli.finish.start``, as ``memd index`` does), for a method that may not
+        # wait; None: always found here, before answering.
+        self.finish = finish
         # How long each method answered here waits for what is current being found
         # (``memd.index.finishlock``; None: its ``WAITS``).
         self.waits = waits
@@ -122,7 +127,9 @@ class Router:
             # Nothing watches or embeds without a daemon: bring the index up to date, and
             # embed what is missing when that takes a few seconds at most.
             memory = self.memory(params.get("workspace"))
-            memory.index()
+            if memory.index().touched and flight is None:
+                # A note changed: what it said may replace an older line, or no longer.
+                flight = self._find_current(method, memory)
             params.pop("wait_fresh", None)  # that was the catching up
             if method == "memory_search" and params.get("mode") != "keyword":
                 memory.embed_missing()
@@ -133,12 +140,28 @@ class Router:
                 result["finishing"] = flight.as_dict()
         return result
 
+    def _find_current(self, method: str, memory: Memory) -> Finishing | None:
+        """Find what is current after this process changed the index: here, as a method
+        that waits for a finish would wait for one; handed off by a method that may not
+        wait, and then still in flight (None: found)."""
+        if self.finish is None or self._bound(method):
+            memory.currency.catch_up()
+            return None
+        self.finish(memory)
+        return self._wait_current(method, memory.workspace.name)
+
+    def _bound(self, method: str) -> float | None:
+        """How long ``method`` waits for what is current (None: it never asks)."""
+        from memd.index.finishlock import WAITS
+
+        return (self.waits if self.waits is not None else WAITS).get(method)
+
     def _wait_current(self, method: str, workspace: str | None) -> Finishing | None:
         """Wait (up to the method's bound) while what is current is being found after a
         ``memd index`` (``memd.cli.finish``); the finish still in flight then, or None."""
-        from memd.index.finishlock import WAITS, FinishLock
+        from memd.index.finishlock import FinishLock
 
-        bound = (self.waits if self.waits is not None else WAITS).get(method)
+        bound = self._bound(method)
         if bound is None:
             return None
         try:
