@@ -199,6 +199,19 @@ def test_a_one_shot_search_that_indexes_an_edit_finds_what_the_edit_replaced(set
     assert _older(answer)["superseded_by"] == f"{NEWER}#L4" and "current" not in answer
 
 
+def test_a_first_one_shot_search_hands_what_is_current_to_a_process_of_its_own(setup):
+    """A search that indexed many notes itself (here the first one, of 64) hands finding
+    what is current to a process of its own, as ``memd index`` does, and waits for what is
+    left of its bound: with time left, its answer has what the child found."""
+    memd, _, lock, _, root = setup
+    for day in range(1, 61):
+        note = root / f"memory/2026-01-{day % 28 + 1:02}-{day}.md"
+        note.write_text(f"# Walk {day}\n\n- Walked {day} km along the river.\n")
+    answer = json.loads(memd("search", QUESTION, "--json").stdout)
+    assert _older(answer)["superseded_by"] == f"{NEWER}#L4" and "current" not in answer
+    assert [e["event"] for e in _log(lock)] == ["finish_done"]
+
+
 def test_the_library_router_finds_what_an_edit_replaced_before_it_answers(setup):
     """Without a finish to hand to (the MCP bridge, a library), the router finds what is
     current itself after indexing an edit."""

@@ -9,6 +9,7 @@ answered by the daemon costs little more than the socket.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from memd.config import Config
     from memd.index.finishlock import Finishing
     from memd.memory import Memory
+    from memd.records import IndexReport
 
 log = get_logger()
 
@@ -27,6 +29,9 @@ log = get_logger()
 # Methods that answer from the index: without a daemon it is brought up to date first (a
 # hook's recall on a never-indexed workspace used to find nothing).
 _SEARCHING = ("memory_search", "memory_recall", "memory_context")
+# After a pass that read at most this many notes, or 1 in this share of them, what is
+# current is found in the answering process (the notes kept from the last run, and these).
+_FEW_NOTES, _FEW_SHARE = 50, 20
 
 
 class Router:
@@ -122,14 +127,16 @@ class Router:
                 return client.call(method, params)
         from memd.serve.methods import call
 
+        started = time.monotonic()
         flight = self._wait_current(method, params.get("workspace"))
         if method in _SEARCHING:
             # Nothing watches or embeds without a daemon: bring the index up to date, and
             # embed what is missing when that takes a few seconds at most.
             memory = self.memory(params.get("workspace"))
-            if memory.index().touched and flight is None:
+            report = memory.index()
+            if report.touched and flight is None:
                 # A note changed: what it said may replace an older line, or no longer.
-                flight = self._find_current(method, memory)
+                flight = self._find_current(method, memory, report, started)
             params.pop("wait_fresh", None)  # that was the catching up
             if method == "memory_search" and params.get("mode") != "keyword":
                 memory.embed_missing()
@@ -140,15 +147,22 @@ class Router:
                 result["finishing"] = flight.as_dict()
         return result
 
-    def _find_current(self, method: str, memory: Memory) -> Finishing | None:
-        """Find what is current after this process changed the index: here, as a method
-        that waits for a finish would wait for one; handed off by a method that may not
-        wait, and then still in flight (None: found)."""
-        if self.finish is None or self._bound(method):
+    def _find_current(
+        self, method: str, memory: Memory, report: IndexReport, started: float
+    ) -> Finishing | None:
+        """Find what is current after this process changed the index; the finish still in
+        flight when the method's wait ends (None: found). A few notes changed: found here.
+        Many (a first index), or a method that may not wait: handed to a process of its
+        own, waited for only what is left of the method's bound, as ``memd index``'s."""
+        bound = self._bound(method) or 0.0
+        read = report.added + report.changed
+        few = read <= max(_FEW_NOTES, (read + report.unchanged) // _FEW_SHARE)
+        if self.finish is None or (bound > 0 and few):
             memory.currency.catch_up()
             return None
         self.finish(memory)
-        return self._wait_current(method, memory.workspace.name)
+        left = bound - (time.monotonic() - started)
+        return self._wait_current(method, memory.workspace.name, left)
 
     def _bound(self, method: str) -> float | None:
         """How long ``method`` waits for what is current (None: it never asks)."""
@@ -156,12 +170,14 @@ class Router:
 
         return (self.waits if self.waits is not None else WAITS).get(method)
 
-    def _wait_current(self, method: str, workspace: str | None) -> Finishing | None:
-        """Wait (up to the method's bound) while what is current is being found after a
-        ``memd index`` (``memd.cli.finish``); the finish still in flight then, or None."""
+    def _wait_current(
+        self, method: str, workspace: str | None, bound: float | None = None
+    ) -> Finishing | None:
+        """Wait (up to ``bound``, else the method's) while what is current is being found
+        after a ``memd index`` (``memd.cli.finish``); the finish still in flight then."""
         from memd.index.finishlock import FinishLock
 
-        bound = self._bound(method)
+        bound = self._bound(method) if bound is None else bound
         if bound is None:
             return None
         try:
