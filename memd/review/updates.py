@@ -208,7 +208,7 @@ def _compare(
     mine = sum(_weight(w, idf) for w in d.stems - moved)
     theirs = sum(_weight(w, idf) for w in o.stems - moved)
     cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
-    one = _one_subject(o, d, shared, cover)
+    one = _one_subject(o, d, shared, cover, bool(changes))
     alike = near(o.text, d.text) if near is not None and (changes or d.changed) else None
     if alike is not None:
         # Where a value changed, the meaning says whether the two are about one subject:
@@ -290,17 +290,29 @@ def _reading(
     return Reading(change, f)
 
 
-def _one_subject(o: Said, d: Said, shared: set[str], cover: float) -> bool:
-    """Whether the words two statements share (values aside) make one subject."""
+def _one_subject(o: Said, d: Said, shared: set[str], cover: float, shaped: bool = False) -> bool:
+    """Whether the shared words (values aside) make one subject; ``shaped``: a value changed."""
     if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
                       and shared <= o.value_stems | d.value_stems):  # fmt: skip
         return False  # one number, time or date in common ("15") is no subject
+    if shaped and _topical(o, d, shared):
+        return True  # (where no value of a shape changed, a topic may be a frame: "Customer:")
     if cover < _COVER:
         return False
     labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
     # One word in common: only when it is nearly all one of them is about, and never a
     # label alone ("Repo:", "Model:" over lines about different things).
     return not (len(shared) == 1 and (cover < _WHOLE or shared <= labels))
+
+
+def _topical(o: Said, d: Said, shared: set[str]) -> bool:
+    """Whether both open with a shared word, the head of one opening: what both are about
+    ("School pickup is at 3:15", "Pickup moved to 2:50"). One that only modifies each
+    ("annual fee", "annual insurance") names two things; two labels alone name none."""
+    if not (o.topic and d.topic) or (o.slot and d.slot):
+        return False
+    both = shared & set(o.topic) & set(d.topic) - _LIGHT
+    return o.topic[-1] in both or d.topic[-1] in both
 
 
 def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
@@ -324,7 +336,8 @@ def _weight(word: str, idf: dict[str, float]) -> float:
 
 
 def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]]]:
-    """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides."""
+    """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides (a part
+    of an old value, "Replica" after "Streaming-Replica", is none)."""
     out = []
     for kind in sorted(o.values.keys() & d.values.keys()):  # sorted: the same on every run
         mine, theirs = o.values[kind], d.values[kind]
@@ -339,6 +352,7 @@ def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]
         before = mine - o.left or mine  # what the older one says holds
         named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
         new = theirs - d.left - o.stems  # not said at all in the older one
+        new = frozenset(v for v in new if not any(v in w.split("-") for w in mine))
         if not new:
             continue
         if len(new) > len(before) and not named and not d.changed:

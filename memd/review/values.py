@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memd.review.moments import calendar_day, clock
 from memd.review.statements import stem
 from memd.review.words import (
     CHANGE,
@@ -89,6 +90,7 @@ class Said:
     before: dict[str, str] = field(default_factory=dict)  # a word -> the word just before it
     last: str = ""  # its last content word (a value's head: "the blue cluster")
     scope: frozenset[str] = frozenset()  # names of the item it is nested under: whose
+    topic: tuple[str, ...] = ()  # what it opens with: its label, or its first words
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
@@ -147,6 +149,8 @@ def said(text: str) -> Said:
     modifiers: dict[str, str] = {}
     previous = ""  # the content word just before, while words run on without a break
     previous_word = ""
+    topic: list[str] = []
+    run_on = True  # the opening words still run on (no stopword, value or mark between)
 
     spans: dict[str, tuple[int, int]] = {}
 
@@ -173,6 +177,8 @@ def said(text: str) -> Said:
         end = m.end()
         # Only a word right before another (no stopword, number or mark between) modifies it.
         adjacent = previous if i and (gap == " " or not gap.strip()) else ""
+        # A title's full stop joins it to the name it is part of ("Mr. Hughes").
+        titled = previous if gap[:1] == "." and i and not _opens(gap, raws[i - 1]) else ""
         previous = ""
         after_label = label is not None and start >= body_from
         if kind == "word":
@@ -206,9 +212,16 @@ def said(text: str) -> Said:
             stems.add(word)
             if adjacent:
                 modifiers.setdefault(word, adjacent)
+            if label is not None:
+                if start < body_from:
+                    topic.append(word)
+            elif not topic or (run_on and (adjacent or titled) == topic[-1]):
+                topic.append(word)
+            else:
+                run_on = False
             previous = previous_word = word
             shown.setdefault(word, raw)  # (a word token neither starts nor ends with a quote)
-            if bare in MONTHS and _near_number(tokens, i):
+            if bare in MONTHS and (_near_number(tokens, i) or (len(bare) > 3 and raw[0].isupper())):
                 put("date", f"m{MONTHS[bare]}", word)
             elif low.endswith("'s") and raw[0].isupper():
                 owners.add(word)  # whose: part of what it is about
@@ -240,10 +253,10 @@ def said(text: str) -> Said:
                 units.add(unit)
                 unit_of.setdefault(norm, unit)
         elif kind == "time":
-            shown.setdefault(_clock(norm), raw.strip())
-            put("time", _clock(norm), norm)
+            shown.setdefault(clock(norm), raw.strip())
+            put("time", clock(norm), norm)
         elif kind == "date":
-            norm = _calendar(raw)
+            norm = calendar_day(raw)
             put("date", norm, norm)
         else:
             put(kind or "other", norm, norm)
@@ -276,6 +289,7 @@ def said(text: str) -> Said:
         text,
         modifiers,
         previous_word,
+        topic=tuple(topic),
     )
 
 
@@ -372,26 +386,3 @@ def _unit(tokens: list[re.Match[str]], i: int) -> tuple[str | None, bool]:
         if low not in STOPWORDS and low not in CHANGE and low not in RANGE:
             return stem(low), False
     return None, False
-
-
-def _calendar(raw: str) -> str:
-    """ "10 Feb", "February 10th", "2026-02-10", "10.2.2026" -> "02-10" (the year aside)."""
-    low = raw.lower()
-    if m := re.match(r"\d{4}-(\d{2})-(\d{2})", low):
-        return f"{m.group(1)}-{m.group(2)}"
-    if m := re.match(r"(\d{1,2})\.(\d{1,2})\.", low):
-        return f"{int(m.group(2)):02d}-{int(m.group(1)):02d}"
-    month = next((n for name, n in MONTHS.items() if re.search(rf"\b{name}\b", low)), 0)
-    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", low)
-    return f"{month:02d}-{int(day.group(1)) if day else 0:02d}"
-
-
-def _clock(norm: str) -> str:
-    """ "9:30", "9.30", "9h30", "9:30am" -> "09:30"; "5pm" -> "17:00"."""
-    m = re.match(r"(\d{1,2})(?:[:.h](\d{2}))?([ap])?", norm)
-    if not m:
-        return norm
-    hour, minute = int(m.group(1)), int(m.group(2) or 0)
-    if m.group(3) == "p" and hour < 12:
-        hour += 12
-    return f"{hour:02d}:{minute:02d}"

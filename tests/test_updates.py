@@ -1,0 +1,31 @@
+"""Updates found where the two statements open with one subject, and not where they only
+share a word that modifies two different things (``memd.review.updates``)."""
+
+import pytest
+
+from memd.review.statements import Statement
+from memd.review.updates import find_updates
+
+
+def _updates(older: str, newer: str) -> list:
+    a = Statement("memory/2026-03-03.md", 4, "2026-03-03", "", older)
+    b = Statement("memory/2026-03-19.md", 4, "2026-03-19", "", newer)
+    return find_updates([a, b], lambda s: s.date or "")
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "update"),
+    [
+        # The subject opens both, however little else they share.
+        ("Choir rehearsal is at 7:30 in the hall.", "Rehearsal moved to 8:00 on the rota.", True),
+        ("**Kiln firing:** Thursdays.", "Firing is on Mondays this term, not Thursdays.", True),
+        # A shared opening word that modifies two things names two things.
+        ("Annual gym membership is £420.", "Annual parking permit costs £90.", False),
+        # A month alone is a time, not a name: no name changed.
+        ("The kiln is in the basement, room B.02.", "Kiln service contract ends December.", False),
+        # A part of the old value is no new value.
+        ("db-02: Streaming-Replica", "db-02 set up again as Replica", False),
+    ],
+)  # fmt: skip
+def test_a_subject_both_open_with_is_one_subject(older, newer, update):
+    assert bool(_updates(older, newer)) is update
