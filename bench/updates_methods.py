@@ -45,6 +45,7 @@ import bench.updates_bench as ub
 from bench.common import write_result
 from bench.updates_fit import SETS, fit, rows
 from memd.review import judge, judge_weights, updates
+from memd.review.changes import value_changes
 from memd.review.values import Said, said
 
 THRESHOLDS = [t / 10 for t in range(2, 10)]
@@ -257,7 +258,7 @@ def _open_pairs(
         r = updates._reading(o, d, idf, lambda a, b, c=cos[i]: c, True)
         if r is None:
             continue  # nothing in common but values
-        changes = updates._changes(o, d)
+        changes = value_changes(o, d)
         was, now = (changes[0][1], changes[0][2]) if changes else (None, None)
         f = dict(r.features)
         f["subject"] = vectors.near(masked(o, was), masked(d, now))  # None: every value

@@ -17,6 +17,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from memd.review.changes import (
+    LIGHT,
+    loose_change,
+    names_of,
+    same_label,
+    value_changes,
+    word_weight,
+)
 from memd.review.judge import Reading, accepted, describe, kind_feature, probability
 from memd.review.statements import Statement
 from memd.review.values import Said, said
@@ -32,13 +40,7 @@ _ROUTINE_DF = 8  # statements holding even the rarest of its subject words: past
 _POOL = 12  # candidates read closely per statement, the most overlapping first
 _COMMON = 0.05  # a word in more than this share of statements finds no candidates
 _COVER = 0.45  # the share of a statement's subject (IDF-weighted) the other must share
-_FEW = 3  # values of one kind a statement gives at most, to be one value for another
-_SLOT = 4  # a Label: set to more words than this is a sentence, not a value
-_LABEL_SHARE = 0.6  # of two labels' words, shared: one slot (Jaccard)
 _WHOLE = 0.7  # one shared word is a subject only when it is (nearly) all of one side
-# Verbs that frame a value rather than name a subject ("we use", "goes to", "is kept"):
-# counted at a fraction of their weight.
-_LIGHT = frozenset("use go get have make do keep put take run come set let need want".split())
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def _scoped(d: Said, lead: str | None) -> Said:
     if not lead:
         return d
     above = said(lead)
-    return replace(d, stems=d.stems | above.stems, scope=(_named(above) | above.owners) - d.stems)
+    return replace(d, stems=d.stems | above.stems, scope=(names_of(above) | above.owners) - d.stems)
 
 
 def pair(
@@ -199,14 +201,14 @@ def _compare(
         return None  # "Ana's shift" and "Ben's shift": two people's
     if d.scope - o.stems or o.scope - d.stems:
         return None  # nested under a line naming what the other never names: its own
-    changes = _changes(o, d) if changes is None else changes
+    changes = value_changes(o, d) if changes is None else changes
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved
     if _told_apart(o, d, shared):
         return None  # "Phone lines" and "Prescription line", "Ref fee" and "Linesman fee"
-    weight = sum(_weight(w, idf) for w in shared)
-    mine = sum(_weight(w, idf) for w in d.stems - moved)
-    theirs = sum(_weight(w, idf) for w in o.stems - moved)
+    weight = sum(word_weight(w, idf) for w in shared)
+    mine = sum(word_weight(w, idf) for w in d.stems - moved)
+    theirs = sum(word_weight(w, idf) for w in o.stems - moved)
     cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
     one = _one_subject(o, d, shared, cover, bool(changes))
     alike = near(o.text, d.text) if near is not None and (changes or d.changed) else None
@@ -219,7 +221,7 @@ def _compare(
     elif not one:
         return None
     if not changes and d.changed:
-        changes = _loose(o, d, idf)
+        changes = loose_change(o, d, idf)
     if not changes:
         if d.negated and not o.negated and d.changed:
             return cover, ("negated", o.written(o.value_stems), "no longer")
@@ -228,7 +230,8 @@ def _compare(
         return None  # two values differ at once (a name among them): another thing
     if not changes[0][1]:
         return None  # only a list of new values
-    if changes[0][0] != "name" and _named(d) - o.stems and _named(o) - d.stems and not d.changed:
+    apart = names_of(d) - o.stems and names_of(o) - d.stems
+    if changes[0][0] != "name" and apart and not d.changed:
         return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
     return cover, (kind, o.written(was), d.written(now))
@@ -239,20 +242,20 @@ def _reading(
 ) -> Reading | None:
     """The pair's features for the judge (the rules' verdict among them) and the value the
     newer gives anew; not ``full``, a pair the rules turn down gets its verdict alone."""
-    changes = _changes(o, d)
+    changes = value_changes(o, d)
     ruled = _compare(o, d, idf, near, changes)
     taken = ruled is not None and ruled[1] is not None
     loose = False
     if not changes:
-        changes = _loose(o, d, idf)
+        changes = loose_change(o, d, idf)
         loose = bool(changes)
     moved = {v for _, was, now in changes for v in (*was, *now)}
     shared = (o.stems & d.stems) - moved
     if not shared:
         return None
-    weight = sum(_weight(w, idf) for w in shared)
-    mine = sum(_weight(w, idf) for w in d.stems - moved) or 1.0
-    theirs = sum(_weight(w, idf) for w in o.stems - moved) or 1.0
+    weight = sum(word_weight(w, idf) for w in shared)
+    mine = sum(word_weight(w, idf) for w in d.stems - moved) or 1.0
+    theirs = sum(word_weight(w, idf) for w in o.stems - moved) or 1.0
     cover = max(weight / mine, weight / theirs)
     change, f = None, {"rules": float(taken), "cover": cover}
     if changes and changes[0][1]:
@@ -276,12 +279,12 @@ def _reading(
         "value_word": float(len(shared) == 1 and shared <= o.value_stems | d.value_stems),
         "label_only": float(bool(shared) and shared <= labels),
         "same_label": float(bool(o.slot and d.slot)
-                            and _same_label(o.stems - o.slot, d.stems - d.slot)),
+                            and same_label(o.stems - o.slot, d.stems - d.slot)),
         "owners_apart": float(bool(o.owners and d.owners and not o.owners & d.owners)),
         "told_apart": float(_told_apart(o, d, shared)),
-        "named_apart": float(bool(_named(d) - o.stems and _named(o) - d.stems)),
-        "new_share": sum(_weight(w, idf) for w in d.stems - o.stems - moved) / mine,
-        "gone_share": sum(_weight(w, idf) for w in o.stems - d.stems - moved) / theirs,
+        "named_apart": float(bool(names_of(d) - o.stems and names_of(o) - d.stems)),
+        "new_share": sum(word_weight(w, idf) for w in d.stems - o.stems - moved) / mine,
+        "gone_share": sum(word_weight(w, idf) for w in o.stems - d.stems - moved) / theirs,
         "cos": alike if alike is not None else 0.0,
         "cos_known": float(alike is not None),
         "several": float(len(changes) > 1),
@@ -292,7 +295,7 @@ def _reading(
 
 def _one_subject(o: Said, d: Said, shared: set[str], cover: float, shaped: bool = False) -> bool:
     """Whether the shared words (values aside) make one subject; ``shaped``: a value changed."""
-    if not shared or (len(shared) == 1 and not shared <= _named(o) | _named(d) | d.owners
+    if not shared or (len(shared) == 1 and not shared <= names_of(o) | names_of(d) | d.owners
                       and shared <= o.value_stems | d.value_stems):  # fmt: skip
         return False  # one number, time or date in common ("15") is no subject
     if shaped and _topical(o, d, shared):
@@ -311,7 +314,7 @@ def _topical(o: Said, d: Said, shared: set[str]) -> bool:
     ("annual fee", "annual insurance") names two things; two labels alone name none."""
     if not (o.topic and d.topic) or (o.slot and d.slot):
         return False
-    both = shared & set(o.topic) & set(d.topic) - _LIGHT
+    both = shared & set(o.topic) & set(d.topic) - LIGHT
     return o.topic[-1] in both or d.topic[-1] in both
 
 
@@ -324,71 +327,6 @@ def _told_apart(o: Said, d: Said, shared: set[str]) -> bool:
         if a and b and a != b and a not in d.stems and b not in o.stems:
             return True
     return False
-
-
-def _named(d: Said) -> frozenset[str]:
-    return d.values.get("name", frozenset())
-
-
-def _weight(word: str, idf: dict[str, float]) -> float:
-    w = idf.get(word, 0.0)
-    return w * 0.3 if word in _LIGHT else w
-
-
-def _changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset[str]]]:
-    """The kinds of value ``d`` gives anew where ``o`` gave another, with both sides (a part
-    of an old value, "Replica" after "Streaming-Replica", is none)."""
-    out = []
-    for kind in sorted(o.values.keys() & d.values.keys()):  # sorted: the same on every run
-        mine, theirs = o.values[kind], d.values[kind]
-        if kind == "num" and o.units and d.units:
-            # A number is compared with one counting the same thing: "£18 a week" and
-            # "£19.50 ... inside 5 miles" change the price, not the miles.
-            same = o.units & d.units
-            if not same:
-                continue  # "3 bags" and "2 hours": not one quantity
-            mine = frozenset(v for v in mine if o.unit_of.get(v, next(iter(same))) in same)
-            theirs = frozenset(v for v in theirs if d.unit_of.get(v, next(iter(same))) in same)
-        before = mine - o.left or mine  # what the older one says holds
-        named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
-        new = theirs - d.left - o.stems  # not said at all in the older one
-        new = frozenset(v for v in new if not any(v in w.split("-") for w in mine))
-        if not new:
-            continue
-        if len(new) > len(before) and not named and not d.changed:
-            # more new values than there were and no change said: a log or a list, which
-            # still tells the two apart ("Ben ... Tuesdays and Wednesdays")
-            out.append((kind, frozenset(), new))
-            continue
-        gone = named or (before - d.stems)
-        if len(new) > _FEW or len(gone or before) > _FEW:
-            continue  # prose full of names or numbers, not one value for another
-        if gone or d.changed:  # the old value kept beside the new: a change only if said
-            out.append((kind, gone or before, new))
-    if not out and o.slot and d.slot and len(o.slot) <= _SLOT and len(d.slot) <= _SLOT:
-        new, gone = d.slot - o.slot, o.slot - d.slot
-        if new and gone and _same_label(o.stems - o.slot, d.stems - d.slot):
-            out.append(("value", gone, new))
-    return out
-
-
-def _same_label(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Two labels name one slot when they share most of their words: "Backup target" and
-    "Backup target", not "A&J guest count" and "A&J wedding" (one client, two slots)."""
-    return bool(a & b) and len(a & b) >= _LABEL_SHARE * len(a | b)
-
-
-def _loose(o: Said, d: Said, idf: dict[str, float]) -> list:
-    """With a change said and no value of a known shape: the few words the newer one
-    puts where the older had others ("The deploy target is staging" -> "... is production
-    now"), when they share most of the rest."""
-    gone, new = o.stems - d.stems - _LIGHT, d.stems - o.stems - _LIGHT
-    if not gone or not new or len(gone) > 3 or len(new) > 3:
-        return []
-    shared = sum(_weight(w, idf) for w in o.stems & d.stems)
-    if shared < sum(_weight(w, idf) for w in gone) or shared < sum(_weight(w, idf) for w in new):
-        return []
-    return [("value", frozenset(gone), frozenset(new))]
 
 
 def _text(s: Statement) -> str:
