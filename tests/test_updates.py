@@ -1,5 +1,6 @@
-"""Updates found where the two statements open with one subject, and not where they only
-share a word that modifies two different things (``memd.review.updates``)."""
+"""Updates found by subject and value (``memd.review.updates``): where the two statements
+open with one subject, and not where they only share a word that modifies two things, or
+where the newer one gives nothing the older did not already say or set."""
 
 import pytest
 
@@ -29,3 +30,28 @@ def _updates(older: str, newer: str) -> list:
 )  # fmt: skip
 def test_a_subject_both_open_with_is_one_subject(older, newer, update):
     assert bool(_updates(older, newer)) is update
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "update"),
+    [
+        # A value the older line already gives, in a clause of its own, is no new value.
+        ("The NAS is not backed up to S3; Wasabi only.",
+         "NAS backups no longer touch S3, they all go to Wasabi.", False),
+        ("Screenshots go in Confluence.", "Screenshots go in Notion now.", True),
+    ],
+)  # fmt: skip
+def test_a_value_the_older_line_gives_anywhere_is_no_new_value(older, newer, update):
+    assert bool(_updates(older, newer)) is update
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # "No X on A" sets nothing for X; "X on B" then is not A changed to B.
+        ("No flash photos of the Q3 exhibits.", "Flash photos of the Q4 exhibits are fine now."),
+        ("No peanuts in the Year 4 classroom.", "Peanuts allowed in the Year 6 classroom again."),
+    ],
+)  # fmt: skip
+def test_a_value_after_no_is_not_what_a_later_value_replaces(older, newer):
+    assert _updates(older, newer) == []

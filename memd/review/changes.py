@@ -45,7 +45,7 @@ def value_changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset
             theirs = frozenset(v for v in theirs if d.unit_of.get(v, next(iter(same))) in same)
         before = mine - o.left or mine  # what the older one says holds
         named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
-        new = theirs - d.left - o.stems  # not said at all in the older one
+        new = theirs - d.left - o.stems - o.whole  # not said at all in the older one
         new = frozenset(v for v in new if not any(v in w.split("-") for w in mine))
         if not new:
             continue

@@ -91,6 +91,7 @@ class Said:
     last: str = ""  # its last content word (a value's head: "the blue cluster")
     scope: frozenset[str] = frozenset()  # names of the item it is nested under: whose
     topic: tuple[str, ...] = ()  # what it opens with: its label, or its first words
+    whole: frozenset[str] = frozenset()  # every word of the line, its reason and asides too
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
@@ -109,6 +110,7 @@ class Said:
 def said(text: str) -> Said:
     """Take one statement apart (its reason, "because ...", left out: a why is neither
     what it is about nor its value)."""
+    whole = frozenset(stem(w) for w in _LETTERS.findall(text.lower()))
     if m := _REASON.search(text):
         text = text[: m.start()]
     text = text.split(";")[0]  # a second clause is another statement
@@ -290,6 +292,7 @@ def said(text: str) -> Said:
         modifiers,
         previous_word,
         topic=tuple(topic),
+        whole=whole,
     )
 
 

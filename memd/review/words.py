@@ -65,5 +65,5 @@ IRREGULAR_PAST = frozenset(
 DECIDED = frozenset("decided agreed approved confirmed settled concluded".split())
 COPULA = frozenset("is was will has had takes took becomes became ist wird hat".split())
 NOT = frozenset(("not", "nicht", "kein", "keine"))
-NEGATING = frozenset(("longer", "never", "stopped", "don't", "doesn't", "quit", "nie"))
+NEGATING = frozenset(("no", "longer", "never", "stopped", "don't", "doesn't", "quit", "nie"))
 RANGE = frozenset(("to", "-", "–", "and", "or", "bis", "und", "oder", "from"))
