@@ -55,3 +55,24 @@ def test_a_value_the_older_line_gives_anywhere_is_no_new_value(older, newer, upd
 )  # fmt: skip
 def test_a_value_after_no_is_not_what_a_later_value_replaces(older, newer):
     assert _updates(older, newer) == []
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "update"),
+    [
+        # A compound holds its parts: joined by a hyphen in any language, as one word in German.
+        ("Der Flüssigsauerstoff wird montags nachgefüllt.",
+         "Der Flüssigsauerstoff-Tank wird ab jetzt freitags nachgefüllt.", True),
+        ("Die Spülmaschine im Büro wird montags ausgeräumt.",
+         "Der Spülmaschinendienst im Büro ist jetzt dienstags.", True),
+        ("Die Stromrechnung kommt am 3. des Monats.",
+         "Der Strom wird jetzt am 15. des Monats abgebucht.", True),
+        # Its parts are its subject, not another value.
+        ("Der Flüssigsauerstoff wird montags nachgefüllt.",
+         "Der Flüssigsauerstoff-Tank wird montags geprüft.", False),
+        # An English word is not taken apart: a countdown is no count.
+        ("Guest count: 120.", "Countdown: 150 days to go, party on Friday now.", False),
+    ],
+)  # fmt: skip
+def test_a_compound_shares_its_parts_with_the_other_statement(older, newer, update):
+    assert bool(_updates(older, newer)) is update

@@ -25,6 +25,7 @@ from memd.review.changes import (
     value_changes,
     word_weight,
 )
+from memd.review.compounds import with_parts
 from memd.review.judge import Reading, accepted, describe, kind_feature, probability
 from memd.review.statements import Statement
 from memd.review.values import Said, said
@@ -105,7 +106,7 @@ def pair(
     collect: list | None = None,
 ) -> list[Update]:
     """``find_updates`` over statements already taken apart (``read``)."""
-    items = sorted(taken, key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
+    items = sorted(with_parts(list(taken)), key=lambda sd: (when(sd[0]), sd[0].path, sd[0].line))
     n = len(items)
     if n < 2:
         return []

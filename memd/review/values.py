@@ -92,6 +92,7 @@ class Said:
     scope: frozenset[str] = frozenset()  # names of the item it is nested under: whose
     topic: tuple[str, ...] = ()  # what it opens with: its label, or its first words
     whole: frozenset[str] = frozenset()  # every word of the line, its reason and asides too
+    german: bool = False  # written in German: nouns have capitals, compounds are one word
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
@@ -293,6 +294,7 @@ def said(text: str) -> Said:
         previous_word,
         topic=tuple(topic),
         whole=whole,
+        german=german,
     )
 
 
