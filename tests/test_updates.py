@@ -57,6 +57,13 @@ def test_a_value_after_no_is_not_what_a_later_value_replaces(older, newer):
     assert _updates(older, newer) == []
 
 
+def test_a_value_beside_a_negation_is_replaced_by_a_later_one():
+    """A value in a clause of its own beside "no X" holds, and a later one replaces it."""
+    older, newer = "Launch party: no caterer, Pizza Express only.", "Launch party caterer: Dishoom."
+    found = _updates(older, newer)
+    assert [(u.was, u.now) for u in found] == [("Pizza Express", "Dishoom")]
+
+
 @pytest.mark.parametrize(
     ("older", "newer", "update"),
     [

@@ -235,7 +235,7 @@ def _compare(
     if changes[0][0] != "name" and apart and not d.changed:
         return None  # each names someone or something the other does not: two things
     kind, was, now = changes[0]
-    if o.negated and not d.negated and not d.left & was:
+    if was <= o.denied and not d.negated and not d.left & was:
         return None  # "no X on A", then "X on B": B is not what A was (nothing was set)
     return cover, (kind, o.written(was), d.written(now))
 

@@ -47,6 +47,7 @@ _TOKEN = re.compile(
 _MARKED = NOT | NEGATING | CHANGE | {"over"}
 _LETTERS = re.compile(r"[^\W\d_]+")
 _SPACES = re.compile(r"\s+")
+_BREAK = re.compile(r"[,;:(—–]|\s-\s")  # where a clause ends
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?P<label>[^:*]{2,48}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s+(?=\S)")
 # Where a statement's reason or aside begins.
 _REASON = re.compile(
@@ -93,6 +94,7 @@ class Said:
     topic: tuple[str, ...] = ()  # what it opens with: its label, or its first words
     whole: frozenset[str] = frozenset()  # every word of the line, its reason and asides too
     german: bool = False  # written in German: nouns have capitals, compounds are one word
+    denied: frozenset[str] = frozenset()  # values in a clause a negation opens ("no X on N4")
 
     def written(self, values: frozenset[str]) -> str:
         """``values`` as the statement writes them, neighbours joined ("AWS SQS")."""
@@ -127,6 +129,8 @@ def said(text: str) -> Said:
     owners: set[str] = set()
     slot: set[str] = set()
     negated = False
+    denied: set[str] = set()
+    negation = -1  # where the last negating word stands
     shown: dict[str, str] = {}
     left: set[str] = set()
     units: set[str] = set()
@@ -167,6 +171,8 @@ def said(text: str) -> Said:
         behind = was_from <= start < arrow or any(a <= start < b for a, b in struck)
         if behind or any(w in LEAVING for w in near) or ("from" in near and moving):
             left.add(norm)  # "from 45 to 60", "instead of Kafka", "(was Mondays)", "not 280"
+        if negation >= 0 and not _BREAK.search(text, negation, start):
+            denied.add(norm)
 
     end = 0  # where the token before ended
     for i, m in enumerate(tokens):
@@ -188,7 +194,7 @@ def said(text: str) -> Said:
             bare = low[:-2] if low.endswith("'s") else low
             if bare in _MARKED or low in CHANGE:  # a word that negates or says a change
                 if bare in NOT or bare in NEGATING:
-                    negated = True
+                    negated, negation = True, m.start()
                     if bare in NOT and i + 1 < len(tokens) and _is_value(tokens[i + 1], german):
                         changed = True  # "400 (not 280)", "Tuesdays, not Mondays": a correction
                 handed = bare == "over" and i > 0 and lowers[i - 1] in HANDING
@@ -295,6 +301,7 @@ def said(text: str) -> Said:
         topic=tuple(topic),
         whole=whole,
         german=german,
+        denied=frozenset(denied),
     )
 
 
