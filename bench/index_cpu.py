@@ -54,12 +54,17 @@ def one(code: Path, vault: Path, state: Path, alone: bool = False) -> dict:
     t = time.perf_counter()
     report = memory.index()
     wall = time.perf_counter() - t
-    main_cpu, workers_cpu = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    main_cpu = _cpu(resource.RUSAGE_SELF)
     memory.close()
+    # Workers forked by multiprocessing's fork server are its children: their CPU counts
+    # here once it has ended (as it would when idle; stopping it waits for it).
+    if (forkserver := sys.modules.get("multiprocessing.forkserver")) is not None:
+        forkserver._forkserver._stop()
+    workers_cpu = _cpu(resource.RUSAGE_CHILDREN)
     return {
         "wall_s": wall,
         "main_cpu_s": main_cpu - before[0],
-        "workers_cpu_s": workers_cpu - before[1],  # reaped when the pass ends
+        "workers_cpu_s": workers_cpu - before[1],  # and the fork server's, if any
         "chunks": report.chunks,
     }
 

@@ -274,3 +274,21 @@ def test_a_new_exclude_glob_removes_files_the_index_held_unchanged(ws, make_conf
         report = memory.index()
         assert (report.removed, report.unchanged) == (1, 1)
         assert found(memory, "secret") == set()
+
+
+def test_a_prepared_file_crosses_processes_as_it_was(ws, config):
+    """What a worker sends back (plain tuples on the way) is the record it made; a job
+    that keeps no tail gets none."""
+    import pickle
+
+    path = ws.write("memory/2026-01-05.md", "# Day #ops\n\nShipped [[atlas]].\n\n# Two\n\nMore.\n")
+    entry = next(e for e in Workspace(config.workspace()).scan_against(None)[0])
+    assert entry.abspath == str(path)
+    job = prepare.Job(entry, None, Chunking())
+    made = prepare.prepare(job)
+    assert made.rows and made.tail is not None
+    assert pickle.loads(pickle.dumps(job)) == job
+    back = pickle.loads(pickle.dumps(made))
+    assert back == made and type(back.rows[0]).__name__ == "ChunkRow"
+    assert back.rows[0].fts == made.rows[0].fts and back.meta == made.meta
+    assert prepare.prepare(prepare.Job(entry, None, Chunking(), regrow=False)).tail is None

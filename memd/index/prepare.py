@@ -10,8 +10,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from memd.config import Chunking
@@ -43,6 +44,18 @@ class Job:
     # a later stage's reading of the same notes (what is current) then costs no second read
     # and runs on both cores. A module-level function, so a worker can import it by name.
     reader: Reader | None = None
+    # Whether to work out where a later append could re-chunk the file from (its Tail,
+    # ~5 % of the work): only a caller that keeps them for its next pass needs them.
+    regrow: bool = True
+
+    def __reduce__(self) -> tuple:
+        # Sent to a worker for every file: as a plain tuple it loads in a fifth of the time.
+        fields = (self.known_hash, self.chunking, self.tail, self.reader, self.regrow)
+        return _job, (tuple(self.entry), *fields)
+
+
+def _job(entry: tuple, *rest: Any) -> Job:
+    return Job(FileEntry._make(entry), *rest)
 
 
 # ``reader(entry, text)``: ``entry`` with its size and ``st_mtime_ns`` as read.
@@ -64,6 +77,33 @@ class Prepared:
     retag: bool = False  # the file's tags changed: its first chunk's FTS row too
     tail: Tail | None = None
     read: Any = None  # what ``Job.reader`` made of the text (None: no reader, or no text)
+
+    def __reduce__(self) -> tuple:
+        # How a worker sends it back: as plain tuples, which pickle and load in a third of
+        # the time of the records' own classes (a full index sends some 10^5 of them).
+        meta = self.meta
+        return _prepared, (
+            tuple(self.entry),
+            None if meta is None else tuple(getattr(meta, f) for f in _META_FIELDS),
+            None if self.rows is None else [(*row[:5], tuple(row[5])) for row in self.rows],
+            self.unchanged, self.skipped, self.warnings, self.from_line, self.retag,
+            self.tail, self.read,
+        )  # fmt: skip
+
+
+_META_FIELDS = tuple(FileMeta.__dataclass_fields__)
+
+
+def _prepared(entry: tuple, meta: tuple | None, rows: list[tuple] | None, *rest: Any) -> Prepared:
+    """A ``Prepared`` from the plain tuples ``Prepared.__reduce__`` sent. Each row is made
+    a ``ChunkRow`` in C (``tuple.__new__``: no Python call per row); its FTS columns stay
+    the plain tuple they came as."""
+    return Prepared(
+        FileEntry._make(entry),
+        None if meta is None else FileMeta(*meta),
+        None if rows is None else list(map(tuple.__new__, repeat(ChunkRow), rows)),
+        *rest,
+    )
 
 
 _spawned = 0  # pools of spawned processes alive in this process
@@ -125,19 +165,45 @@ def _stop_idle_tracker() -> None:
         gc.collect()
         with contextlib.suppress(Exception):
             resource_tracker._resource_tracker._stop()
+        if _FORKSERVER in sys.modules:  # the fork server too (~60 MB with the encoder)
+            with contextlib.suppress(Exception):
+                sys.modules[_FORKSERVER]._forkserver._stop()
+
+
+_FORKSERVER = "multiprocessing.forkserver"
+# What the fork server imports once, before it forks any worker (``_context``).
+PRELOAD = "memd.index.preload"
+
+
+def _context(multiprocessing: Any, preload: list[str]) -> Any:
+    """Where workers come from: forked by multiprocessing's fork server, which imported
+    ``preload`` once (memd's parsing code and the tokenizer: each worker started anew
+    spent 0.2 s of CPU on them); else started anew ('spawn'). Either keeps workers clean
+    of this process's threads and open database handles, which a plain fork would copy."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(dict.fromkeys(preload)))
+    return ctx
 
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
-    return in_workers(prepare, jobs, workers)
+    readers = {job.reader.__module__ for job in jobs[:1] if job.reader is not None}
+    return in_workers(prepare, jobs, workers, preload=(PRELOAD, *readers))
 
 
 def in_workers(
-    fn: Callable[[Any], Any], items: list[Any], workers: int | None = None
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    workers: int | None = None,
+    preload: Sequence[str] = (),
 ) -> Iterator[Any]:
     """``fn(item)`` of every item, in order: in worker processes when there are many (so
     both cores work), else here. ``fn`` is a module-level function (a worker imports it by
-    name); if the workers die, the rest is done here, only more slowly."""
+    name); if the workers die, the rest is done here, only more slowly. ``preload``:
+    modules the workers need besides ``fn``'s, loaded once for all of them where the
+    platform has a fork server (the first pool of a process decides)."""
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     if workers <= 1 or len(items) < _PARALLEL_MIN:
         yield from map(fn, items)
@@ -147,8 +213,7 @@ def in_workers(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # 'spawn' keeps workers clean of the parent's threads and open database handles.
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _context(multiprocessing, [*preload, fn.__module__])
     done = 0
     # The results, some 10^5 small objects for 5,000 notes, none in a cycle, are freed as
     # soon as they are written: the cyclic collector walking them cost a tenth of the
@@ -172,27 +237,39 @@ def in_workers(
             del pool
 
 
-def _die_with(parent: int) -> None:
-    """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
-    leave ~85 MB behind; the cyclic collector no longer walks what the imports made."""
+def _die_with(owner: int) -> None:
+    """Worker start-up: end this worker when ``owner`` (the process that started the
+    pool) ends, even by SIGKILL, rather than leave ~85 MB behind; the cyclic collector no
+    longer walks what the imports made."""
     import gc
 
     gc.freeze()
+    parent = os.getppid()  # the owner, or the fork server that forked this worker
     if sys.platform.startswith("linux"):
         import ctypes  # only in workers: the parent never needs it
 
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the line above took effect
+    if os.getppid() != parent or not _alive(owner):  # gone before prctl took effect
         os._exit(1)
 
-    def watch() -> None:  # where prctl is missing (macOS)
-        while os.getppid() == parent:
+    def watch() -> None:  # where prctl is missing (macOS), or the parent is the fork server
+        while os.getppid() == parent and _alive(owner):
             time.sleep(1.0)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # there, but not ours to signal
+    return True
 
 
 def prepare(job: Job) -> Prepared:
@@ -254,7 +331,9 @@ def prepare(job: Job) -> Prepared:
         chunks = [stub_chunk(doc, note_name(e.path))]
     meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     # A drawing's text is its text elements only, which a parse of its end cannot tell.
-    tail = tail_of(data, digest, doc, restart) if clean and not is_drawing(e.path) else None
+    tail = None
+    if job.regrow and clean and not is_drawing(e.path):
+        tail = tail_of(data, digest, doc, restart)
     return Prepared(
         entry,
         meta=meta,

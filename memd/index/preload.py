@@ -1,0 +1,8 @@
+"""What the fork server of parse workers loads once (``memd.index.prepare._context``):
+the parsing code and the cl100k encoder, so each worker it forks starts with them rather
+than spending 0.2 s of CPU loading them itself. Imported only there."""
+
+from memd.index import prepare  # noqa: F401 (what every worker runs)
+from memd.sources.chunker import count_tokens
+
+count_tokens("loads the encoder and its expressions")
