@@ -3,6 +3,7 @@ there are many, so both cores work while the pass writes to SQLite."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -165,9 +166,23 @@ def _stop_idle_tracker() -> None:
         gc.collect()
         with contextlib.suppress(Exception):
             resource_tracker._resource_tracker._stop()
-        if _FORKSERVER in sys.modules:  # the fork server too (~60 MB with the encoder)
-            with contextlib.suppress(Exception):
-                sys.modules[_FORKSERVER]._forkserver._stop()
+        _stop_fork_server()  # ~60 MB with the encoder
+
+
+def _stop_fork_server() -> None:
+    """Stop the fork server, if no pool runs (hold ``_spawned_lock``). It would end with
+    this process anyway, unwaited for: stopped, it is, and the CPU of the workers it
+    forked counts as this process's children's (``getrusage``), as spawned workers' do."""
+    if not _spawned and _FORKSERVER in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules[_FORKSERVER]._forkserver._stop()
+
+
+def stop_fork_server() -> None:
+    """Stop the fork server now if no pool runs (as when idle, or at exit): a process that
+    reads its children's CPU (``getrusage``) then counts the workers it forked."""
+    with _spawned_lock:
+        _stop_fork_server()
 
 
 _FORKSERVER = "multiprocessing.forkserver"
@@ -184,6 +199,8 @@ def _context(multiprocessing: Any, preload: list[str]) -> Any:
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(dict.fromkeys(preload)))
+    atexit.unregister(stop_fork_server)  # once, however many pools
+    atexit.register(stop_fork_server)
     return ctx
 
 
