@@ -182,8 +182,8 @@ class Memory:
               ) -> IndexReport:  # fmt: skip
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all.
         ``current``: also find what later notes replaced, each note read once, by the
-        pass's workers (``memd index`` with no daemon to keep it). ``regrow`` False: this
-        object indexes no more (a command's one pass), so no file's ``Index.tails`` is made."""
+        pass's workers (``memd index`` with no daemon to keep it). ``regrow`` False: no later
+        pass of this object re-chunks an append from a file's end: that is not worked out."""
         if not current:
             return self._commit(lambda: self.db.sync(full, progress, cancel, regrow=regrow))
 
