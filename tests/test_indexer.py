@@ -190,8 +190,14 @@ def test_unreadable_file_is_skipped(ws, memory):
     assert report.skipped == 1 and report.added == 1
 
 
-def test_parallel_workers_give_the_same_index(ws, config, monkeypatch):
-    """Many files are parsed in worker processes; the index is the same as in-process."""
+@pytest.mark.parametrize("methods", [None, ["fork", "spawn"]], ids=["platform", "no-forkserver"])
+def test_parallel_workers_give_the_same_index(ws, config, monkeypatch, methods):
+    """Many files are parsed in worker processes (forked by a fork server, or spawned where
+    a platform has none); the index is the same as in-process."""
+    if methods is not None:
+        import multiprocessing
+
+        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: methods)
     for i in range(80):
         ws.write(f"memory/2025-01-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
     monkeypatch.setattr(prepare, "_PARALLEL_MIN", 10)
