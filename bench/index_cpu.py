@@ -50,8 +50,12 @@ def one(code: Path, vault: Path, state: Path, alone: bool = False, once: bool = 
     from memd.log import configure_logging
     from memd.memory import Memory
 
+    try:
+        from memd.index import workers
+    except ImportError:  # code from before the pool had a module of its own
+        workers = prepare
     if alone:
-        prepare._PARALLEL_MIN = sys.maxsize  # as for a pass with few files to read
+        workers._PARALLEL_MIN = sys.maxsize  # as for a pass with few files to read
 
     configure_logging("warning")
     raw = {"workspace": str(vault), "state_dir": str(state), "embeddings": {"provider": "none"}}
@@ -64,7 +68,7 @@ def one(code: Path, vault: Path, state: Path, alone: bool = False, once: bool = 
     main_cpu = _cpu(resource.RUSAGE_SELF)
     memory.close()
     # Workers forked by a fork server are its children: their CPU counts once it ended.
-    if stop := getattr(prepare, "stop_fork_server", None):
+    if stop := getattr(workers, "stop_fork_server", None):
         stop()
     workers_cpu = _cpu(resource.RUSAGE_CHILDREN)
     return {

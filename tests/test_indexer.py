@@ -5,7 +5,7 @@ from structlog.testing import capture_logs
 
 from memd.config import Chunking
 from memd.errors import WorkspaceMissing
-from memd.index import prepare
+from memd.index import prepare, workers
 from memd.index.reconcile import reconcile
 from memd.memory import Memory
 from memd.search.request import SearchRequest
@@ -200,7 +200,7 @@ def test_parallel_workers_give_the_same_index(ws, config, monkeypatch, methods):
         monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: methods)
     for i in range(80):
         ws.write(f"memory/2025-01-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
-    monkeypatch.setattr(prepare, "_PARALLEL_MIN", 10)
+    monkeypatch.setattr(workers, "_PARALLEL_MIN", 10)
     store = SqliteStore.open(config.state_dir / "p.sqlite")
     report = reconcile(store, Workspace(config.workspace()), Chunking(), workers=2)
     assert report.added == 80 and report.chunks == 80

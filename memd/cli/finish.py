@@ -156,7 +156,7 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
         return 0
     import resource
 
-    from memd.index.prepare import stop_fork_server
+    from memd.index.workers import stop_fork_server
 
     stop_fork_server()  # its workers' CPU counts once it has ended
     # The CPU of this process and of the workers that took the notes apart, for the log.

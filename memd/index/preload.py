@@ -1,4 +1,4 @@
-"""What the fork server of parse workers loads once (``memd.index.prepare._context``):
+"""What the fork server of parse workers loads once (``memd.index.prepare.prepare_all``):
 the parsing code and the cl100k encoder, so each worker it forks starts with them rather
 than spending 0.2 s of CPU loading them itself. Imported only there."""
 

@@ -3,22 +3,16 @@ there are many, so both cores work while the pass writes to SQLite."""
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import hashlib
 import os
-import signal
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
-from memd.log import get_logger
+from memd.index.workers import in_workers
 from memd.sources.canvas import canvas_chunks, is_canvas
 from memd.sources.chunker import chunk_with_restart, stub_chunk
 from memd.sources.layout import FileEntry, stat_stamp
@@ -26,11 +20,7 @@ from memd.sources.markdown import Document, is_drawing, parse
 from memd.sources.names import note_name
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
-log = get_logger()
-
 MAX_FILE_BYTES = 20 * 1024 * 1024
-_PR_SET_PDEATHSIG = 1
-_PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -51,8 +41,10 @@ class Job:
 
     def __reduce__(self) -> tuple:
         # Sent to a worker for every file: as a plain tuple it loads in a fifth of the time.
-        fields = (self.known_hash, self.chunking, self.tail, self.reader, self.regrow)
-        return _job, (tuple(self.entry), *fields)
+        return _job, (tuple(self.entry), *(getattr(self, f) for f in _JOB_FIELDS))
+
+
+_JOB_FIELDS = tuple(Job.__dataclass_fields__)[1:]  # after the entry
 
 
 def _job(entry: tuple, *rest: Any) -> Job:
@@ -87,12 +79,12 @@ class Prepared:
             tuple(self.entry),
             None if meta is None else tuple(getattr(meta, f) for f in _META_FIELDS),
             None if self.rows is None else [(*row[:5], tuple(row[5])) for row in self.rows],
-            self.unchanged, self.skipped, self.warnings, self.from_line, self.retag,
-            self.tail, self.read,
-        )  # fmt: skip
+            *(getattr(self, f) for f in _PREPARED_FIELDS),
+        )
 
 
 _META_FIELDS = tuple(FileMeta.__dataclass_fields__)
+_PREPARED_FIELDS = tuple(Prepared.__dataclass_fields__)[3:]  # after the entry, meta and rows
 
 
 def _prepared(entry: tuple, meta: tuple | None, rows: list[tuple] | None, *rest: Any) -> Prepared:
@@ -107,186 +99,14 @@ def _prepared(entry: tuple, meta: tuple | None, rows: list[tuple] | None, *rest:
     )
 
 
-_spawned = 0  # pools of spawned processes alive in this process
-_spawned_lock = threading.Lock()
-# The tracker is stopped only when no pool has started for this long: passes that follow
-# one another (a library indexing again and again) keep the one they have, since starting
-# it anew each time cost a test suite half as much time again.
-_TRACKER_IDLE_S = 3.0
-
-
-@contextlib.contextmanager
-def spawned_pool() -> Iterator[None]:
-    """Hold while a pool of spawned processes lives (drop the pool inside): when the last
-    one ends, multiprocessing's resource tracker, a process of ~13 MB that would otherwise
-    live as long as the daemon, is stopped too (the next pool starts another)."""
-    global _spawned
-    with _spawned_lock:
-        _spawned += 1
-    try:
-        yield
-    finally:
-        with _spawned_lock:
-            _spawned -= 1
-            if _spawned == 0:
-                import gc
-
-                gc.collect()  # what the pool left in cycles, now (a watcher's inotify too)
-                timer = threading.Timer(_TRACKER_IDLE_S, _stop_idle_tracker)
-                timer.daemon = True
-                timer.start()
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold while many long-lived objects, none in a cycle, are made (what a pass's workers
-    read for a later stage): Python's cyclic collector would walk them all again at each
-    of its full collections (0.8 CPU-s of a 5,000-note ``memd index``). What it would have
-    freed meanwhile is freed after."""
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _stop_idle_tracker() -> None:
-    with _spawned_lock:
-        if _spawned:
-            return  # a pool started meanwhile: it needs the tracker
-        import gc
-        from multiprocessing import resource_tracker
-
-        # The pool's semaphores unregister when collected: after the tracker stopped,
-        # that would start it again.
-        gc.collect()
-        with contextlib.suppress(Exception):
-            resource_tracker._resource_tracker._stop()
-        _stop_fork_server()  # ~60 MB with the encoder
-
-
-def _stop_fork_server() -> None:
-    """Stop the fork server, if no pool runs (hold ``_spawned_lock``). It would end with
-    this process anyway, unwaited for: stopped, it is, and the CPU of the workers it
-    forked counts as this process's children's (``getrusage``), as spawned workers' do."""
-    if not _spawned and _FORKSERVER in sys.modules:
-        with contextlib.suppress(Exception):
-            sys.modules[_FORKSERVER]._forkserver._stop()
-
-
-def stop_fork_server() -> None:
-    """Stop the fork server now if no pool runs (as when idle, or at exit): a process that
-    reads its children's CPU (``getrusage``) then counts the workers it forked."""
-    with _spawned_lock:
-        _stop_fork_server()
-
-
-_FORKSERVER = "multiprocessing.forkserver"
-# What the fork server imports once, before it forks any worker (``_context``).
+# What the fork server imports once, before it forks any worker (``workers.in_workers``).
 PRELOAD = "memd.index.preload"
-
-
-def _context(multiprocessing: Any, preload: list[str]) -> Any:
-    """Where workers come from: forked by multiprocessing's fork server, which imported
-    ``preload`` once (memd's parsing code and the tokenizer: each worker started anew
-    spent 0.2 s of CPU on them); else started anew ('spawn'). Either keeps workers clean
-    of this process's threads and open database handles, which a plain fork would copy."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(dict.fromkeys(preload)))
-    atexit.unregister(stop_fork_server)  # once, however many pools
-    atexit.register(stop_fork_server)
-    return ctx
 
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
     readers = {job.reader.__module__ for job in jobs[:1] if job.reader is not None}
     return in_workers(prepare, jobs, workers, preload=(PRELOAD, *readers))
-
-
-def in_workers(
-    fn: Callable[[Any], Any],
-    items: list[Any],
-    workers: int | None = None,
-    preload: Sequence[str] = (),
-) -> Iterator[Any]:
-    """``fn(item)`` of every item, in order: in worker processes when there are many (so
-    both cores work), else here. ``fn`` is a module-level function (a worker imports it by
-    name); if the workers die, the rest is done here, only more slowly. ``preload``:
-    modules the workers need besides ``fn``'s, loaded once for all of them where the
-    platform has a fork server (the first pool of a process decides)."""
-    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    if workers <= 1 or len(items) < _PARALLEL_MIN:
-        yield from map(fn, items)
-        return
-    # Imported here: a pass with little to parse (every search without a daemon) skips them.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    ctx = _context(multiprocessing, [*preload, fn.__module__])
-    done = 0
-    # The results, some 10^5 small objects for 5,000 notes, none in a cycle, are freed as
-    # soon as they are written: the cyclic collector walking them cost a tenth of the
-    # writing process's CPU.
-    with spawned_pool(), collector_paused():
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
-        )
-        try:
-            for result in pool.map(fn, items, chunksize=32):
-                yield result
-                done += 1
-        except (BrokenProcessPool, OSError) as exc:
-            # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
-            # the files still get indexed, only more slowly.
-            log.warning("index_workers_failed", error=str(exc), remaining=len(items) - done)
-            yield from map(fn, items[done:])
-        finally:
-            # Also reached when the caller stops early: drop the queued work, do not wait.
-            pool.shutdown(wait=True, cancel_futures=True)
-            del pool
-
-
-def _die_with(owner: int) -> None:
-    """Worker start-up: end this worker when ``owner`` (the process that started the
-    pool) ends, even by SIGKILL, rather than leave ~85 MB behind; the cyclic collector no
-    longer walks what the imports made."""
-    import gc
-
-    gc.freeze()
-    parent = os.getppid()  # the owner, or the fork server that forked this worker
-    if sys.platform.startswith("linux"):
-        import ctypes  # only in workers: the parent never needs it
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent or not _alive(owner):  # gone before prctl took effect
-        os._exit(1)
-
-    def watch() -> None:  # where prctl is missing (macOS), or the parent is the fork server
-        while os.getppid() == parent and _alive(owner):
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # there, but not ours to signal
-    return True
 
 
 def prepare(job: Job) -> Prepared:
