@@ -20,6 +20,7 @@ log = get_logger()
 
 _PR_SET_PDEATHSIG = 1
 _PARALLEL_MIN = 64  # below this many items, worker start-up costs more than it saves
+_FORKSERVER = "multiprocessing.forkserver"
 
 _spawned = 0  # pools of spawned processes alive in this process
 _spawned_lock = threading.Lock()
@@ -84,9 +85,9 @@ def _stop_idle_tracker() -> None:
 
 
 def _stop_fork_server() -> None:
-    """Stop the fork server, if no pool runs (hold ``_spawned_lock``). It would end with
-    this process anyway, unwaited for: stopped, it is, and the CPU of the workers it
-    forked counts as this process's children's (``getrusage``), as spawned workers' do."""
+    """Stop the fork server, if no pool runs (hold ``_spawned_lock``). Left alone it would
+    end with this process, never waited for; stopped here it is, so the CPU of the workers
+    it forked counts among this process's children's (``getrusage``), as spawned ones' did."""
     if not _spawned and _FORKSERVER in sys.modules:
         with contextlib.suppress(Exception):
             sys.modules[_FORKSERVER]._forkserver._stop()
@@ -97,9 +98,6 @@ def stop_fork_server() -> None:
     reads its children's CPU (``getrusage``) then counts the workers it forked."""
     with _spawned_lock:
         _stop_fork_server()
-
-
-_FORKSERVER = "multiprocessing.forkserver"
 
 
 def _context(multiprocessing: Any, preload: list[str]) -> Any:
