@@ -3,7 +3,8 @@ processes (read, parse, chunk, count tokens, FTS columns), for ``Memory.index()`
 generated vault; optionally paired against another copy of the code, and a profile.
 
     python bench/index_cpu.py [--files 5000] [--runs 3] [--against DIR] [--profile 1500]
-                              [--stages] [--alone] [--out bench/results/index-cpu.json]
+                              [--stages] [--alone] [--once]
+                              [--out bench/results/index-cpu.json]
 
 Each index runs in a new process into a new state folder (keyword only). ``--against DIR``
 runs the same in turn with the ``memd`` package found in DIR (e.g. ``git archive main memd
@@ -13,7 +14,10 @@ this process (workers' time is not seen by a profile of the main process). ``--s
 times each stage of the workers' work over every note in one process (both copies of the
 code, two runs each, in turn), and the notes' text counted once by memd and by tiktoken.
 ``--alone`` also indexes with no workers (this code, each run after the pair): what the
-pool of workers costs in CPU against what it saves in wall time.
+pool of workers costs in CPU against what it saves in wall time. ``--once`` indexes as a
+process that indexes once and exits (``Memory.index(regrow=False)``: no file's tail is
+worked out; a copy of the code without that choice indexes as it does). A fork server's
+workers are its children: the figures count them once it has ended.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ HERE = Path(__file__).resolve().parent
 COMMON = "database migration"  # as bench/cli_bench.py: a line every note holds
 
 
-def one(code: Path, vault: Path, state: Path, alone: bool = False) -> dict:
+def one(code: Path, vault: Path, state: Path, alone: bool = False, once: bool = False) -> dict:
     """One full keyword index of ``vault`` by the ``memd`` in ``code``: CPU-s of this
     process during ``Memory.index()`` and of the workers it started, and wall seconds;
-    ``alone``: with no workers (every file read, parsed and chunked in this process)."""
+    ``alone``: with no workers (every file read, parsed and chunked in this process);
+    ``once``: as a process that indexes once (``regrow=False``, where the code has it)."""
+    import inspect
     import resource
     import time
 
@@ -44,22 +50,31 @@ def one(code: Path, vault: Path, state: Path, alone: bool = False) -> dict:
     from memd.log import configure_logging
     from memd.memory import Memory
 
+    try:
+        from memd.index import workers
+    except ImportError:  # code from before the pool had a module of its own
+        workers = prepare
     if alone:
-        prepare._PARALLEL_MIN = sys.maxsize  # as for a pass with few files to read
+        workers._PARALLEL_MIN = sys.maxsize  # as for a pass with few files to read
 
     configure_logging("warning")
     raw = {"workspace": str(vault), "state_dir": str(state), "embeddings": {"provider": "none"}}
     memory = Memory(parse_config(raw, env=os.environ))
     before = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    report = memory.index()
+    once = once and "regrow" in inspect.signature(memory.index).parameters
+    report = memory.index(regrow=False) if once else memory.index()
     wall = time.perf_counter() - t
-    main_cpu, workers_cpu = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    main_cpu = _cpu(resource.RUSAGE_SELF)
     memory.close()
+    # Workers forked by a fork server are its children: their CPU counts once it ended.
+    if stop := getattr(workers, "stop_fork_server", None):
+        stop()
+    workers_cpu = _cpu(resource.RUSAGE_CHILDREN)
     return {
         "wall_s": wall,
         "main_cpu_s": main_cpu - before[0],
-        "workers_cpu_s": workers_cpu - before[1],  # reaped when the pass ends
+        "workers_cpu_s": workers_cpu - before[1],  # and the fork server's, if any
         "chunks": report.chunks,
     }
 
@@ -71,12 +86,15 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_one(code: Path, vault: Path, tmp: Path, n: int, alone: bool = False) -> dict:
+def run_one(
+    code: Path, vault: Path, tmp: Path, n: int, alone: bool = False, once: bool = False
+) -> dict:
     """``one`` in a new process (a fresh interpreter: no module or encoder loaded yet)."""
     state = tmp / f"state-{code.name}-{n}-{alone}"
     child = [sys.executable, __file__, "--one", str(code), "--vault", str(vault)]
+    flags = [*(["--alone"] if alone else []), *(["--once"] if once else [])]
     out = subprocess.run(
-        [*child, "--state", str(state), *(["--alone"] if alone else [])],
+        [*child, "--state", str(state), *flags],
         check=True,
         capture_output=True,
         text=True,
@@ -181,13 +199,18 @@ def main() -> int:
     ap.add_argument(
         "--alone", action="store_true", help="also index with no workers, in one process"
     )
+    ap.add_argument(
+        "--once",
+        action="store_true",
+        help="index as a process that indexes once: no tails kept (Memory.index(regrow=False))",
+    )
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's code folder
     ap.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--state", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     vault = args.vault or HERE / ".data" / f"vault-{args.files}-common"
     if args.one:
-        print(json.dumps(one(args.one, vault, args.state, args.alone)))
+        print(json.dumps(one(args.one, vault, args.state, args.alone, args.once)))
         return 0
     if args.stages_of:
         print(json.dumps(stages(args.stages_of, vault)))
@@ -202,15 +225,15 @@ def main() -> int:
     mine, theirs, alone = [], [], []
     with tempfile.TemporaryDirectory(prefix="memd-index-cpu-") as tmp:
         for n in range(args.runs):
-            mine.append(run_one(HERE.parent, vault, Path(tmp), n))
+            mine.append(run_one(HERE.parent, vault, Path(tmp), n, once=args.once))
             if args.against:
-                theirs.append(run_one(args.against.resolve(), vault, Path(tmp), n))
+                theirs.append(run_one(args.against.resolve(), vault, Path(tmp), n, once=args.once))
             print(json.dumps({"this": mine[-1], "against": theirs[-1] if theirs else None}))
             if args.alone:
-                alone.append(run_one(HERE.parent, vault, Path(tmp), n, alone=True))
+                alone.append(run_one(HERE.parent, vault, Path(tmp), n, True, args.once))
                 print(json.dumps({"alone": alone[-1]}))
     result: dict = {"benchmark": "index-cpu", "files": args.files, "runs": args.runs,
-                    "chunks": mine[0]["chunks"], **summary(mine)}  # fmt: skip
+                    "once": args.once, "chunks": mine[0]["chunks"], **summary(mine)}  # fmt: skip
     if alone:
         result["alone"] = summary(alone)
     if args.stages:  # two runs of each, in turn

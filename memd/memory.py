@@ -178,16 +178,17 @@ class Memory:
     # -- index ------------------------------------------------------------------------------
 
     def index(self, full: bool = False, progress: Progress | None = None,
-              cancel: threading.Event | None = None, current: bool = False,
+              cancel: threading.Event | None = None, current: bool = False, regrow: bool = True,
               ) -> IndexReport:  # fmt: skip
         """Bring the index in line with the files; ``full`` re-reads and re-chunks all.
         ``current``: also find what later notes replaced, each note read once, by the
-        pass's workers (``memd index`` with no daemon to keep it)."""
+        pass's workers (``memd index`` with no daemon to keep it). ``regrow`` False: no later
+        pass of this object re-chunks an append from a file's end: that is not worked out."""
         if not current:
-            return self._commit(lambda: self.db.sync(full, progress, cancel))
+            return self._commit(lambda: self.db.sync(full, progress, cancel, regrow=regrow))
 
         def sync(reader: Reader, read: dict) -> IndexReport:
-            return self._commit(lambda: self.db.sync(full, progress, cancel, reader, read))
+            return self._commit(lambda: self.db.sync(full, progress, cancel, reader, read, regrow))
 
         return self.currency.index(sync)
 

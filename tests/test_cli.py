@@ -169,10 +169,10 @@ def test_workers_that_cannot_start_fall_back_to_in_process(tmp_path, ws):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from memd.index import prepare
+        from memd.index import workers
         from memd.configfile import parse_config
         from memd.memory import Memory
-        prepare._PARALLEL_MIN = 10
+        workers._PARALLEL_MIN = 10
         cfg = parse_config({{"workspace": {str(ws.root)!r}, "state_dir": {str(tmp_path / "s")!r}}})
         print(Memory(cfg).index().added)
         """

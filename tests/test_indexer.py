@@ -5,7 +5,7 @@ from structlog.testing import capture_logs
 
 from memd.config import Chunking
 from memd.errors import WorkspaceMissing
-from memd.index import prepare
+from memd.index import prepare, workers
 from memd.index.reconcile import reconcile
 from memd.memory import Memory
 from memd.search.request import SearchRequest
@@ -190,11 +190,17 @@ def test_unreadable_file_is_skipped(ws, memory):
     assert report.skipped == 1 and report.added == 1
 
 
-def test_parallel_workers_give_the_same_index(ws, config, monkeypatch):
-    """Many files are parsed in worker processes; the index is the same as in-process."""
+@pytest.mark.parametrize("methods", [None, ["fork", "spawn"]], ids=["platform", "no-forkserver"])
+def test_parallel_workers_give_the_same_index(ws, config, monkeypatch, methods):
+    """Many files are parsed in worker processes (forked by a fork server, or spawned where
+    a platform has none); the index is the same as in-process."""
+    if methods is not None:
+        import multiprocessing
+
+        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: methods)
     for i in range(80):
         ws.write(f"memory/2025-01-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
-    monkeypatch.setattr(prepare, "_PARALLEL_MIN", 10)
+    monkeypatch.setattr(workers, "_PARALLEL_MIN", 10)
     store = SqliteStore.open(config.state_dir / "p.sqlite")
     report = reconcile(store, Workspace(config.workspace()), Chunking(), workers=2)
     assert report.added == 80 and report.chunks == 80
@@ -274,3 +280,21 @@ def test_a_new_exclude_glob_removes_files_the_index_held_unchanged(ws, make_conf
         report = memory.index()
         assert (report.removed, report.unchanged) == (1, 1)
         assert found(memory, "secret") == set()
+
+
+def test_a_prepared_file_crosses_processes_as_it_was(ws, config):
+    """What a worker sends back (plain tuples on the way) is the record it made; a job
+    that keeps no tail gets none."""
+    import pickle
+
+    path = ws.write("memory/2026-01-05.md", "# Day #ops\n\nShipped [[atlas]].\n\n# Two\n\nMore.\n")
+    entry = next(e for e in Workspace(config.workspace()).scan_against(None)[0])
+    assert entry.abspath == str(path)
+    job = prepare.Job(entry, None, Chunking())
+    made = prepare.prepare(job)
+    assert made.rows and made.tail is not None
+    assert pickle.loads(pickle.dumps(job)) == job
+    back = pickle.loads(pickle.dumps(made))
+    assert back == made and type(back.rows[0]).__name__ == "ChunkRow"
+    assert back.rows[0].fts == made.rows[0].fts and back.meta == made.meta
+    assert prepare.prepare(prepare.Job(entry, None, Chunking(), regrow=False)).tail is None

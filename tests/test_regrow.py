@@ -190,3 +190,18 @@ def test_appends_after_open_looking_code_index_as_a_full_reindex_would(ws, memor
     assert not memory.search("zeppelin", min_score=0).results  # a drawing's data is no text
     memory.index(full=True)
     assert (_chunks(memory), _tags(memory)) == incremental
+
+
+def test_a_pass_that_keeps_no_tails_makes_none_and_the_next_append_rechunks_whole(ws, memory):
+    """``regrow=False`` (a command's one pass): no tail is worked out, and a later append
+    then re-chunks the file whole, as a full pass would."""
+    ws.write("memory/2026-02-03.md", "".join(f"# E{n}\n\nEntry {n} words.\n\n" for n in range(9)))
+    memory.index(regrow=False)
+    assert memory.db.tails == {}
+    with open(ws.root / "memory" / "2026-02-03.md", "a") as f:
+        f.write("# Late\n\nlate #newtag\n")
+    assert memory.index().changed == 1
+    assert set(memory.db.tails) == {"memory/2026-02-03.md"}  # the default keeps them
+    incremental = _chunks(memory), _tags(memory)
+    memory.index(full=True)
+    assert (_chunks(memory), _tags(memory)) == incremental

@@ -156,6 +156,9 @@ def _finish(config_arg: str | None, name: str, handed: Handed) -> int:
         return 0
     import resource
 
+    from memd.index.workers import stop_fork_server
+
+    stop_fork_server()  # its workers' CPU counts once it has ended
     # The CPU of this process and of the workers that took the notes apart, for the log.
     own, workers = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime

@@ -216,17 +216,19 @@ class Index:
         cancel: threading.Event | None = None,
         reader: Reader | None = None,
         read: dict[str, Any] | None = None,
+        regrow: bool = True,
     ) -> IndexReport:
         """Bring the index in line with the files; ``full`` re-reads and re-chunks every
         file (and checks the database for damage first). ``reader`` also reads the text of
-        each file the pass reads, its answers put in ``read`` (``reconcile``)."""
+        each file the pass reads, its answers put in ``read`` (``reconcile``). ``regrow``
+        False: the files read get no ``tails`` (no later pass of this object will use them)."""
 
         def run() -> IndexReport:
             if full:
                 self.store.check()
             report = reconcile(self.store, self.workspace, self.chunking, full, progress,
-                               cancel=cancel, tails=self.tails, skipped=self.skipped,
-                               reader=reader, read=read)  # fmt: skip
+                               cancel=cancel, tails=self.tails if regrow else None,
+                               skipped=self.skipped, reader=reader, read=read)  # fmt: skip
             if self.sessions and not report.cancelled:
                 report = combine(report, self.sessions.sync(self.store, full, cancel=cancel))
             if not report.cancelled:

@@ -3,20 +3,16 @@ there are many, so both cores work while the pass writes to SQLite."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import signal
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
-from memd.log import get_logger
+from memd.index.workers import in_workers
 from memd.sources.canvas import canvas_chunks, is_canvas
 from memd.sources.chunker import chunk_with_restart, stub_chunk
 from memd.sources.layout import FileEntry, stat_stamp
@@ -24,11 +20,7 @@ from memd.sources.markdown import Document, is_drawing, parse
 from memd.sources.names import note_name
 from memd.store.rows import ChunkRow, FileMeta, chunk_rows
 
-log = get_logger()
-
 MAX_FILE_BYTES = 20 * 1024 * 1024
-_PR_SET_PDEATHSIG = 1
-_PARALLEL_MIN = 64  # below this many files to read, worker start-up costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -43,6 +35,20 @@ class Job:
     # a later stage's reading of the same notes (what is current) then costs no second read
     # and runs on both cores. A module-level function, so a worker can import it by name.
     reader: Reader | None = None
+    # Whether to work out where a later append could re-chunk the file from (its Tail,
+    # ~5 % of the work): only a caller that keeps them for its next pass needs them.
+    regrow: bool = True
+
+    def __reduce__(self) -> tuple:
+        # Sent to a worker for every file: as a plain tuple it loads in a fifth of the time.
+        return _job, (tuple(self.entry), *(getattr(self, f) for f in _JOB_FIELDS))
+
+
+_JOB_FIELDS = tuple(Job.__dataclass_fields__)[1:]  # after the entry
+
+
+def _job(entry: tuple, *rest: Any) -> Job:
+    return Job(FileEntry._make(entry), *rest)
 
 
 # ``reader(entry, text)``: ``entry`` with its size and ``st_mtime_ns`` as read.
@@ -65,134 +71,42 @@ class Prepared:
     tail: Tail | None = None
     read: Any = None  # what ``Job.reader`` made of the text (None: no reader, or no text)
 
-
-_spawned = 0  # pools of spawned processes alive in this process
-_spawned_lock = threading.Lock()
-# The tracker is stopped only when no pool has started for this long: passes that follow
-# one another (a library indexing again and again) keep the one they have, since starting
-# it anew each time cost a test suite half as much time again.
-_TRACKER_IDLE_S = 3.0
-
-
-@contextlib.contextmanager
-def spawned_pool() -> Iterator[None]:
-    """Hold while a pool of spawned processes lives (drop the pool inside): when the last
-    one ends, multiprocessing's resource tracker, a process of ~13 MB that would otherwise
-    live as long as the daemon, is stopped too (the next pool starts another)."""
-    global _spawned
-    with _spawned_lock:
-        _spawned += 1
-    try:
-        yield
-    finally:
-        with _spawned_lock:
-            _spawned -= 1
-            if _spawned == 0:
-                import gc
-
-                gc.collect()  # what the pool left in cycles, now (a watcher's inotify too)
-                timer = threading.Timer(_TRACKER_IDLE_S, _stop_idle_tracker)
-                timer.daemon = True
-                timer.start()
+    def __reduce__(self) -> tuple:
+        # How a worker sends it back: as plain tuples, which pickle and load in a third of
+        # the time of the records' own classes (a full index sends some 10^5 of them).
+        meta = self.meta
+        return _prepared, (
+            tuple(self.entry),
+            None if meta is None else tuple(getattr(meta, f) for f in _META_FIELDS),
+            None if self.rows is None else [(*row[:5], tuple(row[5])) for row in self.rows],
+            *(getattr(self, f) for f in _PREPARED_FIELDS),
+        )
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold while many long-lived objects, none in a cycle, are made (what a pass's workers
-    read for a later stage): Python's cyclic collector would walk them all again at each
-    of its full collections (0.8 CPU-s of a 5,000-note ``memd index``). What it would have
-    freed meanwhile is freed after."""
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
+_META_FIELDS = tuple(FileMeta.__dataclass_fields__)
+_PREPARED_FIELDS = tuple(Prepared.__dataclass_fields__)[3:]  # after the entry, meta and rows
 
 
-def _stop_idle_tracker() -> None:
-    with _spawned_lock:
-        if _spawned:
-            return  # a pool started meanwhile: it needs the tracker
-        import gc
-        from multiprocessing import resource_tracker
+def _prepared(entry: tuple, meta: tuple | None, rows: list[tuple] | None, *rest: Any) -> Prepared:
+    """A ``Prepared`` from the plain tuples ``Prepared.__reduce__`` sent. Each row is made
+    a ``ChunkRow`` in C (``tuple.__new__``: no Python call per row); its FTS columns stay
+    the plain tuple they came as."""
+    return Prepared(
+        FileEntry._make(entry),
+        None if meta is None else FileMeta(*meta),
+        None if rows is None else list(map(tuple.__new__, repeat(ChunkRow), rows)),
+        *rest,
+    )
 
-        # The pool's semaphores unregister when collected: after the tracker stopped,
-        # that would start it again.
-        gc.collect()
-        with contextlib.suppress(Exception):
-            resource_tracker._resource_tracker._stop()
+
+# What the fork server imports once, before it forks any worker (``workers.in_workers``).
+PRELOAD = "memd.index.preload"
 
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
-    return in_workers(prepare, jobs, workers)
-
-
-def in_workers(
-    fn: Callable[[Any], Any], items: list[Any], workers: int | None = None
-) -> Iterator[Any]:
-    """``fn(item)`` of every item, in order: in worker processes when there are many (so
-    both cores work), else here. ``fn`` is a module-level function (a worker imports it by
-    name); if the workers die, the rest is done here, only more slowly."""
-    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    if workers <= 1 or len(items) < _PARALLEL_MIN:
-        yield from map(fn, items)
-        return
-    # Imported here: a pass with little to parse (every search without a daemon) skips them.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # 'spawn' keeps workers clean of the parent's threads and open database handles.
-    ctx = multiprocessing.get_context("spawn")
-    done = 0
-    # The results, some 10^5 small objects for 5,000 notes, none in a cycle, are freed as
-    # soon as they are written: the cyclic collector walking them cost a tenth of the
-    # writing process's CPU.
-    with spawned_pool(), collector_paused():
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
-        )
-        try:
-            for result in pool.map(fn, items, chunksize=32):
-                yield result
-                done += 1
-        except (BrokenProcessPool, OSError) as exc:
-            # Workers can die (killed, out of memory, a __main__ that cannot be re-imported);
-            # the files still get indexed, only more slowly.
-            log.warning("index_workers_failed", error=str(exc), remaining=len(items) - done)
-            yield from map(fn, items[done:])
-        finally:
-            # Also reached when the caller stops early: drop the queued work, do not wait.
-            pool.shutdown(wait=True, cancel_futures=True)
-            del pool
-
-
-def _die_with(parent: int) -> None:
-    """Worker start-up: end this worker when ``parent`` ends, even by SIGKILL, rather than
-    leave ~85 MB behind; the cyclic collector no longer walks what the imports made."""
-    import gc
-
-    gc.freeze()
-    if sys.platform.startswith("linux"):
-        import ctypes  # only in workers: the parent never needs it
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the line above took effect
-        os._exit(1)
-
-    def watch() -> None:  # where prctl is missing (macOS)
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="memd-parent-watch").start()
+    readers = {job.reader.__module__ for job in jobs[:1] if job.reader is not None}
+    return in_workers(prepare, jobs, workers, preload=(PRELOAD, *readers))
 
 
 def prepare(job: Job) -> Prepared:
@@ -254,7 +168,9 @@ def prepare(job: Job) -> Prepared:
         chunks = [stub_chunk(doc, note_name(e.path))]
     meta = _meta(e, data, st, digest, len(doc.lines), doc.tags, doc.aliases, doc.date)
     # A drawing's text is its text elements only, which a parse of its end cannot tell.
-    tail = tail_of(data, digest, doc, restart) if clean and not is_drawing(e.path) else None
+    tail = None
+    if job.regrow and clean and not is_drawing(e.path):
+        tail = tail_of(data, digest, doc, restart)
     return Prepared(
         entry,
         meta=meta,

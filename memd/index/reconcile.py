@@ -67,7 +67,8 @@ def reconcile(
     """Bring the index of ``workspace`` in line with its files; returns what changed.
 
     ``cancel`` stops the pass between two write transactions (the daemon's shutdown).
-    ``tails`` lets a file that only grew be re-chunked from its end (and is kept up).
+    ``tails`` lets a file that only grew be re-chunked from its end (and is kept up);
+    None: the caller keeps none (a process that exits after this pass), so none is made.
     ``skipped`` (path -> why; kept up) holds every file the index could not take.
     ``reader`` is also run over the text of every file the pass reads, in its workers;
     its answers go to ``read`` by path (``memd.index.prepare.Job.reader``).
@@ -152,6 +153,7 @@ def _sync(
 ) -> IndexReport:
     report = IndexReport(unchanged=changes.unchanged)
     reader, read = reading
+    regrow = tails is not None
     tails = {} if tails is None else tails
     settings = _settings(chunking)
     if store.get_meta("chunking", settings) != settings:
@@ -182,7 +184,7 @@ def _sync(
         for path in changes.gone:
             tails.pop(path, None)
     done = 0
-    prepared = _prepared(jobs, chunking, workers, reader)
+    prepared = _prepared(jobs, chunking, workers, reader, regrow)
     try:
         for batch in _batched(prepared, _BATCH_FILES):
             with store.transaction():
@@ -294,14 +296,16 @@ def _prepared(
     chunking: Chunking,
     workers: int | None,
     reader: Reader | None = None,
+    regrow: bool = True,
 ) -> Iterator[Prepared]:
-    """The changed files read, parsed and chunked (``memd.index.prepare``), in order."""
+    """The changed files read, parsed and chunked (``memd.index.prepare``), in order;
+    ``regrow``: with their tails."""
     if jobs:
         # Loaded only when a file changed: a pass that finds none (a one-shot search) skips it.
         from memd.index.prepare import Job, prepare_all
 
         yield from prepare_all(
-            [Job(e, old, chunking, tail, reader) for e, old, tail in jobs], workers
+            [Job(e, old, chunking, tail, reader, regrow) for e, old, tail in jobs], workers
         )
 
 

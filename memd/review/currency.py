@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memd.errors import MemdError
-from memd.index.prepare import Reader, collector_paused, in_workers
+from memd.index.prepare import Reader
+from memd.index.workers import collector_paused, in_workers
 from memd.log import get_logger
 from memd.records import IndexReport
 from memd.review.latest import current

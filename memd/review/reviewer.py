@@ -23,7 +23,7 @@ import memd.embed.numpy_lazy as np
 from memd.config import Config
 from memd.embed.providers import Embedder
 from memd.errors import InvalidParams, MemdError
-from memd.index.prepare import spawned_pool
+from memd.index.workers import spawned_pool
 from memd.log import get_logger
 from memd.records import FlushPrompt, Proposal, ReviewAnswer, ReviewApplied
 from memd.review.promote import Embed, known_in_meaning
