@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
         start(memory, getattr(args, "config", None))
 
     router = Router(config, None if args.command == "index" else 60.0, on_local=local_logging,
-                    waits=wait_bounds(os.environ), finish=finish)  # fmt: skip
+                    waits=wait_bounds(os.environ), finish=finish, regrow=False)  # fmt: skip
     try:
         return run_command(args, router)
     finally:
@@ -298,7 +298,8 @@ def _index_here(memory: Memory, full: bool, no_embed: bool, as_json: bool, wait:
     on_terminal = sys.stderr.isatty() and not as_json
     progress = cli_format.Progress("indexing", "files") if on_terminal else None
     # --wait: with what later notes replaced, as the daemon keeps it, each note read once.
-    result = memory.index(full=full, progress=progress, current=wait).as_dict()
+    # One pass and the process ends: no later pass re-chunks an append from a file's end.
+    result = memory.index(full=full, progress=progress, current=wait, regrow=False).as_dict()
     if on_terminal:
         progress.clear()
     pending = memory.db.vector_counts()[1] if memory.embedder.enabled else 0

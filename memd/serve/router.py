@@ -48,8 +48,10 @@ class Router:
         on_local: Callable[[], None] | None = None,
         waits: Mapping[str, float] | None = None,
         finish: Callable[[Memory], object] | None = None,
+        regrow: bool = True,
     ) -> None:
         self.config = config
+        self.regrow = regrow  # False: one command, whose passes need not prepare the next
         # Hands finding what later notes replaced to a process of its own (the CLI's
         # ``memd.cli.finish.start``, as ``memd index`` does), for a method that may not
         # wait; None: always found here, before answering.
@@ -133,7 +135,7 @@ class Router:
             # Nothing watches or embeds without a daemon: bring the index up to date, and
             # embed what is missing when that takes a few seconds at most.
             memory = self.memory(params.get("workspace"))
-            report = memory.index()
+            report = memory.index(regrow=self.regrow)
             if report.touched and flight is None:
                 # A note changed: what it said may replace an older line, or no longer.
                 flight = self._find_current(method, memory, report, started)
