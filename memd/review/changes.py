@@ -8,7 +8,10 @@ shape, the few words put where the older had others.
 
 from __future__ import annotations
 
-from memd.review.values import Said
+import functools
+
+from memd.review.statements import stem
+from memd.review.values import LETTERS, Said
 
 _FEW = 3  # values of one kind a statement gives at most, to be one value for another
 _SLOT = 4  # a Label: set to more words than this is a sentence, not a value
@@ -16,6 +19,13 @@ _LABEL_SHARE = 0.6  # of two labels' words, shared: one slot (Jaccard)
 # Verbs that frame a value rather than name a subject ("we use", "goes to", "is kept"):
 # counted at a fraction of their weight.
 LIGHT = frozenset("use go get have make do keep put take run come set let need want".split())
+
+
+@functools.lru_cache(maxsize=4096)
+def every_word(line: str) -> frozenset[str]:
+    """Every word of a line as written, its reason and asides too (stemmed): asked only of
+    the pairs read closely, so taking a note apart does not pay for it."""
+    return frozenset(stem(w) for w in LETTERS.findall(line.lower()))
 
 
 def names_of(d: Said) -> frozenset[str]:
@@ -45,7 +55,7 @@ def value_changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset
             theirs = frozenset(v for v in theirs if d.unit_of.get(v, next(iter(same))) in same)
         before = mine - o.left or mine  # what the older one says holds
         named = d.left & before  # "from 45", "(was Mondays)": the newer names the old value
-        new = theirs - d.left - o.stems - o.whole  # not said at all in the older one
+        new = theirs - d.left - o.stems - every_word(o.uncut or o.text)  # not said at all
         new = frozenset(v for v in new if not any(v in w.split("-") for w in mine))
         if not new:
             continue

@@ -45,7 +45,7 @@ _TOKEN = re.compile(
 )
 # The words that may negate or say a change, and "over" ("handed over"): looked at closely.
 _MARKED = NOT | NEGATING | CHANGE | {"over"}
-_LETTERS = re.compile(r"[^\W\d_]+")
+LETTERS = re.compile(r"[^\W\d_]+")
 _SPACES = re.compile(r"\s+")
 _BREAK = re.compile(r"[,;:(—–]|\s-\s")  # where a clause ends
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?P<label>[^:*]{2,48}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s+(?=\S)")
@@ -92,7 +92,7 @@ class Said:
     last: str = ""  # its last content word (a value's head: "the blue cluster")
     scope: frozenset[str] = frozenset()  # names of the item it is nested under: whose
     topic: tuple[str, ...] = ()  # what it opens with: its label, or its first words
-    whole: frozenset[str] = frozenset()  # every word of the line, its reason and asides too
+    uncut: str = ""  # the line as written, where a reason, aside or clause was cut ("": text)
     german: bool = False  # written in German: nouns have capitals, compounds are one word
     denied: frozenset[str] = frozenset()  # values in a clause a negation opens ("no X on N4")
 
@@ -113,7 +113,7 @@ class Said:
 def said(text: str) -> Said:
     """Take one statement apart (its reason, "because ...", left out: a why is neither
     what it is about nor its value)."""
-    whole = frozenset(stem(w) for w in _LETTERS.findall(text.lower()))
+    uncut = text
     if m := _REASON.search(text):
         text = text[: m.start()]
     text = text.split(";")[0]  # a second clause is another statement
@@ -121,7 +121,7 @@ def said(text: str) -> Said:
         text = _ASIDE.sub(lambda a: a.group(0) if _kept(a.group(1)) else " ", text)
     label = _LABEL.match(text)
     body_from = label.end() if label else 0
-    lower_words = [w.lower() for w in _LETTERS.findall(text)]
+    lower_words = [w.lower() for w in LETTERS.findall(text)]
     german = _german(lower_words)
     stems: set[str] = set()
     values: dict[str, set[str]] = {}
@@ -299,7 +299,7 @@ def said(text: str) -> Said:
         modifiers,
         previous_word,
         topic=tuple(topic),
-        whole=whole,
+        uncut=uncut if uncut != text else "",
         german=german,
         denied=frozenset(denied),
     )
