@@ -67,7 +67,8 @@ def test_statements_are_lines_with_their_citation_and_day():
     assert found[0].citation == "memory/2026-03-03.md#L4"
 
 
-def _updates(older: str, newer: str) -> list:
+def updates_between(older: str, newer: str) -> list:
+    """The updates found between two dated statements, the newer six days on."""
     a = Statement("memory/2026-03-03.md", 4, "2026-03-03", "Ops", older)
     b = Statement("memory/2026-03-09.md", 4, "2026-03-09", "Ops", newer)
     return find_updates([a, b], lambda s: s.date or "")
@@ -92,7 +93,7 @@ def _updates(older: str, newer: str) -> list:
     ],
 )
 def test_a_later_statement_updates_an_earlier_one_by_subject_and_value(older, newer, update):
-    assert bool(_updates(older, newer)) is update
+    assert bool(updates_between(older, newer)) is update
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,8 @@ def test_a_later_statement_updates_an_earlier_one_by_subject_and_value(older, ne
     ],
 )
 def test_events_tasks_and_questions_update_nothing(newer):
-    assert _updates("The deploy target is staging, flights go with SAS to Oslo.", newer) == []
+    older = "The deploy target is staging, flights go with SAS to Oslo."
+    assert updates_between(older, newer) == []
 
 
 # -- proposals -----------------------------------------------------------------------------

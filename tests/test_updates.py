@@ -4,14 +4,7 @@ where the newer one gives nothing the older did not already say or set."""
 
 import pytest
 
-from memd.review.statements import Statement
-from memd.review.updates import find_updates
-
-
-def _updates(older: str, newer: str) -> list:
-    a = Statement("memory/2026-03-03.md", 4, "2026-03-03", "", older)
-    b = Statement("memory/2026-03-19.md", 4, "2026-03-19", "", newer)
-    return find_updates([a, b], lambda s: s.date or "")
+from tests.test_review import updates_between
 
 
 @pytest.mark.parametrize(
@@ -29,7 +22,7 @@ def _updates(older: str, newer: str) -> list:
     ],
 )  # fmt: skip
 def test_a_subject_both_open_with_is_one_subject(older, newer, update):
-    assert bool(_updates(older, newer)) is update
+    assert bool(updates_between(older, newer)) is update
 
 
 @pytest.mark.parametrize(
@@ -42,7 +35,7 @@ def test_a_subject_both_open_with_is_one_subject(older, newer, update):
     ],
 )  # fmt: skip
 def test_a_value_the_older_line_gives_anywhere_is_no_new_value(older, newer, update):
-    assert bool(_updates(older, newer)) is update
+    assert bool(updates_between(older, newer)) is update
 
 
 @pytest.mark.parametrize(
@@ -54,13 +47,13 @@ def test_a_value_the_older_line_gives_anywhere_is_no_new_value(older, newer, upd
     ],
 )  # fmt: skip
 def test_a_value_after_no_is_not_what_a_later_value_replaces(older, newer):
-    assert _updates(older, newer) == []
+    assert updates_between(older, newer) == []
 
 
 def test_a_value_beside_a_negation_is_replaced_by_a_later_one():
     """A value in a clause of its own beside "no X" holds, and a later one replaces it."""
     older, newer = "Launch party: no caterer, Pizza Express only.", "Launch party caterer: Dishoom."
-    found = _updates(older, newer)
+    found = updates_between(older, newer)
     assert [(u.was, u.now) for u in found] == [("Pizza Express", "Dishoom")]
 
 
@@ -82,4 +75,4 @@ def test_a_value_beside_a_negation_is_replaced_by_a_later_one():
     ],
 )  # fmt: skip
 def test_a_compound_shares_its_parts_with_the_other_statement(older, newer, update):
-    assert bool(_updates(older, newer)) is update
+    assert bool(updates_between(older, newer)) is update
