@@ -281,8 +281,9 @@ class Currency:
 
 def _worth_keeping(before: dict[str, Taken], now: dict[str, _File]) -> bool:
     """Whether the notes as now read differ enough from those kept before to keep them
-    anew: writing them all costs about a tenth of reading each, so a few notes edited
-    since (a one-shot search after an edit) are read again next time instead."""
+    anew. Writing every note's statements costs about what reading a tenth of the notes
+    does, so a few notes edited since (a one-shot search after an edit) are read again
+    next time instead."""
     drift = sum(1 for p, f in now.items() if (b := before.get(p)) is None or b.stamp != f.stamp)
     drift += sum(1 for p in before if p not in now)
     return drift > 0 and (not before or drift * _KEEP_SHARE >= len(now))
