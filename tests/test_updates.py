@@ -13,6 +13,10 @@ from tests.test_review import updates_between
         # The subject opens both, however little else they share.
         ("Choir rehearsal is at 7:30 in the hall.", "Rehearsal moved to 8:00 on the rota.", True),
         ("**Kiln firing:** Thursdays.", "Firing is on Mondays this term, not Thursdays.", True),
+        # The name both open with is what they are about: another name beside the new
+        # value ("Madrid") is no second change.
+        ("Orientation is at 9:00 in the main hall.",
+         "Orientation moved to 10:30 so Madrid can dial in.", True),
         # A shared opening word that modifies two things names two things.
         ("Annual gym membership is £420.", "Annual parking permit costs £90.", False),
         # A month alone is a time, not a name: no name changed.

@@ -65,6 +65,8 @@ def value_changes(o: Said, d: Said) -> list[tuple[str, frozenset[str], frozenset
             out.append((kind, frozenset(), new))
             continue
         gone = named or (before - d.stems)
+        if not gone and before <= set(o.topic) & set(d.topic):
+            continue  # the name both open with is what they are about, not a value of it
         if len(new) > _FEW or len(gone or before) > _FEW:
             continue  # prose full of names or numbers, not one value for another
         if gone or d.changed:  # the old value kept beside the new: a change only if said
