@@ -105,8 +105,9 @@ PRELOAD = "memd.index.preload"
 
 def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     """``prepare`` of every job, in order: in worker processes when there are many."""
-    readers = {job.reader.__module__ for job in jobs[:1] if job.reader is not None}
-    return in_workers(prepare, jobs, workers, preload=(PRELOAD, *readers))
+    reader = jobs[0].reader if jobs else None  # one pass reads every file alike
+    preload = (PRELOAD,) if reader is None else (PRELOAD, reader.__module__)
+    return in_workers(prepare, jobs, workers, preload=preload)
 
 
 def prepare(job: Job) -> Prepared:
