@@ -298,3 +298,63 @@ def test_a_prepared_file_crosses_processes_as_it_was(ws, config):
     assert back == made and type(back.rows[0]).__name__ == "ChunkRow"
     assert back.rows[0].fts == made.rows[0].fts and back.meta == made.meta
     assert prepare.prepare(prepare.Job(entry, None, Chunking(), regrow=False)).tail is None
+
+
+FTS_SETTINGS = "SELECT k, v FROM chunks_fts_config WHERE k IN ('automerge', 'hashsize')"
+VOCAB = "SELECT term, col, doc, cnt FROM v ORDER BY 1, 2"
+
+
+def test_a_pass_over_many_files_writes_in_bulk_then_puts_the_settings_back(ws, config, monkeypatch):
+    """A first index of many files writes with the full-text index's bulk settings, in
+    larger transactions; the same terms are indexed, and the usual settings are back after."""
+    from memd.index import reconcile as module
+
+    for i in range(30):
+        ws.write(f"memory/2025-02-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
+    monkeypatch.setattr(module, "_BULK_FILES", 20)
+    monkeypatch.setattr(module, "_BULK_BATCH", 10)
+    bulk = SqliteStore.open(config.state_dir / "bulk.sqlite")
+    during = []
+
+    def progress(done: int, total: int) -> None:  # after each batch's commit
+        reader = bulk.reader()
+        during.append((done, dict(reader.db.execute(FTS_SETTINGS))))
+        reader.close()
+
+    reconcile(bulk, Workspace(config.workspace()), Chunking(), progress=progress, workers=1)
+    assert during == [(n, {"automerge": 0, "hashsize": 16 << 20}) for n in (10, 20, 30)]
+    assert dict(bulk.db.execute(FTS_SETTINGS)) == {"automerge": 4, "hashsize": 1 << 20}
+
+    monkeypatch.setattr(module, "_BULK_FILES", 1000)
+    plain = SqliteStore.open(config.state_dir / "plain.sqlite")
+    reconcile(plain, Workspace(config.workspace()), Chunking(), workers=1)
+    for store in (bulk, plain):
+        store.db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, col)")
+    assert list(bulk.db.execute(VOCAB)) == list(plain.db.execute(VOCAB))
+    assert len(list(bulk.db.execute(VOCAB))) > 30
+    bulk.close()
+    plain.close()
+
+
+def test_bulk_settings_left_by_a_killed_pass_are_put_back_at_the_next_open(config):
+    """A process that dies during a bulk pass leaves its settings in the database: the
+    next writer to open it restores FTS5's usual ones (a reader leaves them alone)."""
+    import subprocess
+    import sys
+
+    path = config.state_dir / "killed.sqlite"
+    dies_inside = (
+        "import os, sys\n"
+        "from memd.store.sqlite import SqliteStore\n"
+        "writes = SqliteStore.open(__import__('pathlib').Path(sys.argv[1])).bulk()\n"
+        "writes.__enter__()\n"
+        "os._exit(9)\n"
+    )
+    died = subprocess.run([sys.executable, "-c", dies_inside, str(path)], timeout=60)
+    assert died.returncode == 9
+    reader = SqliteStore.open(path, readonly=True)
+    assert dict(reader.db.execute(FTS_SETTINGS)) == {"automerge": 0, "hashsize": 16 << 20}
+    reader.close()
+    again = SqliteStore.open(path)
+    assert dict(again.db.execute(FTS_SETTINGS)) == {"automerge": 4, "hashsize": 1 << 20}
+    again.close()

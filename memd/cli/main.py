@@ -284,6 +284,15 @@ def _index(args: argparse.Namespace, router: Router, params: dict, as_json: bool
                     "; keyword search works now, and 'memd status' shows the progress"
                 )
         return code
+    from memd.index.index import database_path
+
+    name = router.config.workspace(params["workspace"]).name
+    if args.full or not database_path(router.config, name).exists():
+        # Every file will be parsed: the workers' fork server loads while this process
+        # opens the index and walks the folder.
+        from memd.index.prepare import warm_workers
+
+        warm_workers()
     memory = router.memory(params["workspace"])
     return _index_here(
         memory, args.full, args.no_embed, as_json, args.wait, getattr(args, "config", None)

@@ -12,7 +12,7 @@ from typing import Any
 
 from memd.config import Chunking
 from memd.index.regrow import Tail, regrow, tail_of
-from memd.index.workers import in_workers
+from memd.index.workers import in_workers, warm
 from memd.sources.canvas import canvas_chunks, is_canvas
 from memd.sources.chunker import chunk_with_restart, stub_chunk
 from memd.sources.layout import FileEntry, stat_stamp
@@ -108,6 +108,12 @@ def prepare_all(jobs: list[Job], workers: int | None) -> Iterator[Prepared]:
     reader = jobs[0].reader if jobs else None  # one pass reads every file alike
     preload = (PRELOAD,) if reader is None else (PRELOAD, reader.__module__)
     return in_workers(prepare, jobs, workers, preload=preload)
+
+
+def warm_workers() -> None:
+    """Start what forks the parse workers now, for a caller about to index many files (a
+    first index): it loads the parsing code while the caller walks the workspace."""
+    warm(prepare, (PRELOAD,))
 
 
 def prepare(job: Job) -> Prepared:

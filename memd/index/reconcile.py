@@ -9,6 +9,7 @@ there are many.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -32,6 +33,11 @@ log = get_logger()
 _WATCHED_PASSES = Tally("index_pass")
 
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
+# A pass over this many files (a first index) writes in bulk (``Store.bulk``), in larger
+# transactions: each commit also writes out the full-text index's terms (a 5,000-note index:
+# 0.4 CPU-s less in the writing process, with the bulk settings, than 250 at a time).
+_BULK_FILES = 1000
+_BULK_BATCH = 1000
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
 # 2: a heading alone joins the text under it; a daily note's date leads its headings.
 # 3: the headings that open a long section keep at least its first line with them.
@@ -185,19 +191,21 @@ def _sync(
             tails.pop(path, None)
     done = 0
     prepared = _prepared(jobs, chunking, workers, reader, regrow)
+    bulk = len(jobs) >= _BULK_FILES
     try:
-        for batch in _batched(prepared, _BATCH_FILES):
-            with store.transaction():
-                for p in batch:
-                    _apply(store, p, known, report, tails, chunking.hide)
-                    if read is not None and p.read is not None:
-                        read[p.entry.path] = p.read
-            done += len(batch)
-            if progress:
-                progress(done, len(jobs))
-            if cancel is not None and cancel.is_set():
-                report.cancelled = True
-                break
+        with store.bulk() if bulk else contextlib.nullcontext():
+            for batch in _batched(prepared, _BULK_BATCH if bulk else _BATCH_FILES):
+                with store.transaction():
+                    for p in batch:
+                        _apply(store, p, known, report, tails, chunking.hide)
+                        if read is not None and p.read is not None:
+                            read[p.entry.path] = p.read
+                done += len(batch)
+                if progress:
+                    progress(done, len(jobs))
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
     finally:
         prepared.close()  # stops worker processes promptly when cancelled
     # A pass that found nothing to change writes nothing: a one-shot search's pass is then

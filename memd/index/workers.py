@@ -114,6 +114,22 @@ def _context(multiprocessing: Any, preload: list[str]) -> Any:
     return ctx
 
 
+def warm(fn: Callable[[Any], Any], preload: Sequence[str] = ()) -> None:
+    """Start the fork server for ``in_workers(fn, ..., preload=preload)`` now, where the
+    platform has one: it imports ``preload`` while this process goes on (about 0.2 s of
+    its own start-up that a pool would otherwise wait for). Never fails: a pool that finds
+    no server starts one as before."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    _context(multiprocessing, [*preload, fn.__module__])
+    from multiprocessing import forkserver
+
+    with contextlib.suppress(Exception):
+        forkserver.ensure_running()
+
+
 def in_workers(
     fn: Callable[[Any], Any],
     items: list[Any],

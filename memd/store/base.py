@@ -46,6 +46,11 @@ class Store(Protocol):
         """Writes inside land together or not at all."""
         ...
 
+    def bulk(self) -> AbstractContextManager[None]:
+        """Hold while many files are written in several transactions (a first index):
+        write settings that suit that, put back after."""
+        ...
+
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         """A named value (generations, the embedding model in use, clocks)."""
         ...

@@ -152,6 +152,10 @@ class PostgresStore(TextRows, VectorRows):
             self._q("SELECT memd_release(%s, %s)", self._w())
 
     @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        yield  # PostgreSQL's writes need no other settings for many files
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         if self.host is None:
             raise StoreError("the team view is read-only: open a host's scope to write")

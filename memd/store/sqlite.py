@@ -25,6 +25,7 @@ from memd.sources.chunker import Chunk
 from memd.store.private import private_file, private_folder
 from memd.store.rows import ChunkRow, FileMeta, FileRow, SessionState, Supersession
 from memd.store.schema import MIGRATIONS, SCHEMA_VERSION
+from memd.store.sqlite_bulk import BulkWrites, restore_after_bulk
 from memd.store.sqlite_errors import guard, sqlite_errors
 from memd.store.sqlite_queries import QueryTables
 from memd.store.sqlite_vectors import VectorTables
@@ -53,7 +54,7 @@ def _file_values(meta: FileMeta) -> tuple:
     )
 
 
-class SqliteStore(QueryTables, VectorTables):
+class SqliteStore(QueryTables, VectorTables, BulkWrites):
     """One workspace's index database; one writer per process, any number of readers."""
 
     def __init__(self, path: Path, db: apsw.Connection) -> None:
@@ -126,6 +127,7 @@ class SqliteStore(QueryTables, VectorTables):
                     with db:
                         MIGRATIONS[step](db)
                         db.execute(f"PRAGMA user_version={step + 1}")
+                restore_after_bulk(db)
         except apsw.ReadOnlyError as exc:
             db.close()
             raise StoreError(f"index database {path} is read-only: {exc}") from exc
