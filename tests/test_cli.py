@@ -67,6 +67,22 @@ def test_search_sees_edits_without_a_daemon(cli, notes, ws):
     assert "memory/2026-01-21.md" in out.stdout
 
 
+def test_a_one_shot_command_keeps_a_private_quick_copy_of_the_encoder(cli, notes, tmp_path):
+    """A command that indexes in its own process keeps the token encoder's table in the
+    state folder (it loads faster from there next time), private, and counting from it
+    gives tiktoken's counts."""
+    import tiktoken
+
+    from memd.sources.chunker import ENCODING, _from_copy
+
+    assert cli("search", "graphql").returncode == 0
+    copy = tmp_path / "state" / "cl100k_base.marshal"
+    assert copy.stat().st_mode & 0o777 == 0o600
+    quick, plain = _from_copy(copy), tiktoken.get_encoding(ENCODING)
+    text = "We chose REST over GraphQL — 16 × faster, naïvely: 東京 🚀\n\n  x"
+    assert quick is not None and quick.encode_ordinary(text) == plain.encode_ordinary(text)
+
+
 def test_no_results(cli, notes):
     out = cli("search", "zzyzx")
     assert out.returncode == 0 and out.stdout.strip() == "nothing relevant found"

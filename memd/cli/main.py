@@ -168,13 +168,15 @@ def _run(args: argparse.Namespace, config: Config, verbose: bool) -> int:
     """Answer through the running daemon if there is one, else directly on the index."""
     from memd.serve.router import Router
 
-    def local_logging() -> None:
+    def local_logging() -> None:  # this process works on the index itself
         from memd.log import configure_logging, configure_plain
+        from memd.sources.chunker import keep_encoder_copy
 
         if verbose:
             configure_logging("debug", config.log.format)
         else:
             configure_plain("warning")  # warnings as plain lines, without loading structlog
+        keep_encoder_copy(config.state_dir)  # an edited note is chunked: its tokens counted
 
     from memd.index.finishlock import wait_bounds
 
