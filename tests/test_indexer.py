@@ -302,6 +302,7 @@ def test_a_prepared_file_crosses_processes_as_it_was(ws, config):
 
 FTS_SETTINGS = "SELECT k, v FROM chunks_fts_config WHERE k IN ('automerge', 'hashsize')"
 VOCAB = "SELECT term, col, doc, cnt FROM v ORDER BY 1, 2"
+SEGMENTS = "SELECT count(DISTINCT segid) FROM chunks_fts_idx"
 
 
 def test_a_pass_over_many_files_writes_in_bulk_then_puts_the_settings_back(ws, config, monkeypatch):
@@ -332,6 +333,12 @@ def test_a_pass_over_many_files_writes_in_bulk_then_puts_the_settings_back(ws, c
         store.db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, col)")
     assert list(bulk.db.execute(VOCAB)) == list(plain.db.execute(VOCAB))
     assert len(list(bulk.db.execute(VOCAB))) > 30
+
+    # Written again (--full): what the files held is deleted, and the index merged after.
+    monkeypatch.setattr(module, "_BULK_FILES", 20)
+    reconcile(bulk, Workspace(config.workspace()), Chunking(), full=True, workers=1)
+    assert list(bulk.db.execute(VOCAB)) == list(plain.db.execute(VOCAB))
+    assert bulk.db.execute(SEGMENTS).fetchall() == [(1,)]
     bulk.close()
     plain.close()
 

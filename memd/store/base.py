@@ -51,6 +51,10 @@ class Store(Protocol):
         write settings that suit that, put back after."""
         ...
 
+    def tidy(self) -> None:
+        """Compact what many files written again left behind (after a ``bulk`` pass)."""
+        ...
+
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         """A named value (generations, the embedding model in use, clocks)."""
         ...

@@ -155,6 +155,9 @@ class PostgresStore(TextRows, VectorRows):
     def bulk(self) -> Iterator[None]:
         yield  # PostgreSQL's writes need no other settings for many files
 
+    def tidy(self) -> None:
+        pass  # PostgreSQL's own vacuum does it
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         if self.host is None:

