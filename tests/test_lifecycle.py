@@ -209,3 +209,26 @@ def test_kill_9_of_memd_index_leaves_no_workers_behind(tmp_path, ws):
         with contextlib.suppress(OSError):
             os.kill(p, signal.SIGKILL)
     assert not left, "processes outlived memd index"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_a_fork_server_started_ahead_that_no_pool_used_is_stopped(monkeypatch):
+    """A fork server started ahead of a pass (a first index) that found little to parse
+    does not stay for the life of the process (~60 MB in the MCP bridge)."""
+    import multiprocessing
+
+    from memd.index import prepare, workers
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    monkeypatch.setattr(workers, "_WARM_IDLE_S", 0.5)
+
+    def servers() -> list[int]:
+        return [p for p in descendants(os.getpid()) if "forkserver" in cmdline(p)]
+
+    prepare.warm_workers()
+    assert servers(), "no fork server was started"
+    deadline = time.monotonic() + 30
+    while servers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not servers(), "the fork server outlived its wait for a pool"

@@ -286,12 +286,7 @@ def _index(args: argparse.Namespace, router: Router, params: dict, as_json: bool
                     "; keyword search works now, and 'memd status' shows the progress"
                 )
         return code
-    from memd.index.index import database_path
-
-    name = router.config.workspace(params["workspace"]).name
-    if args.full or not database_path(router.config, name).exists():
-        # Every file will be parsed: the workers' fork server loads while this process
-        # opens the index and walks the folder.
+    if args.full:  # every note is parsed again: as for a first index (``Router.memory``)
         from memd.index.prepare import warm_workers
 
         warm_workers()

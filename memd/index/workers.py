@@ -28,6 +28,7 @@ _spawned_lock = threading.Lock()
 # one another (a library indexing again and again) keep the one they have, since starting
 # it anew each time cost a test suite half as much time again.
 _TRACKER_IDLE_S = 3.0
+_WARM_IDLE_S = 30.0  # a fork server started ahead of a pass (``warm``) that no pool used
 
 
 @contextlib.contextmanager
@@ -128,6 +129,11 @@ def warm(fn: Callable[[Any], Any], preload: Sequence[str] = ()) -> None:
 
     with contextlib.suppress(Exception):
         forkserver.ensure_running()
+    # Stopped if no pool came to use it (a pass with little to parse, in a process that
+    # lives on: the MCP bridge); a pool that runs then stops it when it ends, as ever.
+    timer = threading.Timer(_WARM_IDLE_S, _stop_idle_tracker)
+    timer.daemon = True
+    timer.start()
 
 
 def in_workers(

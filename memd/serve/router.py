@@ -73,6 +73,14 @@ class Router:
             if self.on_local is not None:
                 self.on_local()
                 self.on_local = None
+            from memd.index.index import database_path
+
+            if not database_path(self.config, key).exists():
+                # A first index parses every note: the workers' fork server loads while
+                # this process opens the index and walks the folder.
+                from memd.index.prepare import warm_workers
+
+                warm_workers()
             from memd.memory import Memory
 
             self._open[key] = Memory(self.config, key)
