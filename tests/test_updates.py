@@ -80,3 +80,20 @@ def test_a_value_beside_a_negation_is_replaced_by_a_later_one():
 )  # fmt: skip
 def test_a_compound_shares_its_parts_with_the_other_statement(older, newer, update):
     assert bool(updates_between(older, newer)) is update
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "update"),
+    [
+        # What follows "instead of" and its like is what was, a plain word too.
+        ("The newsletter goes out by email.", "The newsletter goes out by post rather than email.",
+         True),
+        ("Wir bestellen den Kaffee bei Tchibo.",
+         "Den Kaffee bestellen wir jetzt bei Dallmayr anstatt Tchibo.", True),
+        # A separable German verb ends on "statt": what follows is no old value.
+        ("Das Sommerfest ist im Garten.",
+         "Das Sommerfest findet im Garten statt, Grill bringt Tom.", False),
+    ],
+)  # fmt: skip
+def test_what_follows_instead_of_is_the_old_value(older, newer, update):
+    assert bool(updates_between(older, newer)) is update

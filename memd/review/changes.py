@@ -9,6 +9,7 @@ shape, the few words put where the older had others.
 from __future__ import annotations
 
 import functools
+import re
 
 from memd.review.statements import stem
 from memd.review.values import LETTERS, Said
@@ -19,6 +20,15 @@ _LABEL_SHARE = 0.6  # of two labels' words, shared: one slot (Jaccard)
 # Verbs that frame a value rather than name a subject ("we use", "goes to", "is kept"):
 # counted at a fraction of their weight.
 LIGHT = frozenset("use go get have make do keep put take run come set let need want".split())
+# What follows names what was, whatever its shape: "by SMS instead of post", "Mailgun
+# rather than Postmark", "anstatt der Wartung": a plain word as well as a value. Not a
+# bare "statt": German verbs end on it too ("findet im Landhaus statt").
+_REPLACING = re.compile(
+    r"\b(?:instead of|rather than|in place of|replacing|anstatt|anstelle von)\s+"
+    r"(?:(?:the|a|an|our|der|die|das|dem|den|ein|eine|einem|einer)\s+)?"
+    r"([^\W\d_][\w-]*)",
+    re.IGNORECASE,
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,11 +94,22 @@ def same_label(a: frozenset[str], b: frozenset[str]) -> bool:
     return bool(a & b) and len(a & b) >= _LABEL_SHARE * len(a | b)
 
 
+def left_words(d: Said) -> frozenset[str]:
+    """What ``d`` names as left behind: its values so named ("from 45", "was Mondays") and
+    the words after "instead of" and its like, of any shape ("SMS instead of post")."""
+    if not d.changed:
+        return d.left
+    named = {stem(w) for m in _REPLACING.finditer(d.text) for w in m.group(1).lower().split()}
+    return d.left | (frozenset(named) & d.stems)
+
+
 def loose_change(o: Said, d: Said, idf: dict[str, float]) -> list:
     """With a change said and no value of a known shape: the few words the newer one
     puts where the older had others ("The deploy target is staging" -> "... is production
-    now"), when they share most of the rest."""
-    gone, new = o.stems - d.stems - LIGHT, d.stems - o.stems - LIGHT
+    now"), when they share most of the rest. What it names as left behind is the older's
+    ("go out by SMS instead of post" after "go out by post")."""
+    theirs = d.stems - left_words(d)
+    gone, new = o.stems - theirs - LIGHT, theirs - o.stems - LIGHT
     if not gone or not new or len(gone) > 3 or len(new) > 3:
         return []
     shared = sum(word_weight(w, idf) for w in o.stems & d.stems)
