@@ -314,6 +314,7 @@ def test_a_pass_over_many_files_writes_in_bulk_then_puts_the_settings_back(ws, c
         ws.write(f"memory/2025-02-{i % 28 + 1:02d}-n{i}.md", f"# Note {i}\n\nterm{i} shared\n")
     monkeypatch.setattr(module, "_BULK_FILES", 20)
     monkeypatch.setattr(module, "_BULK_BATCH", 10)
+    monkeypatch.setattr(module, "_BATCH_FILES", 2)  # in bulk: 30 // 5 files a transaction
     bulk = SqliteStore.open(config.state_dir / "bulk.sqlite")
     during = []
 
@@ -323,7 +324,7 @@ def test_a_pass_over_many_files_writes_in_bulk_then_puts_the_settings_back(ws, c
         reader.close()
 
     reconcile(bulk, Workspace(config.workspace()), Chunking(), progress=progress, workers=1)
-    assert during == [(n, {"automerge": 0, "hashsize": 16 << 20}) for n in (10, 20, 30)]
+    assert during == [(n, {"automerge": 0, "hashsize": 16 << 20}) for n in (6, 12, 18, 24, 30)]
     assert dict(bulk.db.execute(FTS_SETTINGS)) == {"automerge": 4, "hashsize": 1 << 20}
 
     monkeypatch.setattr(module, "_BULK_FILES", 1000)

@@ -34,8 +34,9 @@ _WATCHED_PASSES = Tally("index_pass")
 
 _BATCH_FILES = 250  # files per write transaction: progress is durable, readers see it soon
 # A pass over this many files (a first index) writes in bulk (``Store.bulk``), in larger
-# transactions: each commit also writes out the full-text index's terms (a 5,000-note index:
-# 0.4 CPU-s less in the writing process, with the bulk settings, than 250 at a time).
+# transactions (up to _BULK_BATCH files): each commit also writes out the full-text index's
+# terms (a 5,000-note index: 0.4 CPU-s less in the writing process, with the bulk settings,
+# than 250 at a time).
 _BULK_FILES = 1000
 _BULK_BATCH = 1000
 # Bumped when chunking or FTS columns change: an index built before is re-chunked once.
@@ -194,7 +195,7 @@ def _sync(
     bulk = len(jobs) >= _BULK_FILES
     try:
         with store.bulk() if bulk else contextlib.nullcontext():
-            for batch in _batched(prepared, _BULK_BATCH if bulk else _BATCH_FILES):
+            for batch in _batched(prepared, _batch_size(len(jobs), bulk)):
                 with store.transaction():
                     for p in batch:
                         _apply(store, p, known, report, tails, chunking.hide)
@@ -317,6 +318,12 @@ def _prepared(
         yield from prepare_all(
             [Job(e, old, chunking, tail, reader, regrow) for e, old, tail in jobs], workers
         )
+
+
+def _batch_size(jobs: int, bulk: bool) -> int:
+    """Files a write transaction takes: in bulk up to ``_BULK_BATCH``, with at least five
+    transactions a pass (a stop waits for the one in flight, readers see them land)."""
+    return max(_BATCH_FILES, min(_BULK_BATCH, jobs // 5)) if bulk else _BATCH_FILES
 
 
 def _batched(items: Iterable[Prepared], n: int) -> Iterator[list[Prepared]]:
