@@ -64,6 +64,35 @@ def test_replace_and_delete_file(tmp_path):
     )
 
 
+ROWS = (
+    "SELECT f.path, f.hash, f.tags, c.start_line, c.end_line, c.heading, c.text, c.tokens "
+    "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line"
+)
+
+
+def test_new_files_added_together_are_as_replaced_one_by_one(tmp_path):
+    """``add_files`` writes what ``replace_file`` would, file by file; a file another
+    process added meanwhile (two one-shot commands at once) is replaced, not refused."""
+    files = [
+        (m, chunk_rows(m, [Chunk(1, 1, "# T", f"term{i} shared", 2), Chunk(2, 4, "", "x", 1)]))
+        for i, m in enumerate(meta(f"memory/n{i}.md", tags=(f"t{i}",)) for i in range(5))
+    ]
+    one_by_one, together = (SqliteStore.open(tmp_path / f"{n}.sqlite") for n in ("a", "b"))
+    with one_by_one.transaction():
+        for m, rows in files:
+            one_by_one.replace_file(m, rows)
+    with together.transaction():
+        together.replace_file(*files[2])  # already there, as another process left it
+        together.add_files(files)
+    for store in (one_by_one, together):
+        assert store.counts() == {"files": 5, "chunks": 10}
+        assert [len(store.keyword_search(match_query(f"term{i}"), 10)) for i in range(5)] == [1] * 5
+        assert len(store.keyword_search(match_query("t3"), 10)) == 1  # the first chunk's tags
+    assert list(together.db.execute(ROWS)) == list(one_by_one.db.execute(ROWS))
+    one_by_one.close()
+    together.close()
+
+
 def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path):
     """A garbage index file is detected, kept aside for inspection, and rebuilt empty."""
     path = tmp_path / "i.sqlite"

@@ -23,7 +23,7 @@ from memd.records import IndexReport
 from memd.sources.entries import UNNAMED, holdable, shown_name
 from memd.sources.layout import SESSIONS_DIR, FileEntry, Workspace, stat_stamp
 from memd.store.base import Store
-from memd.store.rows import FileRow, chunk_rows
+from memd.store.rows import ChunkRow, FileMeta, FileRow, chunk_rows
 
 if TYPE_CHECKING:
     from memd.index.prepare import Prepared, Reader
@@ -197,10 +197,12 @@ def _sync(
         with store.bulk() if bulk else contextlib.nullcontext():
             for batch in _batched(prepared, _batch_size(len(jobs), bulk)):
                 with store.transaction():
+                    new: list[tuple[FileMeta, list[ChunkRow]]] = []
                     for p in batch:
-                        _apply(store, p, known, report, tails, chunking.hide)
+                        _apply(store, p, known, report, tails, chunking.hide, new)
                         if read is not None and p.read is not None:
                             read[p.entry.path] = p.read
+                    store.add_files(new)
                 done += len(batch)
                 if progress:
                     progress(done, len(jobs))
@@ -246,8 +248,11 @@ def _settings(chunking: Chunking) -> str:
 
 
 def _apply(
-    store: Store, p: Prepared, known: dict, report: IndexReport, tails: Tails, hide: tuple
-) -> None:
+    store: Store, p: Prepared, known: dict, report: IndexReport, tails: Tails, hide: tuple,
+    new: list[tuple[FileMeta, list[ChunkRow]]],
+) -> None:  # fmt: skip
+    """Write what a prepared file says (a file the index does not hold yet goes to ``new``,
+    for ``Store.add_files`` with the rest of its batch)."""
     row = known.get(p.entry.path)
     for w in p.warnings:
         report.warnings.append(f"{p.entry.path}: {w}")
@@ -268,11 +273,12 @@ def _apply(
         report.chunks += len(p.rows)
         report.changed += 1
     else:
-        store.replace_file(p.meta, p.rows)
         report.chunks += len(p.rows)
         if row:
+            store.replace_file(p.meta, p.rows)
             report.changed += 1
         else:
+            new.append((p.meta, p.rows))
             report.added += 1
     if p.tail is not None:
         tails[p.entry.path] = p.tail

@@ -89,6 +89,11 @@ class Store(Protocol):
         """A new size and mtime for a file whose content did not change."""
         ...
 
+    def add_files(self, files: Sequence[tuple[FileMeta, Sequence[ChunkRow]]]) -> None:
+        """Insert files the store does not hold yet, with their chunks (inside
+        ``transaction``)."""
+        ...
+
     def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
         """Insert or replace a file and all its chunks; returns the file's id."""
         ...

@@ -221,6 +221,10 @@ class PostgresStore(TextRows, VectorRows):
             (size, mtime_ns, file_id),
         )
 
+    def add_files(self, files: Sequence[tuple[FileMeta, Sequence[ChunkRow]]]) -> None:
+        for meta, rows in files:
+            self.replace_file(meta, rows)
+
     def replace_file(self, meta: FileMeta, rows: Sequence[ChunkRow]) -> int:
         """Publish ``meta``'s file whole with its chunks ``rows`` (memd's function assigns
         the ids, checks the size and the lease); raises ``FileRefused`` for a file the

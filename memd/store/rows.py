@@ -6,6 +6,8 @@ backend writes and returns these.
 from __future__ import annotations
 
 import hashlib
+import json
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +131,13 @@ class Supersession(NamedTuple):
     by: str
     likely: bool = False
     now: str = ""
+
+
+def file_columns(meta: FileMeta) -> tuple:
+    """A file's columns after ``path`` in the files table, in table order."""
+    return (meta.abspath, meta.realpath, meta.source, meta.date, meta.size, meta.mtime_ns,
+            meta.hash, meta.lines, json.dumps(meta.tags), json.dumps(meta.aliases),
+            time.time(), meta.modified)  # fmt: skip
 
 
 def lines_digest(lines: Sequence[str]) -> str:

@@ -23,7 +23,14 @@ from memd.errors import IndexCorrupt, StoreError
 from memd.log import get_logger
 from memd.sources.chunker import Chunk
 from memd.store.private import private_file, private_folder
-from memd.store.rows import ChunkRow, FileMeta, FileRow, SessionState, Supersession
+from memd.store.rows import (
+    ChunkRow,
+    FileMeta,
+    FileRow,
+    SessionState,
+    Supersession,
+    file_columns,
+)
 from memd.store.schema import MIGRATIONS, SCHEMA_VERSION
 from memd.store.sqlite_bulk import BulkWrites, restore_after_bulk
 from memd.store.sqlite_errors import guard, sqlite_errors
@@ -34,24 +41,6 @@ log = get_logger()
 
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
-
-
-def _file_values(meta: FileMeta) -> tuple:
-    """A file's columns after ``path``, in table order."""
-    return (
-        meta.abspath,
-        meta.realpath,
-        meta.source,
-        meta.date,
-        meta.size,
-        meta.mtime_ns,
-        meta.hash,
-        meta.lines,
-        json.dumps(meta.tags),
-        json.dumps(meta.aliases),
-        time.time(),
-        meta.modified,
-    )
 
 
 class SqliteStore(QueryTables, VectorTables, BulkWrites):
@@ -210,7 +199,7 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
         """Insert or replace one file and all its chunks (call inside ``transaction``);
         returns the file's id."""
         row = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
-        values = _file_values(meta)
+        values = file_columns(meta)
         if row:
             file_id = row[0]
             self._delete_chunks(file_id)
@@ -230,7 +219,7 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
         (those unchanged stay, with their vectors) and its facts; the earlier chunks stay
         as they are. Returns the file's id (call inside ``transaction``)."""
         (file_id,) = self.db.execute("SELECT id FROM files WHERE path = ?", (meta.path,)).fetchone()
-        self._update_file(file_id, _file_values(meta))
+        self._update_file(file_id, file_columns(meta))
         old = self.db.execute(
             "SELECT id, start_line, end_line, heading, text FROM chunks "
             "WHERE file_id = ? AND start_line >= ? ORDER BY start_line, id",
