@@ -10,7 +10,7 @@ first ``size`` bytes still hash to what they did, and otherwise the whole file i
 re-chunked as before.
 
 The restart line is also where the parse's other state must be known: the code fences a
-line scan finds (``markdown.fenced_lines``, which decides what is no tag) may still be open
+line scan finds (``fences.fenced_lines``, which decides what is no tag) may still be open
 there when markdown-it says they are not (a fence inside an HTML comment or a list item).
 A file is then re-chunked whole, as a parse from that line would read the fence's closing
 line as an opening one.
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
-from memd.sources.markdown import Document, fenced_lines, may_fence, parse_lines, split_lines
+from memd.sources.fences import fenced_lines, may_fence
+from memd.sources.markdown import Document, parse_lines, split_lines
 
 
 @dataclass(frozen=True)
