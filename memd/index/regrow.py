@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
-from memd.sources.fences import fenced_lines, may_fence
+from memd.sources.fences import fenced_lines
 from memd.sources.markdown import Document, parse_lines, split_lines
 
 
@@ -125,9 +125,10 @@ def _open_front_matter(data: bytes) -> bool:
 def _in_fence(lines: list[str]) -> bool:
     """Whether a code fence opened in ``lines`` is still open after them, as
     ``fenced_lines`` scans them (a blank line after them is code only inside one)."""
-    if not any(map(may_fence, lines)):
+    text = "\n".join(lines)
+    if "```" not in text and "~~~" not in text:
         return False  # most notes: no scan
-    return len(lines) in fenced_lines([*lines, ""])
+    return len(lines) in fenced_lines([*lines, ""], text + "\n")
 
 
 def _can_restart(data: bytes, restart: Restart | None) -> bool:

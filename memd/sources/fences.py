@@ -37,11 +37,6 @@ def fenced_lines(lines: list[str], text: str | None = None) -> set[int]:
     return out
 
 
-def may_fence(line: str) -> bool:
-    """Whether ``line`` may open or close a code fence (most lines cannot: no scan)."""
-    return "```" in line or "~~~" in line
-
-
 def lines_holding(text: str, *marks: str) -> list[int]:
     """0-based numbers, in order, of the lines of ``text`` (split on ``"\\n"``) that hold
     any of ``marks`` (none of which holds a ``"\\n"``)."""
