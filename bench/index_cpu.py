@@ -98,8 +98,16 @@ def run_one(
         check=True,
         capture_output=True,
         text=True,
+        **in_code(code),
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def in_code(code: Path) -> dict:
+    """How a child is run so that the workers a fork server forks for it import the
+    ``memd`` in ``code`` too: the fork server imports what it preloads by its own
+    ``sys.path`` (its working folder first, then ``PYTHONPATH``), not by the child's."""
+    return {"cwd": code, "env": {**os.environ, "PYTHONPATH": str(code)}}
 
 
 def profile(vault: Path, notes: int, top: int = 25) -> None:

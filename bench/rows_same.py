@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -80,8 +81,11 @@ def dump(code: Path, workspace: Path, state: Path, vault: bool) -> dict:
 
 def dump_in_child(code: Path, workspace: Path, state: Path, vault: bool) -> dict:
     child = [sys.executable, __file__, "--dump", str(code), "--state", str(state), str(workspace)]
+    # In the code's folder, with it on PYTHONPATH: the workers a fork server forks import
+    # what it preloaded by its own path, not the child's (bench/index_cpu.py in_code).
     done = subprocess.run([*child, *(["--vault"] if vault else [])], capture_output=True,
-                          text=True, check=True)  # fmt: skip
+                          text=True, check=True, cwd=code,
+                          env={**os.environ, "PYTHONPATH": str(code)})  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -2,7 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.sources.markdown import code_lines, fenced_lines, parse, split_lines
+from memd.sources.fences import fenced_lines
+from memd.sources.markdown import code_lines, parse, split_lines
 
 
 def test_blocks_cover_every_line_and_find_headings():
@@ -132,3 +133,20 @@ def test_skipping_rules_that_cannot_match_changes_nothing(text):
 )
 def test_the_quick_fence_scan_agrees_with_the_parser_on_fences(text):
     assert fenced_lines(text.splitlines()) == code_lines(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "tags"),
+    [
+        ("see #`x`tag", ("tag",)),  # the code span is cut out: '#' then the tag's word
+        ("(`x`#tag and #``b", ("tag", "b")),
+        ("## 07:07 — release # plan #", ()),  # '#' before no word: no tag
+        ("#123 #a1 #-x #/y x#no", ("a1", "-x", "/y")),
+        ("[[Note#Part]] and [t](#anchor)", ()),
+    ],
+)
+def test_tags_are_found_where_only_a_code_span_stood_between(line, tags):
+    """A note is read for tags only when a '#' is followed by a tag's character or a code
+    span (which is cut out before the tag is read): the tags found are those of a reading
+    of every line."""
+    assert parse(f"# Title\n\n{line}\n").tags == tags

@@ -87,3 +87,17 @@ def test_the_installed_tiktoken_cuts_text_as_the_quick_count_does():
     """Else every count falls back to tiktoken's own, correct but twice as slow: a new
     tiktoken's expression is then to be spelled out in ``memd.sources.tokencount``."""
     assert encoder()._pat_str == tokencount.CL100K_PATTERN
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=12))
+def test_a_count_for_a_note_s_lines_counts_their_joins_as_tiktoken_does(parts):
+    """The count made for a note's lines (which reads no text's characters again when
+    every line holds only those spelled out) counts any run of them, joined, and any
+    line alone, as tiktoken does; a line of CJK or emoji makes it the checking count."""
+    lines = "\n".join(parts).split("\n")  # no line holds a "\n"
+    count = tokencount.for_lines(tokencount.counter(encoder()), lines)
+    for a in range(len(lines)):
+        text = "\n".join(lines[a:])
+        assert count(text) == real(text)
+        assert count(lines[a] + "\n") == real(lines[a] + "\n")

@@ -10,7 +10,7 @@ first ``size`` bytes still hash to what they did, and otherwise the whole file i
 re-chunked as before.
 
 The restart line is also where the parse's other state must be known: the code fences a
-line scan finds (``markdown.fenced_lines``, which decides what is no tag) may still be open
+line scan finds (``fences.fenced_lines``, which decides what is no tag) may still be open
 there when markdown-it says they are not (a fence inside an HTML comment or a list item).
 A file is then re-chunked whole, as a parse from that line would read the fence's closing
 line as an opening one.
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk, Restart, chunk_with_restart
-from memd.sources.markdown import Document, fenced_lines, may_fence, parse_lines, split_lines
+from memd.sources.fences import fenced_lines
+from memd.sources.markdown import Document, parse_lines, split_lines
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,10 @@ def _open_front_matter(data: bytes) -> bool:
 def _in_fence(lines: list[str]) -> bool:
     """Whether a code fence opened in ``lines`` is still open after them, as
     ``fenced_lines`` scans them (a blank line after them is code only inside one)."""
-    if not any(map(may_fence, lines)):
+    text = "\n".join(lines)
+    if "```" not in text and "~~~" not in text:
         return False  # most notes: no scan
-    return len(lines) in fenced_lines([*lines, ""])
+    return len(lines) in fenced_lines([*lines, ""], text + "\n")
 
 
 def _can_restart(data: bytes, restart: Restart | None) -> bool:

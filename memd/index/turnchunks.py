@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 
 from memd.sources.chunker import count_tokens
-from memd.sources.layout import spoken_date
+from memd.sources.dates import spoken_date
 from memd.sources.redact import redact
 from memd.sources.transcripts import Turn
 from memd.store.fts import fts_row

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from itertools import islice
 
-from memd.sources.markdown import fenced_lines
+from memd.sources.fences import fenced_lines
 from memd.store.fts import STOPWORDS
 from memd.write.keylines import MARKER, key_lines, key_value
 

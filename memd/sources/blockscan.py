@@ -19,10 +19,11 @@ Found = tuple[int, int, int, str, tuple[tuple[int, int], ...]]
 # Constructs refused where they start a line's content at any depth, after any list
 # markers ("- 1. - x"), as they would change a block: HTML blocks, blockquotes, thematic
 # breaks, setext underlines (and an empty item's '-'); and nesting deep enough to meet
-# markdown-it's maxNesting. Searched in "\n" + text: the literal lets re skip to lines.
+# markdown-it's maxNesting. Searched in "\n" + text: the literal lets re skip to lines,
+# and the lookahead (every alternative's first characters) passes a line of text at once.
 _MARKER = r"(?:[-*+]|[0-9]{1,9}[.)]) +"
 _REFUSE = re.compile(
-    rf"\n(?: {{40}}| *(?:{_MARKER}){{20}}"
+    rf"\n(?=[- *+0-9<>_=])(?: {{40}}| *(?:{_MARKER}){{20}}"
     rf"| *(?:{_MARKER})*(?:[<>]|([-*_])(?: *\1){{2,}} *$|(?:=+|-+) *$))",
     re.MULTILINE,
 )
@@ -37,10 +38,12 @@ _TRIM = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u
 _TRIM += "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
-def scan(body: list[str]) -> tuple[list[Found], list[tuple[int, int]]] | None:
+def scan(
+    body: list[str], text: str | None = None
+) -> tuple[list[Found], list[tuple[int, int]]] | None:
     """The top-level blocks of ``body`` and its fenced code's line ranges, or None to leave
-    it to markdown-it."""
-    text = "\n".join(body)
+    it to markdown-it; ``text``: the body's lines joined, when the caller has it."""
+    text = "\n".join(body) if text is None else text
     if "\t" in text or "\0" in text or "\r" in text or "]:" in text:
         return None
     if _REFUSE.search("\n" + text):
@@ -52,19 +55,25 @@ def scan(body: list[str]) -> tuple[list[Found], list[tuple[int, int]]] | None:
     i = 0
     while i < end:
         line = body[i]
-        if not line.strip(" "):
+        if not line or line[0] == " ":
+            if line.strip(" "):
+                return None  # an indented block start: code, or a shifted list
             i += 1
             continue
-        if line[0] == " ":
-            return None  # an indented block start: code, or a shifted list
-        if _table(body, i, end):
+        first, bar = line[0], "|" in line
+        if first not in _STARTERS and not bar:
+            j = _paragraph_end(body, i, end)  # no rule below can match: most blocks
+            blocks.append((i, j, 0, "", ()))
+        elif bar and _table(body, i, end):
             j = _table_end(body, i + 2, end)
             if j is None:
                 return None
             blocks.append((i, j, 0, "", ()))
-        elif m := _HEADING.match(line):
+        elif first == "#" and (m := _HEADING.match(line)):
             level = len(m.group(1))
-            blocks.append((i, i + 1, level, _title(line, level), ()))
+            # A title that ends in neither a space nor a '#' is the rest of the line.
+            title = line[level:].strip() if line[-1] not in " #" else _title(line, level)
+            blocks.append((i, i + 1, level, title, ()))
             j = i + 1
         elif m := _fence_open(line):
             j = _fence_close(body, i, end, m)
@@ -134,16 +143,16 @@ def _interrupts(body: list[str], j: int, end: int) -> bool:
 
 
 def _paragraph_end(body: list[str], i: int, end: int) -> int:
-    j = i + 1
-    while j < end:
+    for j in range(i + 1, end):
         line = body[j]
+        if not line:
+            return j
+        if line[0] not in _STARTERS and line[0] != " " and "|" not in line:
+            continue  # a line of text: it goes on (``_interrupts`` says the same, slower)
         s = line.lstrip(" ")
-        if not s:
-            break
-        if len(line) - len(s) < 4 and _interrupts(body, j, end):
-            break
-        j += 1
-    return j
+        if not s or (len(line) - len(s) < 4 and _interrupts(body, j, end)):
+            return j
+    return end
 
 
 def _ends_table(s: str) -> bool:
@@ -198,25 +207,27 @@ def _list(body: list[str], i: int, end: int) -> tuple[int, tuple[tuple[int, int]
         parts.append((start, j))
         if nxt is None or nxt[0] != kind:
             return j, tuple(parts)
-        found = _marker(body[j])
-        if found is None:
-            return None
-        start = j
+        if nxt[1] == len(body[j]) or nxt[2] > 4:
+            return None  # what ``_marker(body[j])`` refuses
+        found, start = nxt, j
 
 
-def _marker(line: str, any_item: bool = False) -> tuple[str, int] | None:
-    """A column-0 list marker's kind (its character, or an ordered list's delimiter) and
-    its item's content column; None when the item is one this scanner does not follow
-    (empty, or content indented past 4 spaces, which is code), unless ``any_item``."""
+def _marker(line: str, any_item: bool = False) -> tuple[str, int, int] | None:
+    """A column-0 list marker's kind (its character, or an ordered list's delimiter), its
+    item's content column and the spaces before it; None when the item is one this
+    scanner does not follow (empty, or content indented past 4 spaces, which is code),
+    unless ``any_item``."""
+    if len(line) > 2 and line[0] in "-*+" and line[1] == " " and line[2] != " ":
+        return line[0], 2, 1  # "- text": what the expression below finds, sooner
     m = _ITEM.match(line)
     if m is None:
         return None
-    stop = m.end()
-    if not m.group(3) and stop < len(line):
+    stop, gap = m.end(), len(m.group(3))
+    if not gap and stop < len(line):
         return None  # "-x", "1.x": no marker
-    if not any_item and (stop == len(line) or len(m.group(3)) > 4):
+    if not any_item and (stop == len(line) or gap > 4):
         return None
-    return m.group(2) or m.group(1), stop
+    return m.group(2) or m.group(1), stop, gap
 
 
 def _table(body: list[str], i: int, end: int) -> bool:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from memd.errors import MemdError
 from memd.sources.markdown import Block, Document, readable
-from memd.sources.tokencount import counter
+from memd.sources.tokencount import counter, for_lines
 
 if TYPE_CHECKING:
     import tiktoken
@@ -140,30 +140,37 @@ def chunk_with_restart(
     """``chunk_document``, and where a later re-chunk of the file grown by appending may
     start (``memd.index.regrow``). ``stack`` is the heading stack the document starts under,
     when it is the end of a longer one."""
+    lines, shown = doc.lines, doc.shown
+    count = for_lines(_counter(), lines)
     chunks: list[Chunk] = []
     headings: list[tuple[int, str]] = list(stack)
     carried: list[Block] = []  # headings still waiting for text
-    restart: Restart | None = None
+    restart: tuple[int, tuple[tuple[int, str], ...], int] | None = None  # a Restart's fields
     group: tuple[int, tuple[tuple[int, str], ...]] = (0, ())
     for blocks in _sections(doc.blocks):
         head = blocks[0]
         if not carried:  # a group of sections, emitted together, starts here
             group = (head.start, tuple(headings))
-        if head.heading_level:
-            while headings and headings[-1][0] >= head.heading_level:
+        if level := head.heading_level:
+            while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((head.heading_level, "#" * head.heading_level + " " + head.title))
-        if head.heading_level and not _has_body(doc.shown, blocks):
+            headings.append((level, "#" * level + " " + head.title))
+        start, end = _trim(shown, head.start, blocks[-1].end)
+        if level and not _has_body(shown, start, end):
             carried.extend(blocks)
             continue
-        path = " > ".join(title for _, title in headings)
-        restart = Restart(group[0], group[1], len(chunks))
-        section = [*carried, *blocks]
-        chunks.extend(_chunk_section(doc.lines, section, path, budget, overlap, doc.shown))
-        carried = []
+        path = " > ".join([title for _, title in headings])
+        restart = (*group, len(chunks))
+        if carried:
+            start, end = _trim(shown, carried[0].start, blocks[-1].end)
+            blocks = [*carried, *blocks]
+            carried = []
+        chunks.extend(
+            _chunk_section(lines, blocks, start, end, path, budget, overlap, shown, count)
+        )
     if carried:
-        chunks = _attach_tail(doc.lines, chunks, carried, budget, headings, doc.shown)
-    return chunks, restart
+        chunks = _attach_tail(lines, chunks, carried, budget, headings, shown, count)
+    return chunks, None if restart is None else Restart(*restart)
 
 
 def stub_chunk(doc: Document, name: str) -> Chunk:
@@ -181,13 +188,14 @@ def is_stub(name: str, start_line: int, heading: str, text: str) -> bool:
     return start_line == 1 and heading == f"# {name}" and (not text.strip() or first == "---")
 
 
-def _has_body(shown: list[str], blocks: list[Block]) -> bool:
-    """Whether a section holds any line of text besides its heading (not an embed alone)."""
-    start, end = _trim(shown, blocks[0].start, blocks[-1].end)
-    return any(
-        (line := shown[i].strip()) and not _BARE_EMBED.fullmatch(line)
-        for i in range(start + 1, end)
-    )
+def _has_body(shown: list[str], start: int, end: int) -> bool:
+    """Whether a section, trimmed to lines ``[start, end)``, holds any line of text besides
+    its heading (not an embed alone)."""
+    for i in range(start + 1, end):
+        line = shown[i].strip()
+        if line and (line[0] != "!" or not _BARE_EMBED.fullmatch(line)):
+            return True
+    return False
 
 
 def _attach_tail(
@@ -197,6 +205,7 @@ def _attach_tail(
     budget: int,
     stack: list,
     shown: list[str],
+    count: Callable[[str], int],
 ) -> list[Chunk]:
     """Headings at the end of a file: onto the last chunk if it has room, else a chunk."""
     start, end = _trim(shown, tail[0].start, tail[-1].end)
@@ -205,11 +214,11 @@ def _attach_tail(
     if chunks:
         last = chunks[-1]
         text = "\n".join(lines[last.start_line - 1 : end])
-        tokens = count_tokens(text)
+        tokens = count(text)
         if tokens <= budget:
             return [*chunks[:-1], Chunk(last.start_line, end, last.heading, text, tokens)]
     path = " > ".join(title for _, title in stack)
-    return [*chunks, *_chunk_section(lines, tail, path, budget, 0, shown)]
+    return [*chunks, *_chunk_section(lines, tail, start, end, path, budget, 0, shown, count)]
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:
@@ -225,22 +234,25 @@ def _sections(blocks: list[Block]) -> list[list[Block]]:
 def _chunk_section(
     lines: list[str],
     blocks: list[Block],
+    start: int,
+    end: int,
     heading: str,
     budget: int,
     overlap: int,
-    shown: list[str] | None = None,
+    shown: list[str],
+    count: Callable[[str], int],
 ) -> list[Chunk]:
-    shown = lines if shown is None else shown
-    start, end = _trim(shown, blocks[0].start, blocks[-1].end)
+    """The chunks of the section of ``blocks``, trimmed (``_trim``) to ``[start, end)``;
+    ``count`` counts tokens of texts made of ``lines``."""
     if start >= end:
         return []
     text = "\n".join(lines[start:end])
-    tokens = count_tokens(text)
+    tokens = count(text)
     if tokens <= budget:
         return [Chunk(start + 1, end, heading, text, tokens)]
     # Too long: pack units greedily. A line's count includes its newline, so the sum over
     # lines is never below the count of the joined text and the budget holds for the text.
-    prefix = [0, *accumulate(count_tokens(line + "\n") for line in lines[start:end])]
+    prefix = [0, *accumulate(count(line + "\n") for line in lines[start:end])]
 
     def weight(a: int, b: int) -> int:
         return prefix[b - start] - prefix[a - start]
@@ -264,7 +276,7 @@ def _chunk_section(
             )
             cur_cost = weight(cur_start, cur_end)
             if cur_head is not None:
-                cur_cost += count_tokens(cur_head + "\n") - weight(cur_start, cur_start + 1)
+                cur_cost += count(cur_head + "\n") - weight(cur_start, cur_start + 1)
         if cur_end == cur_start:
             cur_start = u_start
         cur_end, cur_cost = u_end, cur_cost + u_cost
@@ -278,7 +290,7 @@ def _chunk_section(
             chunks.append(Chunk(a + 1, b, heading, "\n".join(lines[a:b]), weight(a, b)))
         else:
             text = "\n".join([head, *lines[a + 1 : b]])
-            chunks.append(Chunk(a + 1, b, heading, text, count_tokens(text)))
+            chunks.append(Chunk(a + 1, b, heading, text, count(text)))
     return chunks
 
 

@@ -66,12 +66,6 @@ def daily_date(name: str) -> str | None:
         return None
 
 
-def spoken_date(iso: str) -> str:
-    """``2023-05-25`` as people say it: ``Thursday, 25 May 2023``."""
-    day = dt.date.fromisoformat(iso)
-    return f"{day:%A}, {day.day} {day:%B %Y}"
-
-
 class Workspace:
     """The files of one configured workspace and the rules that decide them."""
 

@@ -13,11 +13,13 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from memd.config import HIDDEN_TEXT
 from memd.log import get_logger
 from memd.sources.blockscan import Found, scan
+from memd.sources.fences import fenced_lines
 from memd.sources.frontmatter import FrontMatter, front_matter
 
 if TYPE_CHECKING:
@@ -129,9 +131,14 @@ def _parse_body(
     drawing: bool = False,
 ) -> Document:
     body_start = fm.end
-    shown = _unhidden(lines, body_start, drawing and "drawings" in hide, "comments" in hide)
-    body = (lines if shown is None else shown)[body_start:]
-    found = scan(body)
+    body = lines[body_start:]
+    text = "\n".join(body)  # whole-text checks skip line loops that would find nothing
+    comments = "comments" in hide and "%%" in text
+    shown = _unhidden(lines, body_start, drawing and "drawings" in hide, comments)
+    if shown is not None:
+        body = shown[body_start:]
+        text = "\n".join(body)
+    found = scan(body, text)
     if found is None:
         blocks, code = _tokenized_blocks(body, body_start)
         blocks = _cover(blocks, body_start, len(lines))
@@ -144,7 +151,8 @@ def _parse_body(
         for a, b in queries:
             shown[body_start + a : body_start + b] = [""] * (b - a)
         body = shown[body_start:]
-    inline = inline_tags(body, code)
+        text = "\n".join(body)
+    inline = inline_tags(body, code, text)
     return Document(
         lines=lines,
         blocks=blocks,
@@ -166,8 +174,8 @@ _DRAWING_END = re.compile(r"%%\s*|#{1,6} (?:Drawing|Embedded [Ff]iles|Element Li
 
 def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> list[str] | None:
     """The lines from ``start`` with Obsidian comments (``%% ... %%``, inline or over
-    lines, outside code fences) blanked, and for a drawing all but its text elements;
-    None when nothing is hidden."""
+    lines, outside code fences) blanked (``comments``: they hold a ``%%``), and for a
+    drawing all but its text elements; None when nothing is hidden."""
     if drawing:
         out = [""] * len(lines)
         inside = False
@@ -181,7 +189,7 @@ def _unhidden(lines: list[str], start: int, drawing: bool, comments: bool) -> li
         if not any(line.strip() and not _DRAWING_TEXT.fullmatch(line) for line in out):
             return [""] * len(lines)  # no text elements: a heading alone is no text
         return out
-    if not comments or not any("%%" in line for line in lines[start:]):
+    if not comments:
         return None
     out = list(lines)
     comment = fence = False
@@ -202,14 +210,15 @@ def _cover_found(found: list[Found], first: int, total: int) -> list[Block]:
     """``_cover`` of the scanner's blocks (body-relative, from line ``first`` of the file)."""
     if not found:
         return [Block(first, total)] if total > first else []
-    out = []
-    for n, (start, end, level, title, parts) in enumerate(found):
-        if first:
-            parts = tuple((a + first, b + first) for a, b in parts)
-        start = first if n == 0 else start + first
-        nxt = found[n + 1][0] + first if n + 1 < len(found) else total
-        out.append(Block(start, max(nxt, end + first), level, title, parts))
-    return out
+    starts, ends, levels, titles, parts = zip(*found, strict=True)
+    nexts = [*starts[1:], total - first]
+    if first:
+        starts = [start + first for start in starts]
+        parts = [tuple((a + first, b + first) for a, b in p) if p else p for p in parts]
+    ends = [max(nxt, end) + first for nxt, end in zip(nexts, ends, strict=True)]
+    # Made in C (``tuple.__new__``), not by a Python call per block.
+    rows = zip([first, *starts[1:]], ends, levels, titles, parts, strict=True)
+    return list(map(tuple.__new__, repeat(Block), rows))
 
 
 def _tokenized_blocks(
@@ -247,35 +256,6 @@ def _tokenized_blocks(
     return blocks, code
 
 
-def fenced_lines(lines: list[str]) -> set[int]:
-    """0-based numbers of the lines of fenced code (the fences too), by a scan of the
-    lines: a fence opens with three or more backticks or tildes (indented, in a list item
-    or a quote) and closes with at least as many of the same. A tenth of a parse's time,
-    for a reader that only needs to skip code (``code_lines`` for indented code too)."""
-    out: set[int] = set()
-    fence = ""
-    for n, line in enumerate(lines):
-        if fence:
-            out.add(n)
-            if fence in line:  # what may close it (most lines of code do not)
-                bare = line.lstrip(_FENCE_LEAD)
-                if bare.startswith(fence) and not bare[len(fence) :].strip(fence[0]).strip():
-                    fence = ""
-        elif may_fence(line) and (m := _FENCE.match(line.lstrip(_FENCE_LEAD))):
-            fence = m.group(1)
-            out.add(n)
-    return out
-
-
-def may_fence(line: str) -> bool:
-    """Whether ``line`` may open or close a code fence (most lines cannot: no scan)."""
-    return "```" in line or "~~~" in line
-
-
-_FENCE = re.compile(r"(`{3,}|~{3,})")
-_FENCE_LEAD = " \t>-*+0123456789.)"  # before a fence: indent, a quote's or a list item's mark
-
-
 def code_lines(text: str) -> set[int]:
     """0-based numbers of the lines inside fenced or indented code, at any depth (a fence
     inside a list item too)."""
@@ -291,6 +271,9 @@ def code_lines(text: str) -> set[int]:
 # '/', not all digits ('#123' is not a tag, '# Heading' is a heading).
 _INLINE_TAG = re.compile(r"(?<![^\s(\[])#([\w/-]*[^\W\d][\w/-]*)")
 _INLINE_CODE = re.compile(r"`[^`]*`")
+# What a tag needs right after its '#' (or a code span, which may be cut out before one):
+# a text with none of these has no tag, however its links and code fall.
+_TAG_START = re.compile(r"#[\w/`-]")
 # Where a '#' is part of a link, not a tag: a wikilink (``[[#Heading]]``, ``[[Note#Part]]``),
 # a Markdown link's destination (``[text](#anchor)``, with balanced parentheses inside:
 # ``(https://w.org/Wall_(castle)#/Gates)``) and a URL (``<https://a.b/#top>``).
@@ -301,19 +284,23 @@ _WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^]([^\]|]*))?(?:\|([^\]]*))?\]\]"
 _CALLOUT = re.compile(r"^([ \t]*>[ \t]*)\[!([\w-]+)\][+-]?", re.MULTILINE)
 
 
-def inline_tags(lines: list[str], code: list[tuple[int, int]]) -> list[str]:
+def inline_tags(
+    lines: list[str], code: list[tuple[int, int]], text: str | None = None
+) -> list[str]:
     """``#tags`` written in the text, outside code (``code``'s blocks, and fenced code at
-    any depth: in a callout or a list item, ``#ff0000`` is no tag either)."""
+    any depth: in a callout or a list item, ``#ff0000`` is no tag either); ``text``: the
+    lines joined, when the caller has it."""
     found: list[str] = []
-    if not any("#" in line for line in lines):
+    text = "\n".join(lines) if text is None else text
+    if not _TAG_START.search(text):
         return found
-    in_code = fenced_lines(lines)
+    in_code = fenced_lines(lines, text)
     for start, end in code:
         in_code.update(range(start, end))
-    for n, line in enumerate(lines):
-        if n in in_code or "#" not in line:
+    for n in [n for n, line in enumerate(lines) if "#" in line]:
+        if n in in_code:
             continue
-        text = _INLINE_CODE.sub("", line)
+        text = _INLINE_CODE.sub("", lines[n])
         if "[" in text or "://" in text:
             text = _LINK_PARTS.sub(" ", text)
         for tag in _INLINE_TAG.findall(text):
@@ -327,6 +314,8 @@ def readable(text: str, targets: bool = False, hide: Collection[str] = HIDDEN_TE
     ``targets``), ``[[Note#Part]]`` → Note Part, ``![[file]]`` → file, ``> [!note]`` →
     ``> note:``; block ids (`` ^id``) dropped, and comments and Dataview queries as
     ``hide`` says."""
+    if not _REWRITTEN.search(text):
+        return text  # most text: one scan, not one for each mark below
     if "%%" in text and "comments" in hide:
         text = _COMMENT.sub(" ", text)
     if ("```" in text or "~~~" in text) and "queries" in hide:
@@ -340,6 +329,8 @@ def readable(text: str, targets: bool = False, hide: Collection[str] = HIDDEN_TE
     return text
 
 
+# What any rewrite in ``readable`` starts from.
+_REWRITTEN = re.compile(r"%%|```|~~~|\^|\[\[|\[!")
 _QUERY_BLOCK = re.compile(
     r"^ {0,3}(`{3,}|~{3,}) *(?:dataview|dataviewjs|query)\b.*?(?:^ {0,3}\1[ \t]*$|\Z)",
     re.I | re.M | re.S,

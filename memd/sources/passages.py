@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import count_tokens, encoder
-from memd.sources.layout import spoken_date
+from memd.sources.dates import spoken_date
 from memd.sources.markdown import readable
 
 FORMAT = 1  # bump when what is embedded changes: vectors of another format are made again

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import filterfalse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,6 +52,18 @@ def counter(enc: tiktoken.Encoding) -> Callable[[str], int]:
     return _PieceCounter(enc)
 
 
+def for_lines(count: Callable[[str], int], lines: list[str]) -> Callable[[str], int]:
+    """``count`` (from ``counter``) for texts made of ``lines`` and parts of them: one that
+    does not read each text's characters again when every line holds only the characters
+    spelled out here (an ASCII line is known to at no cost; a chunker's texts hold most
+    lines once or twice)."""
+    if not isinstance(count, _PieceCounter):
+        return count
+    if all(map(COVERED.fullmatch, filterfalse(str.isascii, lines))):
+        return count.covered
+    return count
+
+
 class _PieceCounter(dict[str, int]):
     """Pieces' token counts, each found once; called on a text, its count."""
 
@@ -62,6 +75,10 @@ class _PieceCounter(dict[str, int]):
     def __call__(self, text: str) -> int:
         if not text.isascii() and not COVERED.fullmatch(text):
             return len(self._enc.encode_ordinary(text))
+        return self.covered(text)
+
+    def covered(self, text: str) -> int:
+        """The count of a text whose every character ``COVERED`` holds."""
         if len(self) > _REMEMBERED:
             self.clear()
         return sum(map(self.__getitem__, _PIECES.findall(text)))

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from memd.config import HIDDEN_TEXT
 from memd.sources.chunker import Chunk
-from memd.sources.layout import spoken_date
+from memd.sources.dates import spoken_date
 from memd.sources.names import name_tokens
 from memd.store.fts import FtsRow, fts_row
 
