@@ -1,4 +1,5 @@
-"""Many files written in a row (a first index): the full-text index's write settings for it.
+"""Many files written in a row (a first index, ``memd index --full``): the full-text index's
+write settings for it, new files' rows inserted together, and a merge after a full pass.
 
 FTS5 keeps the terms of a transaction in memory (1 MB by default) and writes them out as a
 new segment when that fills and at each commit, merging segments as it goes (automerge).
