@@ -211,8 +211,8 @@ def _sync(
                     break
     finally:
         prepared.close()  # stops worker processes promptly when cancelled
-    if bulk and not report.cancelled and any(e.path in known for e, _, _ in jobs):
-        store.tidy()  # many files written again: what they held was deleted
+    if bulk and not report.cancelled and report.changed:
+        store.tidy()  # indexed files written again: what they held was deleted
     # A pass that found nothing to change writes nothing: a one-shot search's pass is then
     # a read (no transaction, no fsync that a busy disk made take up to 0.1 s); the index
     # object that ran it keeps when it ended (``Index.freshness``).

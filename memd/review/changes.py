@@ -99,8 +99,8 @@ def left_words(d: Said) -> frozenset[str]:
     the words after "instead of" and its like, of any shape ("SMS instead of post")."""
     if not d.changed:
         return d.left
-    named = {stem(w) for m in _REPLACING.finditer(d.text) for w in m.group(1).lower().split()}
-    return d.left | (frozenset(named) & d.stems)
+    named = {stem(m.group(1).lower()) for m in _REPLACING.finditer(d.text)}
+    return d.left | (named & d.stems)
 
 
 def loose_change(o: Said, d: Said, idf: dict[str, float]) -> list:

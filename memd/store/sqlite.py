@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
+from itertools import count
 from pathlib import Path
 from typing import TypeVar
 
@@ -211,7 +212,7 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
                 (meta.path, *values),
             )
             file_id = self.db.last_insert_rowid()
-        self._insert_chunks(file_id, rows)
+        self._insert_chunks([(file_id, rows)])
         return file_id
 
     def replace_tail(self, meta: FileMeta, from_line: int, rows: Sequence[ChunkRow]) -> int:
@@ -233,7 +234,7 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (stale,)
         )
         self.db.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (stale,))
-        self._insert_chunks(file_id, rows[same:])
+        self._insert_chunks([(file_id, rows[same:])])
         return file_id
 
     def first_chunk(self, file_id: int) -> tuple[int, Chunk]:
@@ -260,20 +261,22 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
             (*values, file_id),
         )
 
-    def _insert_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
+    def _insert_chunks(self, files: Sequence[tuple[int, Sequence[ChunkRow]]]) -> None:
+        """Insert each ``(file_id, rows)``'s chunks."""
         # Ids are given here so both tables fill with one executemany each; AUTOINCREMENT
         # keeps them above every id ever used.
         seq = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
-        first = (seq[0] if seq else 0) + 1
+        ids = count((seq[0] if seq else 0) + 1)
+        numbered = [(next(ids), file_id, r) for file_id, rows in files for r in rows]
         cur = self.db.cursor()
         cur.executemany(
             "INSERT INTO chunks(id, file_id, start_line, end_line, heading, text, tokens) "
             "VALUES (?,?,?,?,?,?,?)",
-            [(first + n, file_id, *r[:5]) for n, r in enumerate(rows)],
+            [(chunk_id, file_id, *r[:5]) for chunk_id, file_id, r in numbered],
         )
         cur.executemany(
             "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
-            [(first + n, *r.fts) for n, r in enumerate(rows)],
+            [(chunk_id, *r.fts) for chunk_id, _, r in numbered],
         )
 
     def delete_files(self, file_ids: Sequence[int]) -> None:
@@ -339,7 +342,7 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
     def append_chunks(self, file_id: int, rows: Sequence[ChunkRow]) -> None:
         """Add chunks to a file without touching the ones it has (call inside
         ``transaction``): a transcript that grew."""
-        self._insert_chunks(file_id, rows)
+        self._insert_chunks([(file_id, rows)])
 
     # -- what a review found superseded (memd.review) ------------------------------------------
 

@@ -46,6 +46,7 @@ class BulkWrites:
 
     db: apsw.Connection
     replace_file: Callable[[FileMeta, Sequence[ChunkRow]], int]
+    _insert_chunks: Callable[[Sequence[tuple[int, Sequence[ChunkRow]]]], None]
 
     @contextlib.contextmanager
     def bulk(self) -> Iterator[None]:
@@ -71,40 +72,23 @@ class BulkWrites:
         """Insert files the index does not hold yet, with their chunks (call inside
         ``transaction``): one statement a table for all of them, where one a file cost the
         writing process a tenth of its CPU in a first index."""
+        if not files:
+            return
         # Another process indexing the same folder may have added some since this one
         # looked (two one-shot commands at once): those are replaced, as ever.
         paths = json.dumps([meta.path for meta, _ in files])
-        held = {path for (path,) in self.db.execute(_HELD, (paths,))} if files else set()
+        held = {path for (path,) in self.db.execute(_HELD, (paths,))}
         for meta, rows in files:
             if meta.path in held:
                 self.replace_file(meta, rows)
         files = [f for f in files if f[0].path not in held]
         if not files:
             return
-        # Ids given here, as ``replace_file`` gives its chunks': AUTOINCREMENT keeps chunk
-        # ids above every id ever used, and a file id is the rowid after the largest.
+        # A file id is the rowid after the largest, as SQLite would give it.
         (top,) = self.db.execute("SELECT coalesce(max(id), 0) FROM files").fetchone()
-        seq = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
-        chunk_id = seq[0] if seq else 0
-        file_rows, chunk_rows, fts_rows = [], [], []
-        for file_id, (meta, rows) in enumerate(files, start=top + 1):
-            file_rows.append((file_id, meta.path, *file_columns(meta)))
-            for r in rows:
-                chunk_id += 1
-                chunk_rows.append((chunk_id, file_id, *r[:5]))
-                fts_rows.append((chunk_id, *r.fts))
-        cur = self.db.cursor()
-        cur.executemany(
+        self.db.cursor().executemany(
             "INSERT INTO files(id, path, abspath, realpath, source, date, size, mtime_ns, hash, "
             "lines, tags, aliases, indexed_at, modified) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            file_rows,
+            [(i, meta.path, *file_columns(meta)) for i, (meta, _) in enumerate(files, top + 1)],
         )
-        cur.executemany(
-            "INSERT INTO chunks(id, file_id, start_line, end_line, heading, text, tokens) "
-            "VALUES (?,?,?,?,?,?,?)",
-            chunk_rows,
-        )
-        cur.executemany(
-            "INSERT INTO chunks_fts(rowid, heading, body, meta, cjk) VALUES (?,?,?,?,?)",
-            fts_rows,
-        )
+        self._insert_chunks([(i, rows) for i, (_, rows) in enumerate(files, top + 1)])
