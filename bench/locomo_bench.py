@@ -125,6 +125,12 @@ def main() -> int:
             memory.db.build_interim(threading.Event())
         else:
             memory.embed_all()
+        # What is current as a daemon has it once caught up: the updates among the notes,
+        # every statement a relation asks about with its meaning (a confirmed relation
+        # ranks the older note lower).
+        memory.currency.refresh()
+        while memory.currency.pending and memory.currency.refresh():
+            pass
     result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
     result["chunks"] = sum(m.status().chunks for m in memories.values())
     for mode in modes:

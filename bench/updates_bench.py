@@ -118,7 +118,8 @@ def detect(data: dict, near=None) -> dict:
             key = (p["older"]["date"], p["older"]["text"], p["newer"]["date"], p["newer"]["text"])
             labelled[key] = p
             u = got.get(key)
-            rows.append({**p, "found": u is not None, "likely": u.likely if u else None})
+            rows.append({**p, "found": u is not None, "likely": u.likely if u else None,
+                         "confirmed": u.confirmed if u else None})  # fmt: skip
             if u is not None and p["kind"] != "update":
                 u = None
         updates = {k for k, p in labelled.items() if p["kind"] == "update"}
@@ -134,7 +135,7 @@ def detect(data: dict, near=None) -> dict:
             false.append({"domain": domain, "split": split, "older": key[1], "newer": key[3],
                           "why": p["wording"] if p else "not a labelled pair",
                           "judged": judged, "kind": u.kind, "was": u.was, "now": u.now,
-                          "likely": u.likely})  # fmt: skip
+                          "likely": u.likely, "confirmed": u.confirmed})  # fmt: skip
     return {"rows": rows, "false": false}
 
 
@@ -184,11 +185,18 @@ def figures(rows: list[dict], false: list[dict], split: str) -> dict:
         kinds[r["value_kind"]][1] += 1
     stated = [r for r in ups if r["found"] and not r["likely"]]
     stated_false = [f for f in wrong if not f["likely"]]
+    confirmed = [r for r in ups if r["found"] and r["confirmed"]]
+    confirmed_false = [f for f in wrong if f["confirmed"]]
     return {
         "stated_precision": round(len(stated) / (len(stated) + len(stated_false)), 3)
         if stated or stated_false
         else None,
         "stated_found": len(stated),
+        "confirmed_precision": round(len(confirmed) / (len(confirmed) + len(confirmed_false)), 3)
+        if confirmed or confirmed_false
+        else None,
+        "confirmed_found": len(confirmed),
+        "confirmed_false": len(confirmed_false),
         "updates": len(ups),
         "found": hits,
         "recall": round(hits / len(ups), 3) if ups else None,
@@ -258,38 +266,47 @@ def search_check(data: dict, provider: str) -> dict:
                             if u and p["older"]["text"] in line:
                                 out["context_superseded_shown_as_current"] += 1
     for split in ("tune", "report"):
-        asked = out[f"{split}_asked"]
-        out[f"{split}_newer_first_share"] = round(out[f"{split}_newer_first"] / asked, 3)
+        if asked := out[f"{split}_asked"]:
+            out[f"{split}_newer_first_share"] = round(out[f"{split}_newer_first"] / asked, 3)
     return {**out, "misses": misses}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", default=str(SET))
+    ap.add_argument("--set", action="append", help="a labelled set (again for several)")
     ap.add_argument("--search", action="store_true", help="also rank the pairs' questions")
     ap.add_argument("--provider", default="none", help="embeddings for --search (none, local)")
     ap.add_argument("--show", action="store_true", help="print misses and false relations")
     ap.add_argument("--near", default="none", help="meaning as a second signal (none, local)")
     args = ap.parse_args()
-    data = json.loads(Path(args.set).read_text())
+    for path in args.set or [str(SET)]:
+        run(Path(path), args)
+
+
+def run(path: Path, args: argparse.Namespace) -> None:
+    """Detection (and with ``--search`` the read paths) on one labelled set, each half."""
+    data = json.loads(path.read_text())
     near = meanings(data, args.near)
     started = time.perf_counter()
     got = detect(data, near)
+    halves = [h for h in ("tune", "report") if any(p["split"] == h for p in data["pairs"])]
     result = {
-        "set": Path(args.set).name,
+        "set": path.name,
         "pairs": len(data["pairs"]),
         "near": args.near,
         "seconds": round(time.perf_counter() - started, 2),
-        "tune": figures(got["rows"], got["false"], "tune"),
-        "report": figures(got["rows"], got["false"], "report"),
+        **{h: figures(got["rows"], got["false"], h) for h in halves},
     }
-    for split in ("tune", "report"):
+    print(path.name)
+    for split in halves:
         f = result[split]
         print(f"{split:6}  recall {f['recall']} ({f['found']}/{f['updates']}), precision "
               f"{f['precision']} ({f['false']} false), no change word: "
               f"{f['recall_no_change_word']}, false on same-subject pairs: "
               f"{f['false_on_same_subject']}/{f['same_subject_pairs']}; stated only: precision "
-              f"{f['stated_precision']} ({f['stated_found']} found)")  # fmt: skip
+              f"{f['stated_precision']} ({f['stated_found']} found); confirmed: precision "
+              f"{f['confirmed_precision']} ({f['confirmed_found']} right, "
+              f"{f['confirmed_false']} false)")  # fmt: skip
     if args.show:
         for r in got["rows"]:
             if r["kind"] == "update" and not r["found"] and r["split"] == "tune":
@@ -300,10 +317,10 @@ def main() -> None:
     if args.search:
         result["search"] = search_check(data, args.provider)
         s = result["search"]
-        print(f"search ({args.provider}): newer first, tune {s['tune_newer_first_share']}, "
-              f"report {s['report_newer_first_share']}; context shows superseded as current: "
-              f"{s.get('context_superseded_shown_as_current', 0)}")  # fmt: skip
-    name = Path(args.set).stem.replace("_", "-") + ("" if args.near == "none" else "-near")
+        shares = ", ".join(f"{h} {s[f'{h}_newer_first_share']}" for h in halves)
+        print(f"search ({args.provider}): newer first, {shares}; context shows superseded as "
+              f"current: {s.get('context_superseded_shown_as_current', 0)}")  # fmt: skip
+    name = path.stem.replace("_", "-") + ("" if args.near == "none" else "-near")
     write_result(result, Path(__file__).parent / "results" / f"{name}.json")
 
 

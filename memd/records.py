@@ -50,9 +50,11 @@ class SearchResult(_Record):
     host: str | None = field(default=None, metadata={"optional": True})
     workspace: str | None = field(default=None, metadata={"optional": True})
     # The citation of the later statement that replaced the one this result matched on
-    # (memd.search.superseded): labelled so. ``superseded`` says how it
-    # was found: "stated" (a change word: "now", "switched", "was") or "likely" (the same
-    # subject with another value, no change word); ``now`` what the newer one says.
+    # (memd.search.superseded): labelled so. ``superseded`` says how it was found:
+    # "confirmed" (a change word, and the older is the nearest in meaning of the newer's
+    # candidates: ranked lower), "stated" (a change word: "now", "switched", "was") or
+    # "likely" (the same subject with another value, no change word); ``now`` what the
+    # newer one says.
     superseded_by: str | None = field(default=None, metadata={"optional": True})
     superseded: str | None = field(default=None, metadata={"optional": True})
     now: str | None = field(default=None, metadata={"optional": True})

@@ -139,41 +139,28 @@ def test_over_says_a_change_only_when_something_is_handed_over(older, newer, sta
     assert u.likely is not stated  # "likely": found by subject and value, no change said
 
 
-def test_a_subject_in_other_words_is_found_by_its_meaning(ws, serve, embed_server):
-    """Words alone do not tie "blood tests" to "phlebotomy"; with an embedding model the
-    daemon asks what the two mean, and the old room is marked as replaced."""
-    ws.write("MEMORY.md", "# Memory\n\n- Blood tests are in room 3.\n")
-    ws.write("memory/2026-03-02.md", "# 2026-03-02\n\n- Phlebotomy is in room 6.\n")
-    alone = find_updates(
-        [Statement("MEMORY.md", 3, None, "", "Blood tests are in room 3."),
-         Statement("memory/2026-03-02.md", 3, "2026-03-02", "", "Phlebotomy is in room 6.")],
-        lambda s: s.date or "",
-    )  # fmt: skip
-    assert alone == []  # one word in common ("room") is no subject by itself
+def test_meaning_confirms_a_stated_update_and_ties_nothing_by_itself(ws, serve, embed_server):
+    """Words find an update, meaning confirms it: the stated change whose older line is
+    also the nearest in meaning is ``confirmed``. Two lines that share only a word stay
+    apart, near in meaning or not."""
+    deploy = "- The deploy target is staging.\n- The deploy target for docs is Netlify.\n"
+    ws.write("MEMORY.md", f"# Memory\n\n{deploy}")
+    ws.write("memory/2026-03-01.md", "# 2026-03-01\n\n- Blood tests are in room 3.\n")
+    ws.write("memory/2026-03-02.md", "# 2026-03-02\n\n- Phlebotomy is in room 6.\n"
+             "- The deploy target is now production.\n")  # fmt: skip
     embeddings = (f"embeddings: {{provider: openai, model: concepts-1, base_url: "
                   f"{embed_server.url}, cosine_band: [0.2, 0.6], debounce_ms: 0}}\n")  # fmt: skip
     d = serve(f"review: {{enabled: false}}\n{embeddings}")
 
-    def marked():
-        found = [r for r in d.search("blood tests room") if r["path"] == "MEMORY.md"]
-        return found and "superseded_by" in found[0] and found[0]
+    def confirmed():
+        got = d.search("deploy target")
+        old = [r for r in got if r["path"] == "MEMORY.md" and "staging" in r["snippet"]]
+        return old and old[0].get("superseded") == "confirmed" and old[0]
 
-    old = d.wait_for(marked, timeout=60, what="the MEMORY.md line marked by meaning")
-    assert old["superseded_by"] == "memory/2026-03-02.md#L3"
-    assert old["superseded"] == "likely"  # no change word: found by subject and value
-
-
-def test_meaning_never_ties_two_subjects_that_share_only_a_word(ws, serve, embed_server):
-    ws.write("MEMORY.md", "# Memory\n\n- Blood tests are in room 3.\n")
-    ws.write("memory/2026-03-02.md", "# 2026-03-02\n\n- Spare chairs are in room 6.\n")
-    embeddings = (f"embeddings: {{provider: openai, model: concepts-1, base_url: "
-                  f"{embed_server.url}, cosine_band: [0.2, 0.6], debounce_ms: 0}}\n")  # fmt: skip
-    d = serve(f"review: {{enabled: false}}\n{embeddings}")
-    d.wait_for(lambda: d.search("spare chairs"), timeout=60, what="indexed")
-    # The meaning was asked (the pair shares "room" and changes a number) and said no.
-    asked = ("Blood tests are in room 3.", "Spare chairs are in room 6.")
-    d.wait_for(lambda: set(asked) <= set(embed_server.texts), timeout=60, what="asked")
-    found = [r for r in d.search("blood tests room") if r["path"] == "MEMORY.md"]
+    old = d.wait_for(confirmed, timeout=60, what="the stated update confirmed by meaning")
+    assert old["superseded_by"] == "memory/2026-03-02.md#L4"
+    # One word in common ("room") is no subject, and meaning does not make it one.
+    found = [r for r in d.search("blood tests room") if r["path"] == "memory/2026-03-01.md"]
     assert found and "superseded_by" not in found[0]
 
 

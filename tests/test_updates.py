@@ -4,6 +4,8 @@ where the newer one gives nothing the older did not already say or set."""
 
 import pytest
 
+from memd.review.statements import Statement
+from memd.review.updates import find_updates
 from tests.test_review import updates_between
 
 
@@ -97,3 +99,35 @@ def test_a_compound_shares_its_parts_with_the_other_statement(older, newer, upda
 )  # fmt: skip
 def test_what_follows_instead_of_is_the_old_value(older, newer, update):
     assert bool(updates_between(older, newer)) is update
+
+
+def _near(cosines: dict[str, float | None]):
+    """A ``near`` giving each older text's cosine with the newer one (None: unknown yet)."""
+    return lambda a, b: cosines.get(a)
+
+
+def test_a_stated_update_nearest_in_meaning_is_confirmed():
+    older = Statement("MEMORY.md", 3, None, "", "The deploy target is staging.")
+    other = Statement("MEMORY.md", 4, None, "", "The deploy target for docs is Netlify.")
+    newer = Statement("memory/2026-03-09.md", 4, "2026-03-09", "Ops",
+                      "The deploy target is now production.")  # fmt: skip
+    every = [older, other, newer]
+
+    def found(cosines: dict[str, float | None]) -> list[tuple[str, bool]]:
+        got = find_updates(every, lambda s: s.date or "", _near(cosines))
+        return [(u.older.text, u.confirmed) for u in got]
+
+    assert found({older.text: 0.9, other.text: 0.5}) == [(older.text, True)]
+    # Another candidate nearer in meaning: the two signals disagree, found but unconfirmed.
+    assert found({older.text: 0.5, other.text: 0.9}) == [(older.text, False)]
+    # A candidate's meaning not known yet: not confirmed until it is.
+    assert found({older.text: 0.9, other.text: None}) == [(older.text, False)]
+    # No meaning at all: words alone, never confirmed.
+    assert [u.confirmed for u in find_updates(every, lambda s: s.date or "")] == [False]
+
+
+def test_an_update_without_a_change_word_is_never_confirmed():
+    older = Statement("MEMORY.md", 3, None, "", "Logs are kept 30 days.")
+    newer = Statement("memory/2026-03-09.md", 4, "2026-03-09", "Ops", "Log retention: 14 days.")
+    got = find_updates([older, newer], lambda s: s.date or "", _near({older.text: 1.0}))
+    assert [(u.likely, u.confirmed) for u in got] == [(True, False)]

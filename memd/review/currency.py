@@ -44,6 +44,9 @@ _STARTED = "currency_started"  # meta: when memd first read this workspace's sta
 # meta: the index generation (and meaning's model) a whole refresh last saw, with nothing
 # left waiting for meaning: while the index stays at it, what was saved is still right.
 _DONE = "currency_done"
+# How updates are found, as ``_DONE`` records it: a memd that finds them otherwise (a new
+# kind of relation) finds them anew in an index an older one left, not only after an edit.
+_FINDER = 2
 _NOW_CHARS = 300
 _KEEP_SHARE = 20  # what was kept is kept anew once 1 note in this many differs from it
 
@@ -132,7 +135,8 @@ class Currency:
     def _done(self) -> str:
         """What ``_DONE`` holds after a whole refresh of the index as it is now."""
         generation = self._index.read(lambda store: store.get_meta("generation", "0"))
-        return f"{generation} {self._index.vector_key if self._meaning else 'words'}"
+        key = self._index.vector_key if self._meaning else "words"
+        return f"{generation} {key} {_FINDER}"
 
     def _refresh(
         self, paths: Iterable[str] | None, taken: dict[str, Taken] | None = None,
@@ -275,7 +279,7 @@ class Currency:
             if f is None or line not in f.digests:
                 continue
             rows.append(Supersession(path, line, u.older.last, f.digests[line], u.newer.citation,
-                                     u.likely, u.newer.text[:_NOW_CHARS]))  # fmt: skip
+                                     u.likely, u.newer.text[:_NOW_CHARS], u.confirmed))  # fmt: skip
         return rows
 
 

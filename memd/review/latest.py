@@ -24,6 +24,7 @@ def current(updates: Sequence[Update]) -> dict[tuple[str, int], Update]:
             if last.now == u.was:
                 continue  # changed and changed back: what it says holds again
             last = Update(u.older, last.newer, u.kind, u.was, last.now,
-                          u.likely or last.likely, min(u.score, last.score))  # fmt: skip
+                          u.likely or last.likely, min(u.score, last.score),
+                          u.confirmed and last.confirmed)  # fmt: skip
         out[key] = last
     return out

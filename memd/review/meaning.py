@@ -1,11 +1,11 @@
 """How alike two statements are in meaning: the second signal for updates.
 
-Words alone miss a subject said in other words ("blood tests" / "phlebotomy") and take a
-shared word for a subject ("5F PE: ..." / "5F: 28 on roll"). Where a value changed, the
-update finder asks how alike the two statements are; the answer is the cosine of their
-vectors placed on the model's band (0: unrelated, 1: related), so one threshold holds for
-any model with a measured band. Vectors come through the index's embedding cache, so a
-statement is embedded once, across restarts.
+Words find an update; meaning confirms one. For a stated update, the finder asks how
+alike the newer statement is to each of its candidates; where the older one is the
+nearest, the two signals agree and the relation is ``confirmed``. The answer is the
+cosine of their vectors placed on the model's band (0: unrelated, 1: related). Vectors
+come through the index's embedding cache, so a statement is embedded once, across
+restarts.
 """
 
 from __future__ import annotations

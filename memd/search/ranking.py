@@ -35,7 +35,7 @@ class Candidate:
     agreement: float | None = None  # best passage on meaning and words together
     interim: bool = False  # its vector is the interim tier's (memd.index.interim)
     superseded_by: str | None = None  # a later statement replaced the one it matched on
-    superseded_how: str | None = None  # "stated" or "likely"
+    superseded_how: str | None = None  # "confirmed", "stated" or "likely"
     superseded_now: str | None = None  # what the later statement says
     more_chunks: int = 0  # other chunks of its note folded into it (memd.search.collapse)
     relevance: float = 0.0  # after fusion

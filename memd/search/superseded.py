@@ -1,6 +1,8 @@
-"""Newer facts first: a result that matched on a statement a later one replaced ranks
-below what replaced it and names it (``superseded_by``, with ``superseded``: "stated"
-when the newer one says it changed, "likely" when found by subject and value alone).
+"""Newer facts first: a result that matched on a statement a later one replaced names it
+(``superseded_by``, with ``superseded``: "confirmed" when the newer one says it changed
+and the older is also the nearest to it in meaning, "stated" when only the first holds,
+"likely" when found by subject and value alone) and, where the kind of relation is right
+often enough, ranks below what replaced it.
 
 What later notes superseded is kept in the store as notes change
 (``memd.review.currency``); this reads it for the candidates of a query. A row counts
@@ -13,7 +15,8 @@ A marked result keeps ``SUPERSEDED`` of its score; when the chunk holding what r
 it answers the same question nearly as well (``NEAR`` of the lowered score, or better),
 the marked one goes just below it. A relation lowers a result only once its kind has
 been measured right at least ``LOWER_FROM`` of the time on hand-labelled pairs nobody
-tuned on (``PRECISION``, from bench/updates_bench.py's report half); until then it only
+tuned on (``PRECISION``, from bench/updates_bench.py's report halves: those of the three
+sets whose tune halves were read, and two sets by other writers); until then it only
 labels: a wrong relation must never bury a correct note.
 """
 
@@ -30,8 +33,9 @@ from memd.store.rows import Hit, Supersession, lines_digest
 SUPERSEDED = 0.8
 NEAR = 0.5
 LOWER_FROM = 0.9
-# Measured precision by kind of relation (bench/results/updates.json, report half).
-PRECISION = {"stated": 0.75, "likely": 0.58}
+# Measured precision by kind of relation on the report halves (bench/updates_bench.py
+# --near local, every set): "confirmed" 75 right of 82.
+PRECISION = {"confirmed": 0.915, "stated": 0.75, "likely": 0.58}
 _CITATION = re.compile(r"^(?P<path>.+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
 
 
@@ -44,12 +48,13 @@ def mark_superseded(store: Store, cands: Sequence[Candidate], query: str = "") -
     for c in cands:
         for s in found.get(c.hit.chunk_id, ()):
             if still_says(c.hit, s) and not _holds(c.hit, s.by) and matched_on(c.hit, s, asked):
-                c.superseded_by, c.superseded_how, c.superseded_now = (
-                    s.by,
-                    "likely" if s.likely else "stated",
-                    s.now or None,
-                )
+                c.superseded_by, c.superseded_how, c.superseded_now = s.by, how(s), s.now or None
                 break
+
+
+def how(s: Supersession) -> str:
+    """How the relation was found: "confirmed", "stated" or "likely"."""
+    return "likely" if s.likely else "confirmed" if s.confirmed else "stated"
 
 
 def demote(cands: list[Candidate]) -> list[Candidate]:

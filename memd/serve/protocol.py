@@ -297,8 +297,9 @@ FIELDS = {
     "SearchAnswer.time": "how the query's time words were read",
     "SearchAnswer.best_score": "with `below_floor`: the best score a dropped candidate had",
     "SearchResult.workspace": "with `host`: the workspace of that host the note is in",
-    "SearchResult.superseded": "how the later statement was found: `stated` (a change"
-    " word) or `likely` (the same subject with another value)",
+    "SearchResult.superseded": "how the later statement was found: `confirmed` (a change"
+    " word, and the nearest in meaning: ranked lower), `stated` (a change word) or `likely`"
+    " (the same subject with another value)",
     "SearchResult.now": "with `superseded_by`: what the later statement says",
     "Lines.published_at": "with `host`: when that host published these lines (UTC)",
     "FlushAnswer.warning": "written, but not yet searchable, or the flush id not recorded"

@@ -122,7 +122,9 @@ class Hit:
 class Supersession(NamedTuple):
     """A statement a later one replaced: its lines, a digest of their text then
     (``lines_digest``), the citation of the statement replacing it, whether that was
-    found by subject and value alone (``likely``: no change word), and what it says."""
+    found by subject and value alone (``likely``: no change word), and what it says;
+    ``confirmed``: stated, and the nearest in meaning of the candidates (search ranks by
+    it)."""
 
     path: str
     start_line: int
@@ -131,6 +133,7 @@ class Supersession(NamedTuple):
     by: str
     likely: bool = False
     now: str = ""
+    confirmed: bool = False
 
 
 def file_columns(meta: FileMeta) -> tuple:

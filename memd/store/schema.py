@@ -182,9 +182,15 @@ def _schema_v9(db: apsw.Connection) -> None:
     )
 
 
+def _schema_v10(db: apsw.Connection) -> None:
+    # A stated update whose older statement is also the nearest in meaning of the newer
+    # one's candidates: the kind of relation measured right often enough to rank by.
+    db.execute("ALTER TABLE superseded ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;")
+
+
 # Each entry moves the schema from version i to i + 1; append, never edit.
 MIGRATIONS = [
     _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6, _schema_v7,
-    _schema_v8, _schema_v9,
+    _schema_v8, _schema_v9, _schema_v10,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)

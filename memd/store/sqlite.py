@@ -352,8 +352,8 @@ class SqliteStore(QueryTables, VectorTables, BulkWrites):
         self.db.execute("DELETE FROM superseded")
         self.db.cursor().executemany(
             "INSERT OR REPLACE INTO superseded(path, start_line, end_line, digest, by, likely, "
-            "now) VALUES (?,?,?,?,?,?,?)",
-            [(*r[:5], int(r.likely), r.now) for r in rows],
+            "now, confirmed) VALUES (?,?,?,?,?,?,?,?)",
+            [(*r[:5], int(r.likely), r.now, int(r.confirmed)) for r in rows],
         )
 
     @guard

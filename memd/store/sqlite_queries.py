@@ -168,14 +168,16 @@ class QueryTables:
     @guard
     def superseded_at(self, paths: Sequence[str] | None = None) -> list[Supersession]:
         """The superseded statements of these files (all, with None)."""
-        sql = "SELECT path, start_line, end_line, digest, by, likely, now FROM superseded"
+        sql = (
+            "SELECT path, start_line, end_line, digest, by, likely, now, confirmed FROM superseded"
+        )
         if paths is None:
             rows = self.db.execute(sql)
         else:
             rows = self.db.execute(
                 sql + " WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(list(paths)),)
             )
-        return [Supersession(*row[:5], bool(row[5]), row[6]) for row in rows]
+        return [Supersession(*row[:5], bool(row[5]), row[6], bool(row[7])) for row in rows]
 
     @guard
     def superseded_in(self, chunk_ids: Sequence[int]) -> dict[int, list[Supersession]]:
@@ -183,13 +185,16 @@ class QueryTables:
         if not chunk_ids:
             return {}
         rows = self.db.execute(
-            "SELECT c.id, s.path, s.start_line, s.end_line, s.digest, s.by, s.likely, s.now "
+            "SELECT c.id, s.path, s.start_line, s.end_line, s.digest, s.by, s.likely, s.now, "
+            "s.confirmed "
             "FROM chunks c JOIN files f ON f.id = c.file_id JOIN superseded s "
             "ON s.path = f.path AND s.start_line >= c.start_line AND s.end_line <= c.end_line "
             "WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id, s.start_line",
             (json.dumps(list(chunk_ids)),),
         )
         found: dict[int, list[Supersession]] = {}
-        for chunk_id, *row, likely, now in rows:
-            found.setdefault(chunk_id, []).append(Supersession(*row, bool(likely), now))
+        for chunk_id, *row, likely, now, confirmed in rows:
+            found.setdefault(chunk_id, []).append(
+                Supersession(*row, bool(likely), now, bool(confirmed))
+            )
         return found
