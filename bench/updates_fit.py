@@ -3,11 +3,10 @@
 Every candidate pair the detector reads closely (the newer statement's nearest older ones
 by word overlap) is a row: its features (``memd.review.judge``) and whether it is a
 labelled update. Rows come from the tune half of each set only (and from half of the
-filler lines, by a hash), once with meaning (the local model) and once without, so the
-weights serve a workspace with or without vectors. A logistic model with an L2 penalty is
-fitted by Newton's method; the threshold is the one whose detection (of the
-whole detector) sums the highest F1 over the tune halves, with and without meaning. The report
-halves are never read here. Writes ``memd/review/judge_weights.py``.
+filler lines, by a hash); meaning is no feature (it only confirms what the words found).
+A logistic model with an L2 penalty is fitted by Newton's method; the threshold is the one
+whose detection (of the whole detector) sums the highest F1 over the tune halves. The
+report halves are never read here. Writes ``memd/review/judge_weights.py``.
 
     python bench/updates_fit.py            # fit, write the weights, print tune figures
     python bench/updates_bench.py --set …  # then measure on the report halves
@@ -26,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.updates_bench import JUDGED, _chains, detect, figures, meanings, workspaces
+from bench.updates_bench import JUDGED, _chains, detect, figures, workspaces
 from memd.review import judge, judge_weights
 from memd.review.updates import find_updates
 
@@ -100,18 +99,14 @@ def main() -> None:
         )
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--penalty", type=float, default=1.0)
-    ap.add_argument("--near", default="local", help="meaning for half the rows (none, local)")
     ap.add_argument("--dry", action="store_true", help="print, do not write the weights")
     args = ap.parse_args()
     sets = [json.loads(p.read_text()) for p in SETS]
-    nears = [meanings(d, args.near) for d in sets]
     judge_weights.WEIGHTS.clear()
     judge_weights.WEIGHTS["bias"] = 0.0  # any weights: the judge reads every pair
     data = []
-    for d, near in zip(sets, nears, strict=True):
+    for d in sets:
         data += rows(d, None)
-        if near is not None:
-            data += rows(d, near)
     print(f"{len(data)} rows, {sum(y for _, y, _ in data)} updates")
     weights = fit(data, args.penalty)
     judge_weights.WEIGHTS.clear()
@@ -120,7 +115,7 @@ def main() -> None:
     for threshold in [t / 100 for t in range(5, 96, 5)]:
         judge.THRESHOLD = threshold
         scores = []
-        for f in tune_figures(sets, [None, None]) + tune_figures(sets, nears):
+        for f in tune_figures(sets, [None] * len(sets)):
             p, r = f["precision"] or 0.0, f["recall"] or 0.0
             scores.append(2 * p * r / (p + r) if p + r else 0.0)
         print(

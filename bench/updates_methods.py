@@ -156,7 +156,7 @@ def _why(key, got, read, taken) -> str:
     if key in read:
         return "turned down by the rules" if not read[key]["rules"] else "turned down by the judge"
     o, d = taken[key[0]], taken[key[1]]
-    r = updates._reading(o, d, {w: 1.0 for w in o.stems | d.stems}, None)
+    r = updates._reading(o, d, {w: 1.0 for w in o.stems | d.stems})
     if r is None:
         return "no word in common but values"
     return "no value of a known shape changed" if r.change is None else "not a candidate"
@@ -169,9 +169,9 @@ def _with_subject(vectors: Vectors) -> Callable[[], None]:
     """Add the subject cosine to every pair the judge reads; returns the undo."""
     plain = updates._reading
 
-    def reading(o, d, idf, near, full=True):
-        r = plain(o, d, idf, near, full)
-        if r is not None and near is not None and "cos" in r.features:
+    def reading(o, d, idf, full=True):
+        r = plain(o, d, idf, full)
+        if r is not None and full:
             r.features["subject"] = vectors.near(masked(o), masked(d))
         return r
 
@@ -255,12 +255,13 @@ def _open_pairs(
     read = []
     for i in pool:
         o = items[i][1]
-        r = updates._reading(o, d, idf, lambda a, b, c=cos[i]: c, True)
+        r = updates._reading(o, d, idf, True)
         if r is None:
             continue  # nothing in common but values
         changes = value_changes(o, d)
         was, now = (changes[0][1], changes[0][2]) if changes else (None, None)
         f = dict(r.features)
+        f["cos"] = cos[i]
         f["subject"] = vectors.near(masked(o, was), masked(d, now))  # None: every value
         f["kinds_agree"] = float(bool(o.values.keys() & d.values.keys()) or bool(o.slot and d.slot))
         f["by_words"] = float(i in overlap)

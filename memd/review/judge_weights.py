@@ -6,8 +6,6 @@ WEIGHTS: dict[str, float] = {
     "behind": -1.2027,
     "bias": -2.2804,
     "changed": 1.4654,
-    "cos": 0.8805,
-    "cos_known": -0.8328,
     "cover": 0.3203,
     "cover_both": 0.573,
     "first": 2.0453,

@@ -156,7 +156,7 @@ def _judged(
         # Words find an update; meaning only confirms one (``_nearest``). Asked inside
         # the reading too, meaning found a few more and was wrong more often (bench
         # figures, report halves and two writers' sets: 11 more right, 13 more false).
-        if r := _reading(older, d, idf, None, collect is not None):
+        if r := _reading(older, d, idf, collect is not None):
             read.append((i, r))
     changing = [(i, r) for i, r in read if r.change is not None]
     # Only a pair the rules take can be judged an update; fitting reads every pair.
@@ -209,14 +209,8 @@ def _nearest(
     return max(alike, key=lambda i: (alike[i], -i))
 
 
-# Meaning (``near``: a cosine on the model's band, 0 unrelated .. 1 related), set on the
-# tune half of bench/updates.json: one subject in other words from here up; apart below.
-_SAME = 0.9
-_APART = 0.67
-
-
 def _compare(
-    o: Said, d: Said, idf: dict[str, float], near: Near | None = None, changes: list | None = None
+    o: Said, d: Said, idf: dict[str, float], changes: list | None = None
 ) -> tuple[float, tuple | None] | None:
     """How much of one subject two statements share, and the value the newer ``d`` changes
     (None: the same values); None when they are not about one subject. ``changes``: what
@@ -234,15 +228,7 @@ def _compare(
     mine = sum(word_weight(w, idf) for w in d.stems - moved)
     theirs = sum(word_weight(w, idf) for w in o.stems - moved)
     cover = max(weight / mine if mine else 0.0, weight / theirs if theirs else 0.0)
-    one = _one_subject(o, d, shared, cover, bool(changes))
-    alike = near(o.text, d.text) if near is not None and (changes or d.changed) else None
-    if alike is not None:
-        # Where a value changed, the meaning says whether the two are about one subject:
-        # in other words for it ("blood tests" and "phlebotomy"), or only in a word
-        # ("5F PE" and "5F: 28 on roll").
-        if alike < _APART or (not one and alike < _SAME):
-            return None
-    elif not one:
+    if not _one_subject(o, d, shared, cover, bool(changes)):
         return None
     if not changes and d.changed:
         changes = loose_change(o, d, idf)
@@ -263,13 +249,11 @@ def _compare(
     return cover, (kind, o.written(was), d.written(now))
 
 
-def _reading(
-    o: Said, d: Said, idf: dict[str, float], near: Near | None, full: bool = True
-) -> Reading | None:
+def _reading(o: Said, d: Said, idf: dict[str, float], full: bool = True) -> Reading | None:
     """The pair's features for the judge (the rules' verdict among them) and the value the
     newer gives anew; not ``full``, a pair the rules turn down gets its verdict alone."""
     changes = value_changes(o, d)
-    ruled = _compare(o, d, idf, near, changes)
+    ruled = _compare(o, d, idf, changes)
     taken = ruled is not None and ruled[1] is not None
     loose = False
     if not changes:
@@ -296,7 +280,6 @@ def _reading(
     if not (full or taken):
         return Reading(change, f)
     labels = (o.stems - o.slot if o.slot else set()) | (d.stems - d.slot if d.slot else set())
-    alike = near(o.text, d.text) if near is not None else None
     f.update(describe(o, d))
     f.update({
         "cover_both": min(weight / mine, weight / theirs),
@@ -311,8 +294,6 @@ def _reading(
         "named_apart": float(bool(names_of(d) - o.stems and names_of(o) - d.stems)),
         "new_share": sum(word_weight(w, idf) for w in d.stems - o.stems - moved) / mine,
         "gone_share": sum(word_weight(w, idf) for w in o.stems - d.stems - moved) / theirs,
-        "cos": alike if alike is not None else 0.0,
-        "cos_known": float(alike is not None),
         "several": float(len(changes) > 1),
         "loose": float(loose),
     })  # fmt: skip
