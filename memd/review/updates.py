@@ -155,7 +155,7 @@ def _judged(
         older = items[i][1]
         # Words find an update; meaning only confirms one (``_nearest``). Asked inside
         # the reading too, meaning found a few more and was wrong more often (bench
-        # figures, report halves and two writers' sets: 11 more right, 13 more false).
+        # figures, report halves and two writers' sets: 10 more right, 13 more false).
         if r := _reading(older, d, idf, collect is not None):
             read.append((i, r))
     changing = [(i, r) for i, r in read if r.change is not None]
