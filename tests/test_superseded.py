@@ -93,18 +93,25 @@ def test_the_relation_follows_the_files_and_an_edit_that_removes_the_newer_undoe
                what="the older statement current again")  # fmt: skip
 
 
-def test_a_switched_queue_is_marked_with_what_replaced_it(ws, serve):
-    rabbit = "- Decided to use RabbitMQ for the invoice event queue instead of Kafka.\n"
-    sqs = "- Switched the invoice event queue from RabbitMQ to AWS SQS to drop the broker upkeep.\n"
-    ws.write("memory/2026-11-05.md", f"# 2026-11-05\n\n{rabbit}")
-    ws.write("memory/2026-11-20.md", f"# 2026-11-20\n\n{sqs}")
+RABBIT = "- Decided to use RabbitMQ for the invoice event queue instead of Kafka.\n"
+SQS = "- Switched the invoice event queue from RabbitMQ to AWS SQS to drop the broker upkeep.\n"
+QUEUE = "which queue do we use for invoice events"
+
+
+def queue_notes(ws) -> None:
+    """A queue chosen, then switched a fortnight later, among other notes."""
+    ws.write("memory/2026-11-05.md", f"# 2026-11-05\n\n{RABBIT}")
+    ws.write("memory/2026-11-20.md", f"# 2026-11-20\n\n{SQS}")
     for rel in list(NOTES)[2:]:
         ws.write(rel, NOTES[rel])
+
+
+def test_a_switched_queue_is_marked_with_what_replaced_it(ws, serve):
+    queue_notes(ws)
     d = serve("review: {enabled: false}\n")
-    question = "which queue do we use for invoice events"
 
     def found():
-        got = [r for r in d.search(question) if r["path"] == "memory/2026-11-05.md"]
+        got = [r for r in d.search(QUEUE) if r["path"] == "memory/2026-11-05.md"]
         return got and "superseded_by" in got[0] and got[0]
 
     old = d.wait_for(found, timeout=30, what="the reversal found")
@@ -115,17 +122,11 @@ def test_a_switched_queue_is_marked_with_what_replaced_it(ws, serve):
 def test_a_confirmed_reversal_ranks_below_what_replaced_it(ws, serve):
     # The newer line says it changed, and of its candidates the older one is nearest in
     # meaning: two signals agree, so search ranks the older below it, not only labels it.
-    rabbit = "- Decided to use RabbitMQ for the invoice event queue instead of Kafka.\n"
-    sqs = "- Switched the invoice event queue from RabbitMQ to AWS SQS to drop the broker upkeep.\n"
-    ws.write("memory/2026-11-05.md", f"# 2026-11-05\n\n{rabbit}- Kafka stays for the audit log.\n")
-    ws.write("memory/2026-11-20.md", f"# 2026-11-20\n\n{sqs}")
-    for rel in list(NOTES)[2:]:
-        ws.write(rel, NOTES[rel])
+    queue_notes(ws)
     d = serve("review: {enabled: false}\nembeddings: {provider: local}\n")
-    question = "which queue do we use for invoice events"
 
     def confirmed():
-        got = d.search(question)
+        got = d.search(QUEUE)
         old = [r for r in got if r["path"] == "memory/2026-11-05.md"]
         return old and old[0].get("superseded") == "confirmed" and got
 
