@@ -131,3 +131,18 @@ def test_an_update_without_a_change_word_is_never_confirmed():
     newer = Statement("memory/2026-03-09.md", 4, "2026-03-09", "Ops", "Log retention: 14 days.")
     got = find_updates([older, newer], lambda s: s.date or "", _near({older.text: 1.0}))
     assert [(u.likely, u.confirmed) for u in got] == [(True, False)]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Parking permit: £60 a year.", "Parking permit is £75 a year, effective 1 April."),
+        ("The newsletter goes out on Fridays.", "Since May the newsletter goes out on Thursdays."),
+        ("The pottery class meets on Tuesdays.", "The pottery class slipped to Wednesdays."),
+        ("Die Kasse führt Heike Brandt.", "Die Kasse hat Bernd Vogel übernommen."),
+        ("Der Elternabend ist am 12.03.", "Elternabend verlegt auf den 19.03."),
+    ],
+)  # fmt: skip
+def test_words_that_date_or_hand_over_a_value_say_it_changed(older, newer):
+    # "effective", "since", "slipped", "übernommen", "verlegt": a change said, so stated.
+    assert [u.likely for u in updates_between(older, newer)] == [False]

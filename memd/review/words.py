@@ -33,6 +33,9 @@ CHANGE = frozenset("""
     update upgraded downgraded migrated swapped became becomes rather
     jetzt nun neu neue neuer neues nicht mehr statt stattdessen gewechselt geändert
     umgestellt verschoben wieder seit ab zurück
+    effective since onwards forward nowadays slipped handed stepped correction
+    inzwischen mittlerweile übernommen übernimmt übergeben abgegeben umgezogen verlegt
+    vorher korrektur
 """.split())
 # "Over" says a change only after these ("took over", "handed over"): alone it is a
 # comparison ("quotes over £150") or a place.

@@ -34,9 +34,9 @@ SUPERSEDED = 0.8
 NEAR = 0.5
 LOWER_FROM = 0.9
 # Measured precision by kind of relation on the report halves (bench/updates_bench.py
-# --near local, every set): "confirmed" 75 right of 82, "stated" 87 of 108, "likely" 75
-# of 116.
-PRECISION = {"confirmed": 0.915, "stated": 0.81, "likely": 0.65}
+# --near local, every set): "confirmed" 80 right of 88, "stated" 93 of 116, "likely" 73
+# of 114.
+PRECISION = {"confirmed": 0.909, "stated": 0.80, "likely": 0.64}
 _CITATION = re.compile(r"^(?P<path>.+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
 
 
