@@ -10,8 +10,9 @@ set on; ``report`` is what is reported.
     python bench/updates_bench.py                  # detection, on both splits
     python bench/updates_bench.py --search         # + the newer ranks above the older
                                                    #   (keyword; --provider local for hybrid)
-    python bench/updates_bench.py --near local     # meaning as the second signal
+    python bench/updates_bench.py --near local     # meaning confirms (``confirmed``)
     python bench/updates_bench.py --set bench/updates_heldout.json   # the held-out set
+    python bench/updates_bench.py --set A.json --set B.json          # several sets
 
 Detection: recall = labelled updates found with the right older statement; precision =
 found relations that are labelled updates (a relation touching a same-subject pair or a
@@ -277,7 +278,7 @@ def main() -> None:
     ap.add_argument("--search", action="store_true", help="also rank the pairs' questions")
     ap.add_argument("--provider", default="none", help="embeddings for --search (none, local)")
     ap.add_argument("--show", action="store_true", help="print misses and false relations")
-    ap.add_argument("--near", default="none", help="meaning as a second signal (none, local)")
+    ap.add_argument("--near", default="none", help="meaning that confirms (none, local)")
     args = ap.parse_args()
     for path in args.set or [str(SET)]:
         run(Path(path), args)
