@@ -189,13 +189,9 @@ def figures(rows: list[dict], false: list[dict], split: str) -> dict:
     confirmed = [r for r in ups if r["found"] and r["confirmed"]]
     confirmed_false = [f for f in wrong if f["confirmed"]]
     return {
-        "stated_precision": round(len(stated) / (len(stated) + len(stated_false)), 3)
-        if stated or stated_false
-        else None,
+        "stated_precision": _share(stated, stated_false),
         "stated_found": len(stated),
-        "confirmed_precision": round(len(confirmed) / (len(confirmed) + len(confirmed_false)), 3)
-        if confirmed or confirmed_false
-        else None,
+        "confirmed_precision": _share(confirmed, confirmed_false),
         "confirmed_found": len(confirmed),
         "confirmed_false": len(confirmed_false),
         "updates": len(ups),
@@ -211,6 +207,11 @@ def figures(rows: list[dict], false: list[dict], split: str) -> dict:
         "by_wording": {w: f"{a}/{b}" for w, (a, b) in sorted(by.items())},
         "by_value_kind": {w: f"{a}/{b}" for w, (a, b) in sorted(kinds.items())},
     }
+
+
+def _share(right: list, wrong: list) -> float | None:
+    """The share of ``right`` among both (None: neither holds any)."""
+    return round(len(right) / (len(right) + len(wrong)), 3) if right or wrong else None
 
 
 def search_check(data: dict, provider: str) -> dict:

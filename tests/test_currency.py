@@ -196,3 +196,16 @@ def test_the_updates_found_do_not_depend_on_the_processs_hash_seed():
     }  # fmt: skip
     assert len(runs) == 1, runs
     assert json.loads(runs.pop())  # the workspace has updates to find
+
+
+def test_an_index_paired_by_other_finder_code_is_paired_anew(memory, ws, monkeypatch):
+    """What a whole refresh saved holds only for the code that found it: after an upgrade
+    that finds updates otherwise, the index is not taken as already paired."""
+    from memd.review import currency
+
+    ws.write("MEMORY.md", "# Memory\n\n- The deploy target is staging.\n")
+    ws.write("memory/2026-03-09.md", "# 2026-03-09\n\n- The deploy target is now production.\n")
+    memory.index(current=True)
+    assert not memory.currency.waiting()
+    monkeypatch.setattr(currency, "_finder", lambda: "the finder of another memd")
+    assert memory.currency.waiting()

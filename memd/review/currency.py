@@ -13,6 +13,7 @@ An edit that removes the newer statement brings the older one back at the next p
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,10 +26,20 @@ from memd.index.prepare import Reader
 from memd.index.workers import collector_paused, in_workers
 from memd.log import get_logger
 from memd.records import IndexReport
+from memd.review import changes, compounds, judge, judge_weights, latest, updates, values, words
+from memd.review import statements as statements_module
 from memd.review.latest import current
 from memd.review.meaning import Meaning
 from memd.review.statements import Statement
-from memd.review.taken import Taken, load_kept, save_kept, stamp, take_apart, take_file
+from memd.review.taken import (
+    Taken,
+    code_digest,
+    load_kept,
+    save_kept,
+    stamp,
+    take_apart,
+    take_file,
+)
 from memd.review.updates import Update, pair
 from memd.review.values import Said
 from memd.sources.entries import holdable
@@ -44,9 +55,9 @@ _STARTED = "currency_started"  # meta: when memd first read this workspace's sta
 # meta: the index generation (and meaning's model) a whole refresh last saw, with nothing
 # left waiting for meaning: while the index stays at it, what was saved is still right.
 _DONE = "currency_done"
-# How updates are found, as ``_DONE`` records it: a memd that finds them otherwise (a new
-# kind of relation) finds them anew in an index an older one left, not only after an edit.
-_FINDER = 2
+# The modules whose code decides what updates are found.
+_FINDS = (statements_module, values, words, changes, compounds, judge, judge_weights, updates,
+          latest)  # fmt: skip
 _NOW_CHARS = 300
 _KEEP_SHARE = 20  # what was kept is kept anew once 1 note in this many differs from it
 
@@ -136,7 +147,7 @@ class Currency:
         """What ``_DONE`` holds after a whole refresh of the index as it is now."""
         generation = self._index.read(lambda store: store.get_meta("generation", "0"))
         key = self._index.vector_key if self._meaning else "words"
-        return f"{generation} {key} {_FINDER}"
+        return f"{generation} {key} {_finder()}"
 
     def _refresh(
         self, paths: Iterable[str] | None, taken: dict[str, Taken] | None = None,
@@ -281,6 +292,14 @@ class Currency:
             rows.append(Supersession(path, line, u.older.last, f.digests[line], u.newer.citation,
                                      u.likely, u.newer.text[:_NOW_CHARS], u.confirmed))  # fmt: skip
         return rows
+
+
+@functools.cache
+def _finder() -> str:
+    """The update finder's code, as ``_DONE`` records it: a memd that finds updates
+    otherwise (an upgrade) finds them anew in an index an older one left, not only after
+    an edit."""
+    return code_digest(_FINDS)[:16]
 
 
 def _worth_keeping(before: dict[str, Taken], now: dict[str, _File]) -> bool:

@@ -16,10 +16,12 @@ import functools
 import hashlib
 import marshal
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from types import ModuleType
 
 from memd.review import statements as _statements_module
 from memd.review import updates as _updates_module
@@ -74,11 +76,17 @@ def stamp(e: FileEntry) -> tuple[int, int]:
 
 def _code() -> str:
     """What made the entries: the readers' source (an edit of any reads every note anew)."""
-    digest = hashlib.sha256()
     readers = (_statements_module, _values_module, _words_module, _updates_module, _fts_module,
-               _rows_module)  # fmt: skip
-    for source in (*(m.__file__ or "" for m in readers), __file__):  # this file: the layout
-        digest.update(Path(source).read_bytes())
+               _rows_module, sys.modules[__name__])  # fmt: skip  # this module: the layout
+    return code_digest(readers)
+
+
+def code_digest(modules: Iterable[ModuleType]) -> str:
+    """A digest of these modules' source: what is made by their code is kept under it, so
+    other code (an upgrade, an edit) makes it anew."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()
 
 
