@@ -250,6 +250,9 @@ class Memory:
         request, cut = bound_request(request)
         if request.scope == "team" and not self.config.team.enabled:
             raise InvalidParams("scope", "'team' needs a team section with a dsn in the config")
+        # What waits is taken before the index is read: a pass that ends in between would
+        # otherwise call an answer read from the older index fresh.
+        activity = self._activity()
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
         if request.scope == "team":
             most = self.searcher.resolve(request).max_results or len(ranked.results)
@@ -261,7 +264,7 @@ class Memory:
         # The vectors in memory were of a model that changed size: this was keyword search.
         stale = self.db.vectors.take_notice() if ranked.mode != "keyword" else None
         mode = "keyword" if stale else ranked.mode
-        fresh = self.db.freshness(self._activity(), ranked.meaning_paths())
+        fresh = self.db.freshness(activity, ranked.meaning_paths())
         unready = backfill.meaning_not_ready(mode, fresh.pending_embeddings, self.db.interim)
         return SearchAnswer(
             results=ranked.results,
@@ -273,7 +276,7 @@ class Memory:
             time=ranked.window(),
             below_floor=ranked.below_floor,
             best_score=ranked.best_score,
-            team=self._activity().team if request.scope == "team" else None,
+            team=activity.team if request.scope == "team" else None,
         )
 
     def _index_now(self, seconds: float) -> bool:

@@ -209,3 +209,29 @@ def test_a_link_to_the_root_does_not_watch_the_whole_disk(serve, ws):
     d.wait_for(lambda: d.search("kestrel"), what="a note in a folder made after start")
     ws.write("memory/later/2026-01-22.md", "# 2026-01-22\nthe merlin\n")
     d.wait_for(lambda: d.search("merlin"), what="an edit inside that folder")
+
+
+def test_an_answer_is_as_fresh_as_the_index_it_read(ws, config):
+    """An index pass that ends between the search and its freshness check must not make
+    an answer read from the older index say it is fresh."""
+    from memd import Memory
+    from memd.records import Activity
+
+    ws.write("memory/a.md", "# A\nold words\n")
+    edited = []
+
+    def activity() -> Activity:
+        # The daemon's pass for the edit ends just before the first look: nothing waits.
+        if not edited:
+            edited.append(True)
+            memory.index()
+        return Activity(daemon=True, watcher="running")
+
+    memory = Memory(config, activity=activity)
+    try:
+        memory.index()
+        ws.write("memory/a.md", "# A\nnew gnu words\n")
+        answer = memory.search("gnu", min_score=0)
+        assert answer.results or answer.index.stale, answer
+    finally:
+        memory.close()
