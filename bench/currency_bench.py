@@ -7,11 +7,19 @@ daemon does once after its first pass, in a loop of its own), then one edited no
 index pass, and the refresh that reads that note again and pairs all statements anew.
 In the daemon the refresh runs after the pass, so it does not delay when an edit is
 searchable; it takes CPU beside the next searches.
+
+Then, as a shell without a daemon runs it: ``memd index --wait`` once, and ``--runs``
+times a one-shot ``memd search`` right after a line is appended to a note (a new process
+that indexes the note and finds what is current before it answers), each beside a search
+with no edit; medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.cli_bench import memd_command  # noqa: E402
 from bench.common import write_result  # noqa: E402
 from bench.vault import make_vault  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
@@ -36,6 +45,7 @@ def main() -> None:
         help="embeddings: none, or local (meaning "
         "as the second signal: each refresh embeds up to a batch of statements)",
     )
+    ap.add_argument("--runs", type=int, default=7, help="one-shot searches after an edit")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = make_vault(Path(tmp) / "vault", args.files)
@@ -65,6 +75,7 @@ def main() -> None:
             started = time.perf_counter()
             memory.currency.refresh([str(note)])
             edit_refresh_s = time.perf_counter() - started
+        shell = _one_shot(Path(tmp), raw, note, args.runs)
     write_result(
         {
             "benchmark": "currency",
@@ -78,9 +89,35 @@ def main() -> None:
             "updates_found": updates,
             "one_edit_index_s": round(edit_index_s, 3),
             "one_edit_refresh_s": round(edit_refresh_s, 3),
+            **shell,
+            "runs": args.runs,
         },
         args.out,
     )
+
+
+def _one_shot(tmp: Path, raw: dict, note: Path, runs: int) -> dict:
+    """Median wall time of a one-shot ``memd search`` with no edit and right after one."""
+    config = tmp / "config.yaml"
+    config.write_text(json.dumps(raw))  # JSON is YAML
+    memd = [*memd_command(), "--config", str(config)]
+    subprocess.run([*memd, "index", "--wait"], check=True, capture_output=True)
+    plain, edited = [], []
+    for n in range(runs):
+        plain.append(_timed([*memd, "search", "database migration", "--json"]))
+        with note.open("a") as f:
+            f.write(f"- The release train leaves on day {n} now.\n")
+        edited.append(_timed([*memd, "search", "release train", "--json"]))
+    return {
+        "one_shot_search_s": round(statistics.median(plain), 3),
+        "one_shot_search_after_edit_s": round(statistics.median(edited), 3),
+    }
+
+
+def _timed(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":

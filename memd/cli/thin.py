@@ -11,6 +11,7 @@ and says what there is to say.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -27,9 +28,13 @@ _FLAGS = ("--json", "-v", "--verbose")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memd`` command line; returns the exit code. A hook's answer, run as the
-    process's own command line, ends the process as soon as it is printed."""
-    if argv is None and command_of(sys.argv[1:]) in ("context", "recall"):
+    """Run the ``memd`` command line; returns the exit code. A read command (a hook's
+    answer, a search), run as the process's own command line, ends the process as soon as
+    it is printed."""
+    if argv is None and command_of(sys.argv[1:]) in THIN:
+        # Over in a second: the cyclic collector would only walk again and again what the
+        # command loaded (the statements a search after an edit pairs: a tenth of a second).
+        gc.disable()
         code = _main(sys.argv[1:])
         _leave(code)
     return _main(sys.argv[1:] if argv is None else list(argv))
@@ -37,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _leave(code: int) -> None:
     """End the process now: the host waits for its exit, and an orderly one (a reader of
-    the index still running, modules to tear down) takes tenths on a loaded machine."""
+    the index still running, modules to tear down, the statements a search after an edit
+    paired to free) takes tenths of a second."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -120,13 +120,14 @@ def pair(
         df.update(d.stems)
     idf = {w: math.log(1 + (n + 1) / (c + 0.5)) for w, c in df.items()}
     common = max(50, int(_COMMON * n))
+    frequent = {w for w, c in df.items() if c > common}
     postings: dict[str, list[int]] = defaultdict(list)
     found: list[Update] = []
     for j, (_, d) in enumerate(items):
-        rare = [w for w in d.stems if df[w] <= common]
+        rare = d.stems - frequent
         if d.values or d.slot or d.changed:
-            rare.sort()  # ties break alike each run
-            found += _judged(j, items, d, rare, postings, idf, df, when, near, collect)
+            ordered = sorted(rare)  # ties break alike each run
+            found += _judged(j, items, d, ordered, postings, idf, df, when, near, collect)
         for w in rare:
             postings[w].append(j)
     return found
