@@ -244,15 +244,12 @@ class Memory:
         take the config's defaults. ``wait_fresh`` (seconds, at most 10): first let the
         index catch up with every edit made so far (read your writes)."""
         request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)  # type: ignore[arg-type]
-        late = None
-        if wait_fresh > 0 and not self._catch_up(min(wait_fresh, MAX_WAIT_FRESH)):
-            late = not_caught_up(min(wait_fresh, MAX_WAIT_FRESH))
+        wait = min(wait_fresh, MAX_WAIT_FRESH)
+        late = not_caught_up(wait) if wait > 0 and not self._catch_up(wait) else None
         request, cut = bound_request(request)
         if request.scope == "team" and not self.config.team.enabled:
             raise InvalidParams("scope", "'team' needs a team section with a dsn in the config")
-        # What waits is taken before the index is read: a pass that ends in between would
-        # otherwise call an answer read from the older index fresh.
-        activity = self._activity()
+        activity = self._activity()  # before the read: an older index is never called fresh
         ranked = self.db.read(lambda store: self.searcher.search(store, request))
         if request.scope == "team":
             most = self.searcher.resolve(request).max_results or len(ranked.results)
