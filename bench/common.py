@@ -12,6 +12,22 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def auc(positives, negatives) -> float:
+    """How often a positive scores above a negative (ties count half): 0.5 chance, 1 always."""
+    import numpy as np
+
+    u, o = np.asarray(positives)[:, None], np.asarray(negatives)[None, :]
+    return float((u > o).mean() + 0.5 * (u == o).mean())
+
+
+def catch_up_current(memory) -> None:
+    """Find what is current as a daemon has it once caught up: the updates among the
+    notes, and every statement a relation asks about with its meaning."""
+    memory.currency.refresh()
+    while memory.currency.pending and memory.currency.refresh():
+        pass
+
+
 def write_result(result: dict, out: Path) -> None:
     """Print ``result`` one figure a line and write it as JSON to ``out``."""
     result.setdefault("date", time.strftime("%Y-%m-%d"))

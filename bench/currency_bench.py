@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.cli_bench import memd_command  # noqa: E402
+from bench.cli_bench import Command, memd_command, run_once  # noqa: E402
 from bench.common import write_result  # noqa: E402
 from bench.vault import make_vault  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
@@ -102,22 +103,18 @@ def _one_shot(tmp: Path, raw: dict, note: Path, runs: int) -> dict:
     config.write_text(json.dumps(raw))  # JSON is YAML
     memd = [*memd_command(), "--config", str(config)]
     subprocess.run([*memd, "index", "--wait"], check=True, capture_output=True)
-    plain, edited = [], []
+    plain = Command("search", [*memd, "search", "database migration", "--json"], dict(os.environ))
+    edited = Command("edited", [*memd, "search", "release train", "--json"], plain.env)
+    times: dict[str, list[float]] = {"search": [], "edited": []}
     for n in range(runs):
-        plain.append(_timed([*memd, "search", "database migration", "--json"]))
+        times["search"].append(run_once(plain)[0])
         with note.open("a") as f:
             f.write(f"- The release train leaves on day {n} now.\n")
-        edited.append(_timed([*memd, "search", "release train", "--json"]))
+        times["edited"].append(run_once(edited)[0])
     return {
-        "one_shot_search_s": round(statistics.median(plain), 3),
-        "one_shot_search_after_edit_s": round(statistics.median(edited), 3),
+        "one_shot_search_s": round(statistics.median(times["search"]), 3),
+        "one_shot_search_after_edit_s": round(statistics.median(times["edited"]), 3),
     }
-
-
-def _timed(command: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - started
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import write_result  # noqa: E402
+from bench.common import catch_up_current, write_result  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
@@ -125,12 +125,8 @@ def main() -> int:
             memory.db.build_interim(threading.Event())
         else:
             memory.embed_all()
-        # What is current as a daemon has it once caught up: the updates among the notes,
-        # every statement a relation asks about with its meaning (a confirmed relation
-        # ranks the older note lower).
-        memory.currency.refresh()
-        while memory.currency.pending and memory.currency.refresh():
-            pass
+        # As a daemon has it (a confirmed relation ranks the older note lower).
+        catch_up_current(memory)
     result["index_and_embed_s"] = round(time.perf_counter() - t, 1)
     result["chunks"] = sum(m.status().chunks for m in memories.values())
     for mode in modes:

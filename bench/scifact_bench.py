@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import percentile, write_result  # noqa: E402
+from bench.common import catch_up_current, percentile, write_result  # noqa: E402
 from memd.configfile import parse_config  # noqa: E402
 from memd.log import configure_logging  # noqa: E402
 from memd.memory import Memory  # noqa: E402
@@ -152,11 +152,8 @@ def main() -> int:
             for text in queries.values():
                 memory.search(SearchRequest(text, mode="vector", max_results=1))
             result["query_embedding_ms"] = round((time.perf_counter() - t) * 1000 / len(queries), 1)
-        # What is current as a daemon has it once caught up (a confirmed relation ranks the
-        # older note lower); the abstracts are undated and first seen together.
-        memory.currency.refresh()
-        while memory.currency.pending and memory.currency.refresh():
-            pass
+        # As a daemon has it (a confirmed relation ranks the older note lower).
+        catch_up_current(memory)
         result["superseded"] = len(memory.db.read(lambda store: store.superseded_at(None)))
         for mode in modes:
             result[mode] = run_mode(memory, queries, qrels, mode)

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bench.updates_bench as ub
-from bench.common import write_result
+from bench.common import auc, write_result
 from bench.updates_fit import SETS, fit, rows
 from memd.review import judge, judge_weights, updates
 from memd.review.changes import value_changes
@@ -125,9 +125,8 @@ def separation(sets: list[dict], vectors: Vectors) -> dict:
                 a, b = vectors([read(x) for x, _ in pairs]), vectors([read(y) for _, y in pairs])
                 cos[kind] = (a * b).sum(axis=1)
             for against in ("same_subject", "random"):
-                u, o = cos["update"][:, None], cos[against][None, :]
-                auc = float((u > o).mean() + 0.5 * (u == o).mean())
-                out[f"set{i} {name}, updates against {against}"] = round(auc, 3)
+                told = auc(cos["update"], cos[against])
+                out[f"set{i} {name}, updates against {against}"] = round(told, 3)
     return out
 
 

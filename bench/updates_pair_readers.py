@@ -39,7 +39,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import write_result  # noqa: E402
+from bench.common import auc, write_result  # noqa: E402
 
 SETS = ["updates.json", "updates_heldout.json", "updates_third.json",
         "updates_writers_a.json", "updates_writers_d.json"]  # fmt: skip
@@ -61,12 +61,9 @@ def figures(scores: np.ndarray, labels: np.ndarray) -> dict:
     precision = hits / np.arange(1, len(scores) + 1)
     at_recall = precision[np.argmax(recall >= 0.85)]
     sure = recall[precision >= 0.9]
-    ranks = np.empty(len(scores))
-    ranks[np.argsort(scores)] = np.arange(1, len(scores) + 1)
     pos = labels.astype(bool)
-    auc = (ranks[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum())
     return {
-        "auc": round(float(auc), 3),
+        "auc": round(auc(scores[pos], scores[~pos]), 3),
         "precision_at_recall_0.85": round(float(at_recall), 3),
         "recall_at_precision_0.9": round(float(sure.max()), 3) if len(sure) else 0.0,
         "pairs": len(scores),

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from memd import Memory
 from memd.errors import InvalidParams
+from memd.records import Activity
 
 
 def same_size_edit_keeping_mtime(path, old: str, new: str) -> None:
@@ -214,9 +216,6 @@ def test_a_link_to_the_root_does_not_watch_the_whole_disk(serve, ws):
 def test_an_answer_is_as_fresh_as_the_index_it_read(ws, config):
     """An index pass that ends between the search and its freshness check must not make
     an answer read from the older index say it is fresh."""
-    from memd import Memory
-    from memd.records import Activity
-
     ws.write("memory/a.md", "# A\nold words\n")
     edited = []
 
